@@ -1,0 +1,1 @@
+"""Adapter: chat_export."""

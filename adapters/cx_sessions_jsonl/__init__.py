@@ -1,0 +1,1 @@
+"""Adapter: cx_sessions_jsonl."""

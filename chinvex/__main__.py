@@ -1,0 +1,3 @@
+from chinvex.cli import main
+
+main()

@@ -1,0 +1,100 @@
+"""The `chinvex` command. Thin: parses arguments, calls the engine, formats results.
+
+Heavy modules (chromadb, onnxruntime, numpy) are imported inside commands so that `--help`
+and `context` commands stay fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from chinvex import __version__
+from chinvex.errors import EXIT_FAILURE, EXIT_USAGE, ChinvexError
+
+app = typer.Typer(
+    name="chinvex",
+    help="Local-first knowledge engine: index repos, notes, chats and agent sessions; "
+    "search them and get grounded, cited answers.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"chinvex {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Local-first knowledge engine for developers who work with AI coding agents."""
+
+
+from chinvex.cli import context_cmd  # noqa: E402  (registers the command group)
+
+app.add_typer(context_cmd.app, name="context")
+
+from chinvex.cli import commands  # noqa: E402,F401  (registers top-level commands)
+
+
+def _wants_json(argv: list[str]) -> bool:
+    return "--json" in argv
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: maps every failure to a one-line message and the contract's exit code."""
+    from chinvex.cli.output import report_chinvex_error, report_error
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    json_mode = _wants_json(args)
+    try:
+        result = app(args=args, prog_name="chinvex", standalone_mode=False)
+    except ChinvexError as exc:
+        report_chinvex_error(exc, json_mode=json_mode)
+        sys.exit(exc.exit_code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.stderr.write("aborted\n")
+        sys.exit(130)
+    except typer.TyperException as exc:
+        # Usage errors (bad flag, missing argument) and groups called without a subcommand.
+        message = exc.format_message()
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            sys.stderr.write(message.rstrip() + "\n")
+            sys.exit(EXIT_USAGE)
+        ctx = getattr(exc, "ctx", None)
+        if ctx is not None and not json_mode:
+            message += f" (see '{ctx.command_path} --help')"
+        code = "USAGE_ERROR" if exc.exit_code == EXIT_USAGE else "ERROR"
+        report_error(code, message, json_mode=json_mode)
+        sys.exit(exc.exit_code or EXIT_USAGE)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    except BrokenPipeError:
+        # Output piped into `head` and closed: not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(EXIT_FAILURE)
+    except Exception as exc:  # a bug: say so plainly, keep the traceback for CHINVEX_DEBUG
+        if os.environ.get("CHINVEX_DEBUG"):
+            raise
+        report_error(
+            "INTERNAL_ERROR",
+            f"internal error ({type(exc).__name__}: {exc}); rerun with CHINVEX_DEBUG=1 "
+            "for a traceback and please report it",
+            json_mode=json_mode,
+        )
+        sys.exit(EXIT_FAILURE)
+    sys.exit(result if isinstance(result, int) else 0)

@@ -1,0 +1,6 @@
+"""Options shared by every command."""
+
+import typer
+
+JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document on stdout.")
+CONTEXT_HELP = "Context name or alias."

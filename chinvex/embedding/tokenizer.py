@@ -1,0 +1,58 @@
+"""The built-in embedder's WordPiece tokenizer (all-MiniLM-L6-v2), vendored in this package.
+
+Chunk sizes are measured with it, not with len/4: code and non-English text tokenize to far more
+pieces per character than prose, and a chunk longer than the model's window would be silently
+truncated when embedded.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+MODEL_MAX_TOKENS = 256
+"""The window the built-in embedder is run with (sentence-transformers' max_seq_length)."""
+
+SPECIAL_TOKENS = 2  # [CLS] and [SEP]
+MAX_CONTENT_TOKENS = MODEL_MAX_TOKENS - SPECIAL_TOKENS
+
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+@lru_cache(maxsize=1)
+def _counting_tokenizer():
+    """A copy without truncation or padding, for measuring."""
+    from tokenizers import Tokenizer
+
+    data = (resources.files("chinvex.embedding") / "tokenizer.json").read_text("utf-8")
+    tok = Tokenizer.from_str(data)
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def load_tokenizer(max_tokens: int = MODEL_MAX_TOKENS):
+    """A fresh tokenizer configured the way the embedder runs it: truncation at `max_tokens`,
+    padding to the longest sequence of a batch."""
+    from tokenizers import Tokenizer
+
+    data = (resources.files("chinvex.embedding") / "tokenizer.json").read_text("utf-8")
+    tok = Tokenizer.from_str(data)
+    tok.enable_truncation(max_length=max_tokens)
+    tok.enable_padding(pad_id=0, pad_token="[PAD]")
+    return tok
+
+
+def count_tokens(text: str) -> int:
+    """WordPiece tokens of `text`, excluding [CLS]/[SEP]."""
+    return len(_counting_tokenizer().encode(text, add_special_tokens=False).ids)
+
+
+def count_tokens_batch(texts: list[str]) -> list[int]:
+    encodings = _counting_tokenizer().encode_batch(texts, add_special_tokens=False)
+    return [len(e.ids) for e in encodings]
+
+
+def token_offsets(text: str) -> list[tuple[int, int]]:
+    """Character span of every token of `text` (for cutting at token boundaries)."""
+    return list(_counting_tokenizer().encode(text, add_special_tokens=False).offsets)

@@ -1,0 +1,147 @@
+"""JSON contracts of `search`, `answer` and `eval` (DESIGN.md §7, §10; seed spec §6)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Range(_Strict):
+    char_start: int | None = None
+    char_end: int | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+
+
+class Scores(_Strict):
+    fts: float | None = Field(None, description="Raw BM25 relevance (higher is better); None if not a lexical candidate.")
+    vector: float | None = Field(None, description="Raw cosine similarity; None if not a vector candidate.")
+    fts_norm: float = 0.0
+    vector_norm: float = 0.0
+    blended: float = 0.0
+    weight: float = 1.0
+    rank: float = 0.0
+
+
+class Freshness(_Strict):
+    indexed_at: str | None = None
+    stale: bool = False
+    reason: str | None = Field(None, description="modified, deleted or unreadable when stale.")
+
+
+class SearchResult(_Strict):
+    rank: int
+    chunk_id: str
+    doc_id: str
+    context: str
+    source_type: str
+    source_uri: str
+    title: str | None = None
+    text: str
+    range: Range
+    updated_at: str | None = None
+    scores: Scores
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    freshness: Freshness = Field(default_factory=Freshness)
+    explain: dict[str, Any] | None = None
+
+
+class SearchStats(_Strict):
+    took_ms: float
+    candidates: int
+    fts_candidates: int = 0
+    vector_candidates: int = 0
+    mode: Literal["hybrid", "fts", "vector", "none"] = "hybrid"
+    warnings: list[str] = Field(default_factory=list)
+
+
+class SearchResponse(_Strict):
+    schema_version: Literal[1] = 1
+    query: str
+    contexts: list[str]
+    k: int
+    results: list[SearchResult]
+    stats: SearchStats
+
+
+class Citation(_Strict):
+    chunk_id: str
+    source_uri: str
+    range: Range
+
+
+class EvidenceScores(_Strict):
+    fts: float | None = None
+    vector: float | None = None
+    blended: float
+    rank: float
+
+
+class EvidenceChunk(_Strict):
+    chunk_id: str
+    text: str
+    metadata: dict[str, Any]
+    scores: EvidenceScores
+
+
+class EvidencePack(_Strict):
+    chunks: list[EvidenceChunk] = Field(default_factory=list)
+
+
+class Retrieval(_Strict):
+    k: int
+    filters: dict[str, Any] = Field(default_factory=dict)
+    weights_used: dict[str, float] = Field(default_factory=dict)
+    generator: str | None = None
+
+
+class AnswerError(_Strict):
+    code: Literal["GROUNDING_FAILED", "CONTEXT_NOT_FOUND", "RETRIEVAL_ERROR", "EMPTY_QUERY", "GENERATOR_ERROR"]
+    detail: str
+
+
+class AnswerResponse(_Strict):
+    """Response schema v1 of the seed spec §6."""
+
+    schema_version: Literal[1] = 1
+    context: str
+    query: str
+    grounded: bool
+    answer: str
+    citations: list[Citation] = Field(default_factory=list)
+    evidence_pack: EvidencePack = Field(default_factory=EvidencePack)
+    retrieval: Retrieval
+    errors: list[AnswerError] = Field(default_factory=list)
+
+
+class GoldenExpected(_Strict):
+    path: str
+    contains: str | None = None
+
+
+class GoldenQuery(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str | None = None
+    query: str
+    context: str | None = None
+    expected: list[GoldenExpected] = Field(default_factory=list)
+    answer: str | None = None
+    answerable: bool = True
+    k: int | None = None
+
+
+class GoldenFile(BaseModel):
+    """`chinvex eval --golden` input (DESIGN.md §10)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: Literal[1] = 1
+    name: str | None = None
+    k: int | None = None
+    queries: list[GoldenQuery]

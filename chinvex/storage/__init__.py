@@ -1,0 +1,1 @@
+"""hybrid.db (SQLite, the source of truth) and the Chroma vector store (derived from it)."""
