@@ -56,9 +56,10 @@ class AliasConflictError(ChinvexError):
 
 
 class ConfigError(ChinvexError):
-    """A context.json that cannot be read or does not validate."""
+    """A context.json that cannot be read or does not validate (an unreadable file: exit 2)."""
 
     code = "INVALID_CONFIG"
+    exit_code = EXIT_USAGE
 
 
 class StorageError(ChinvexError):

@@ -1,0 +1,69 @@
+"""Shared test fixtures. Every test runs against its own CHINVEX_HOME so nothing touches the
+user's real data; CLI tests drive the installed `chinvex` command as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED = REPO_ROOT.parent / "shared"
+FIXTURES = SHARED / "fixtures"
+CHINVEX_BIN = Path(sys.executable).parent / "chinvex"
+
+
+@pytest.fixture(autouse=True)
+def chinvex_home(tmp_path_factory, monkeypatch) -> Path:
+    home = tmp_path_factory.mktemp("chinvex_home")
+    monkeypatch.setenv("CHINVEX_HOME", str(home))
+    monkeypatch.delenv("CHINVEX_CONTEXTS_ROOT", raising=False)
+    monkeypatch.delenv("CHINVEX_INDEXES_ROOT", raising=False)
+    monkeypatch.delenv("CHINVEX_CONTEXT", raising=False)
+    monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
+    return home
+
+
+class CliResult:
+    def __init__(self, proc: subprocess.CompletedProcess[str]):
+        self.proc = proc
+        self.code = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+
+    @property
+    def json(self):
+        try:
+            return json.loads(self.stdout)
+        except json.JSONDecodeError as exc:  # make failures readable
+            raise AssertionError(
+                f"stdout is not JSON ({exc}):\n{self.stdout}\nstderr:\n{self.stderr}"
+            ) from None
+
+    def __repr__(self) -> str:
+        return f"<exit {self.code}\nstdout:\n{self.stdout}\nstderr:\n{self.stderr}>"
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600,
+            cwd: str | Path | None = None, input: str | None = None) -> CliResult:
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    proc = subprocess.run(
+        [str(CHINVEX_BIN), *args], capture_output=True, text=True, env=full_env,
+        timeout=timeout, cwd=cwd, input=input,
+    )
+    return CliResult(proc)
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+def assert_no_traceback(result: CliResult) -> None:
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result
