@@ -116,11 +116,31 @@ def _dump(config: ContextConfig) -> dict[str, Any]:
     return config.model_dump(mode="json", exclude_unset=True)
 
 
+INCLUDE_FLAGS = {
+    "repos": "--repo",
+    "chat_roots": "--chat-root",
+    "codex_session_roots": "--codex-sessions",
+    "claude_session_roots": "--claude-sessions",
+    "note_roots": "--note-root",
+}
+
+
 def _require_dir(path: str, flag: str) -> str:
     full = absolute(path)
-    if not os.path.isdir(full):
-        what = "does not exist" if not os.path.exists(full) else "is not a directory"
-        raise UsageError(f"{flag} {path}: {what}")
+    try:
+        st = os.stat(full)
+    except FileNotFoundError:
+        raise UsageError(f"{flag} {path}: does not exist") from None
+    except PermissionError:
+        raise UsageError(f"{flag} {path}: permission denied") from None
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: {exc.strerror or exc}") from None
+    import stat as stat_module
+
+    if not stat_module.S_ISDIR(st.st_mode):
+        raise UsageError(f"{flag} {path}: is not a directory")
+    if not os.access(full, os.R_OK | os.X_OK):
+        raise UsageError(f"{flag} {path}: permission denied")
     return full
 
 
@@ -216,9 +236,8 @@ class Registry:
         idempotent: bool = False,
     ) -> CreateResult:
         validate_name(name)
-        flag_for = {key: "--" + key for key in INCLUDE_KEYS}
         wanted = {
-            key: [_require_dir(p, flag_for[key]) for p in (includes or {}).get(key, ())]
+            key: [_require_dir(p, INCLUDE_FLAGS.get(key, "--" + key)) for p in (includes or {}).get(key, ())]
             for key in INCLUDE_KEYS
         }
         aliases = list(dict.fromkeys(aliases))
@@ -296,7 +315,7 @@ class Registry:
         if key not in INCLUDE_KEYS:
             raise UsageError(f"Unknown source kind {key!r}.")
         config = self.resolve(name_or_alias)
-        full = _require_dir(directory, "--" + key)
+        full = _require_dir(directory, INCLUDE_FLAGS.get(key, "--" + key))
         current = list(getattr(config.includes, key))
         if full in current:
             return config, False

@@ -34,3 +34,15 @@ def test_every_package_folder_is_listed_in_pyproject():
             parts = [import_root, *rel.parts] if rel.parts else [import_root]
             found.add(".".join(parts))
     assert found - listed == set(), f"add to pyproject packages: {sorted(found - listed)}"
+
+
+def test_example_contexts_validate():
+    import json
+
+    from chinvex.models import ContextConfig
+
+    files = sorted((REPO / "contexts.example").glob("*.json"))
+    assert len(files) >= 2
+    for path in files:
+        config = ContextConfig.model_validate(json.loads(path.read_text()))
+        assert config.name and config.index.sqlite_path

@@ -1,5 +1,244 @@
-"""Top-level commands other than `context` (ingest, search, answer, ...)."""
+"""Top-level commands other than `context` (ingest, stats, search, answer, ...)."""
 
 from __future__ import annotations
 
-from chinvex.cli import app  # noqa: F401
+import typer
+
+from chinvex.cli import app
+from chinvex.cli.options import CONTEXT_HELP, JSON_OPTION
+from chinvex.cli.output import emit
+
+
+def _resolve(name: str):
+    from chinvex.registry import Registry
+
+    return Registry().resolve(name)
+
+
+@app.command("ingest")
+def ingest(
+    context: str = typer.Option(..., "--context", help=CONTEXT_HELP),
+    full: bool = typer.Option(False, "--full", help="Re-ingest every source (unchanged chunk texts are not embedded again)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Print each source's decision."),
+    wait: bool = typer.Option(False, "--wait", help="Wait for another ingest of this context instead of failing."),
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """Index new and changed sources of a context; remove vanished ones."""
+    from chinvex.cli.progress import RichProgress
+    from chinvex.ingest.pipeline import IngestOptions, run_ingest
+
+    config = _resolve(context)
+    progress = RichProgress(verbose=verbose and not json_out, show_bar=not json_out)
+    summary = run_ingest(config, IngestOptions(full=full, verbose=verbose, wait=wait, progress=progress))
+    if json_out:
+        emit({"ok": summary.ok, **summary.model_dump(mode="json")}, json_mode=True)
+    else:
+        from rich.markup import escape
+
+        s = summary.sources
+        c = summary.chunks
+        skipped = ", ".join(f"{n} {r}" for r, n in s.skipped.items())
+        lines = [
+            f"{summary.context}: {s.indexed} ingested, {s.unchanged} unchanged, "
+            f"{s.refreshed} touched, {s.removed} removed, {s.errors} errors "
+            f"({s.scanned} sources scanned in {summary.duration_s:.1f} s)",
+            f"chunks: {c.get('written', 0)} new, {c.get('deleted', 0)} deleted, "
+            f"{c.get('embedded', 0)} embedded, {c.get('reused', 0)} reused vectors",
+        ]
+        if skipped:
+            lines.append(f"not indexed: {skipped}")
+        if summary.redactions:
+            lines.append("secrets redacted: " + ", ".join(f"{n} {k}" for k, n in summary.redactions.items()))
+        for warning in summary.warnings[:20]:
+            lines.append(f"warning: {warning.message}")
+        if len(summary.warnings) > 20:
+            lines.append(f"... {len(summary.warnings) - 20} more warnings (see --json)")
+        for error in summary.errors:
+            lines.append(f"[red]error:[/red] {escape(error.message)}")
+        emit({}, json_mode=False, human="\n".join(escape(l) if not l.startswith("[red]") else l for l in lines))
+    if not summary.ok:
+        raise typer.Exit(1)
+
+
+@app.command("stats")
+def stats(
+    context: str = typer.Option(..., "--context", help=CONTEXT_HELP),
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """Documents and chunks by source type, last ingest run, embedder, sizes on disk."""
+    from chinvex.stats import collect_stats, format_stats
+
+    config = _resolve(context)
+    data = collect_stats(config)
+    emit(data, json_mode=json_out, human=format_stats(data))
+
+
+def _split_types(value: str | None) -> list[str] | None:
+    if not value:
+        return None
+    types = [t.strip() for t in value.split(",") if t.strip()]
+    return types or None
+
+
+def _date_bound(value: str | None, flag: str) -> str | None:
+    if value is None:
+        return None
+    from chinvex.errors import UsageError
+    from chinvex.timeutil import iso_z, to_utc
+
+    parsed = to_utc(value)
+    if parsed is None:
+        raise UsageError(f"{flag} {value!r}: not a date (use ISO 8601, e.g. 2026-01-31)")
+    return iso_z(parsed)
+
+
+@app.command("search")
+def search(
+    query: str = typer.Argument(..., help="What to look for (any text; no query syntax to learn)."),
+    context: list[str] = typer.Option(..., "--context", help="Context name or alias (repeat to search several)."),
+    k: int = typer.Option(8, "--k", help="Number of results."),
+    source_types: str = typer.Option(None, "--source-types", help="Comma-separated: repo,codex_session,chat,note,agent_session,memory."),
+    path: str = typer.Option(None, "--path", help="Only sources whose path matches this glob."),
+    since: str = typer.Option(None, "--since", help="Only sources updated at or after this date."),
+    until: str = typer.Option(None, "--until", help="Only sources updated at or before this date."),
+    explain: bool = typer.Option(False, "--explain", help="Show each signal's raw and normalised score and why it matched."),
+    mode: str = typer.Option("hybrid", "--mode", help="hybrid (default), fts or vector."),
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """Hybrid (full-text + vector) search, ranked with source weights."""
+    from chinvex.errors import UsageError
+    from chinvex.retrieval.search import SearchRequest, Searcher, prefetch_vector_store
+
+    if not query.strip():
+        raise UsageError("QUERY is empty.")
+    if mode not in ("hybrid", "fts", "vector"):
+        raise UsageError(f"--mode {mode!r}: expected hybrid, fts or vector")
+    configs = [_resolve(name) for name in dict.fromkeys(context)]
+    if mode != "fts":
+        prefetch_vector_store()
+    request = SearchRequest(query=query, k=k, source_types=_split_types(source_types), path_glob=path,
+                            since=_date_bound(since, "--since"), until=_date_bound(until, "--until"),
+                            explain=explain, mode=mode)  # type: ignore[arg-type]
+    response = Searcher().search(configs, request)
+    if json_out:
+        emit(response, json_mode=True)
+        return
+    emit({}, json_mode=False, human=_format_search(response))
+
+
+def _format_search(response) -> str:
+    from rich.markup import escape
+
+    lines: list[str] = []
+    multi = len(response.contexts) > 1
+    for r in response.results:
+        where = r.metadata.get("path") or r.source_uri
+        if r.range.line_start is not None:
+            where += f":{r.range.line_start}-{r.range.line_end}"
+        elif r.metadata.get("turn_start") is not None:
+            where += f" turns {r.metadata['turn_start']}-{r.metadata['turn_end']}"
+        ctx = f"{r.context}/" if multi else ""
+        stale = f" [STALE: {r.freshness.reason}]" if r.freshness.stale else ""
+        lines.append(f"[bold]{r.rank}.[/bold] {escape(f'[{ctx}{r.source_type}] {where}')}  "
+                     f"score {r.scores.rank:.3f}  chunk {r.chunk_id}{escape(stale)}")
+        snippet = [l for l in r.text.strip().splitlines() if l.strip()][:4]
+        for line in snippet:
+            lines.append("    " + escape(line[:160]))
+        if r.explain:
+            e = r.explain
+            lines.append(escape(
+                f"    fts {e['fts']['raw_bm25']} -> {e['fts']['normalized']:.3f} · vector "
+                f"{e['vector']['raw_cosine']} -> {e['vector']['normalized']:.3f} · blended "
+                f"{e['blended']:.3f} × weight {e['source_weight']} = {e['rank']:.3f} · {e['why']}"))
+    if not response.results:
+        lines.append("No results.")
+    for warning in response.stats.warnings:
+        lines.append(f"[yellow]warning:[/yellow] {escape(warning)}")
+    lines.append(f"[dim]{response.stats.mode}, {response.stats.candidates} candidates, "
+                 f"{response.stats.took_ms:.0f} ms[/dim]")
+    return "\n".join(lines)
+
+
+chunk_app = typer.Typer(help="Inspect indexed chunks.", no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(chunk_app, name="chunk")
+
+
+@chunk_app.command("get")
+def chunk_get(
+    chunk_id: str = typer.Argument(..., help="A chunk id from search results."),
+    context: str = typer.Option(..., "--context", help=CONTEXT_HELP),
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """A chunk's text, metadata, ranges and its neighbours' ids."""
+    from rich.markup import escape
+
+    from chinvex.chunks import get_chunks
+
+    config = _resolve(context)
+    found = get_chunks(config, [chunk_id])
+    if not found:
+        from chinvex.errors import NotFoundError
+
+        raise NotFoundError(f"Chunk {chunk_id} is not in context {config.name}.")
+    chunk = found[0]
+    rng = chunk["range"]
+    where = chunk["source_uri"] + (f":{rng['line_start']}-{rng['line_end']}" if rng["line_start"] else "")
+    human = "\n".join([
+        f"[bold]{escape(chunk['chunk_id'])}[/bold] [{escape(chunk['source_type'])}] {escape(where)}",
+        f"[dim]chars {rng['char_start']}-{rng['char_end']} · previous {chunk['neighbours']['previous']} "
+        f"· next {chunk['neighbours']['next']}[/dim]",
+        escape(chunk["text"]),
+    ])
+    emit({"chunk": chunk}, json_mode=json_out, human=human)
+
+
+@app.command("eval")
+def eval_cmd(
+    context: str = typer.Option(..., "--context", help=CONTEXT_HELP),
+    golden: str = typer.Option(..., "--golden", help="Golden query file (documented or legacy format)."),
+    k: int = typer.Option(None, "--k", help="Results per query (default: the file's k, else 10)."),
+    output: str = typer.Option(None, "--output", help="Write one JSON line per query to this file."),
+    mode: str = typer.Option("hybrid", "--mode", help="hybrid (default), fts or vector."),
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """Measure retrieval quality (hit@k, recall@k, MRR, nDCG@k) and latency on golden queries."""
+    from pathlib import Path
+
+    from rich.markup import escape
+
+    from chinvex.errors import UsageError
+    from chinvex.eval.golden import load_golden
+    from chinvex.eval.runner import run_eval
+    from chinvex.registry import Registry
+
+    if mode not in ("hybrid", "fts", "vector"):
+        raise UsageError(f"--mode {mode!r}: expected hybrid, fts or vector")
+    if k is not None and not 1 <= k <= 200:
+        raise UsageError(f"--k must be between 1 and 200 (got {k})")
+    config = _resolve(context)
+    golden_file = load_golden(Path(golden))
+    out_path = Path(output) if output else None
+    if out_path is not None:
+        try:
+            out_path.parent.mkdir(parents=True, exist_ok=True)
+            out_path.touch()
+        except OSError as exc:
+            raise UsageError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
+    report = run_eval(config, golden_file, resolve=Registry().resolve, k=k, output=out_path, mode=mode)
+    if json_out:
+        emit(report, json_mode=True)
+        return
+    m = report["metrics"] or {}
+    lines = [f"{report['name'] or golden}: {report['scored_queries']} scored queries, k={report['k']}"]
+    if m:
+        lines.append(f"hit@k {m['hit']:.3f}  recall@k {m['recall']:.3f}  MRR {m['mrr']:.3f}  nDCG@k {m['ndcg']:.3f}")
+    for source_type, t in report["by_source_type"].items():
+        lines.append(f"  {source_type:<14} n={t['queries']:<4} hit {t['hit']:.3f} recall {t['recall']:.3f} "
+                     f"MRR {t['mrr']:.3f} nDCG {t['ndcg']:.3f}")
+    if report["unanswerable"]["queries"]:
+        lines.append(f"unanswerable (reported apart): {report['unanswerable']['queries']}")
+    lat = report["latency_ms"]
+    lines.append(f"latency p50 {lat['p50']} ms, p95 {lat['p95']} ms")
+    if report["misses"]:
+        lines.append("misses: " + ", ".join(str(x) for x in report["misses"][:30]))
+    emit({}, json_mode=False, human=escape("\n".join(lines)))

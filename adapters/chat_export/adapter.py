@@ -1,0 +1,261 @@
+"""The `chat_export` adapter: ChatGPT data exports (`conversations.json`, the export `.zip`)
+and markdown chat exports under a context's `chat_roots`.
+
+Identity across exports: users re-export their account regularly and keep the old archives, so
+the same conversation arrives from several files. A conversation's doc_id is therefore
+`thread_doc_id("chat", conversation_id)` and does not depend on the file: the index holds it
+once. When two sources yield the same doc_id, `precedence_key` decides which copy wins, the
+same way whatever order the files are read in (newest `updated_at`, then more turns, then the
+JSON export over a markdown rendering, then the greater source_uri).
+"""
+
+from __future__ import annotations
+
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from chinvex.models import ConversationDoc
+from chinvex.sources import (
+    AdapterOptions,
+    ParsedDoc,
+    ParseReport,
+    SkippedSource,
+    SourceCandidate,
+    SourceError,
+)
+
+from .chatgpt import conversation_to_doc, thread_id_of
+from .fswalk import walk
+from .json_stream import SNIFF_BYTES, NotAnArray, StreamProblems, array_start, iter_array
+from .markdown_chat import parse_markdown
+
+CONVERSATIONS_JSON = "conversations.json"
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+DEFAULT_MARKDOWN_MAX_BYTES = 20_000_000
+MAX_WARNINGS_PER_SOURCE = 10
+_CONVERSATION_KEYS = ("mapping", "current_node", "conversation_id")
+
+
+def precedence_key(doc: ParsedDoc) -> tuple[Any, ...]:
+    """Sort key among documents sharing a doc_id: the greatest is the copy to keep."""
+    updated = doc.updated_at.timestamp() if doc.updated_at else float("-inf")
+    is_conv = isinstance(doc, ConversationDoc)
+    turns = len(doc.turns) if is_conv else 0
+    rank = 1 if is_conv and doc.source == "chatgpt_export" else 0
+    return (updated, turns, rank, doc.source_uri)
+
+
+def _sniff_conversations_array(path: Path, *, require_mapping: bool) -> str | None:
+    """None when the file looks like a ChatGPT conversations array, else why not."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except OSError as exc:
+        return f"unreadable: {exc}"
+    try:
+        array_start(head)
+    except NotAnArray as exc:
+        return f"JSON that is not a conversations array ({exc})"
+    if require_mapping and b'"mapping"' not in head:
+        return "JSON array without ChatGPT conversations"
+    return None
+
+
+def _zip_members(path: Path) -> list[str]:
+    with zipfile.ZipFile(path) as archive:
+        return sorted(
+            name for name in archive.namelist()
+            if name.rsplit("/", 1)[-1] == CONVERSATIONS_JSON and not name.startswith("__MACOSX/")
+        )
+
+
+def classify(path: Path) -> tuple[str | None, str, dict[str, Any]]:
+    """(kind, reason-if-not, extra) from the name and at most the first bytes of a file."""
+    name = path.name.lower()
+    if name.endswith(MARKDOWN_SUFFIXES):
+        return "markdown", "", {}
+    if name.endswith(".json"):
+        if name == CONVERSATIONS_JSON:
+            return "chatgpt_json", "", {}  # a broken one is reported by parse, not hidden
+        why = _sniff_conversations_array(path, require_mapping=True)
+        return (None, why, {}) if why else ("chatgpt_json", "", {})
+    if name.endswith(".zip"):
+        try:
+            members = _zip_members(path)
+        except (zipfile.BadZipFile, OSError, ValueError) as exc:
+            return None, f"unreadable zip: {exc}", {}
+        if not members:
+            return None, "zip archive without conversations.json", {}
+        return "chatgpt_zip", "", {"members": members}
+    return None, "not a chat export (conversations.json, export .zip or markdown)", {}
+
+
+def _entry_key(conv: Any, index: int) -> str:
+    if isinstance(conv, dict):
+        if isinstance(conv.get("conversation_id"), str) or isinstance(conv.get("id"), str):
+            return thread_id_of(conv, index)[0]
+        return repr((conv.get("title"), conv.get("create_time"), conv.get("update_time"),
+                     conv.get("current_node")))[:500]
+    return f"#{index}"
+
+
+class ChatExportAdapter:
+    name = "chat_export"
+    source_type = "chat"
+    parser_version = "chat_export_v1"
+    include_key = "chat_roots"
+
+    def enumerate(
+        self, root: Path, options: AdapterOptions
+    ) -> Iterator[SourceCandidate | SkippedSource]:
+        root_str = str(Path(root).expanduser().absolute())
+        md_limit = int(options.settings.get("chat_markdown_max_bytes", DEFAULT_MARKDOWN_MAX_BYTES))
+        for entry in walk(Path(root), options.excludes):
+            uri = str(entry.path)
+            if entry.skip:
+                yield SkippedSource(uri, self.source_type, entry.skip, entry.detail)
+                continue
+            kind, why, extra = classify(entry.path)
+            if kind is None:
+                reason = "unreadable" if why.startswith("unreadable") else "not_supported"
+                yield SkippedSource(uri, self.source_type, reason, why)
+                continue
+            if kind == "markdown" and entry.size_bytes is not None and entry.size_bytes > md_limit:
+                yield SkippedSource(uri, self.source_type, "too_large",
+                                    f"{entry.size_bytes} bytes > {md_limit}")
+                continue
+            yield SourceCandidate(
+                source_uri=uri, source_type=self.source_type, adapter=self.name, root=root_str,
+                path=entry.path, size_bytes=entry.size_bytes, mtime_ns=entry.mtime_ns,
+                extra={"kind": kind, **extra},
+            )
+
+    def parse(
+        self, candidate: SourceCandidate, report: ParseReport, previous_state: dict[str, Any] | None
+    ) -> Iterator[ParsedDoc]:
+        path = Path(candidate.path or candidate.source_uri).absolute()
+        kind = candidate.extra.get("kind") or classify_by_name(path)
+        if kind == "markdown":
+            try:
+                yield parse_markdown(path, report)
+            except OSError as exc:
+                raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        elif kind == "chatgpt_zip":
+            yield from self._parse_zip(path, report)
+        else:
+            yield from parse_conversations(lambda: path.open("rb"), str(path), str(path), report)
+
+    def _parse_zip(self, path: Path, report: ParseReport) -> Iterator[ParsedDoc]:
+        try:
+            archive = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError, ValueError) as exc:
+            raise SourceError(f"{path}: not a readable zip archive ({exc})") from None
+        with archive:
+            members = sorted(
+                n for n in archive.namelist()
+                if n.rsplit("/", 1)[-1] == CONVERSATIONS_JSON and not n.startswith("__MACOSX/")
+            )
+            if not members:
+                raise SourceError(f"{path}: zip archive has no conversations.json")
+            for member in members:
+                def opener(member: str = member) -> IO[bytes]:
+                    try:
+                        return archive.open(member)
+                    except (RuntimeError, NotImplementedError, zipfile.BadZipFile) as exc:
+                        raise SourceError(f"{path}!{member}: cannot open ({exc})") from None
+
+                yield from parse_conversations(opener, f"{path}!{member}", str(path), report,
+                                               member=member)
+
+
+def classify_by_name(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith(MARKDOWN_SUFFIXES):
+        return "markdown"
+    return "chatgpt_zip" if name.endswith(".zip") else "chatgpt_json"
+
+
+def _warn(report: ParseReport, message: str) -> None:
+    if len(report.warnings) < MAX_WARNINGS_PER_SOURCE:
+        report.warnings.append(message)
+
+
+def parse_conversations(
+    open_raw: Callable[[], IO[bytes]], label: str, uri_path: str, report: ParseReport,
+    member: str | None = None,
+) -> Iterator[ConversationDoc]:
+    """Stream a conversations array and yield one document per conversation.
+
+    Damage stays local: a corrupt entry is counted and skipped, a truncated file keeps what was
+    complete, a JSON syntax error resyncs on the next conversation. Only a source that gives
+    nothing at all (not JSON, not an array, not conversations) raises SourceError.
+    """
+    counts = report.counts
+    problems = StreamProblems()
+    seen: set[str] = set()
+    entries = conversation_like = yielded = 0
+    damaged: str | None = None
+    try:
+        for element, after_resync in iter_array(open_raw, problems):
+            if isinstance(element, dict) and any(k in element for k in _CONVERSATION_KEYS):
+                conversation_like += 1
+            elif after_resync:
+                counts["resync_fragments_skipped"] += 1
+                continue
+            key = _entry_key(element, entries)
+            if key in seen:
+                if not after_resync:
+                    counts["duplicate_conversations"] += 1
+                    _warn(report, f"{label}: conversation {key[:60]} appears twice; first copy kept")
+                continue
+            seen.add(key)
+            index = entries
+            entries += 1
+            try:
+                doc = conversation_to_doc(element, index=index, path=uri_path, report=report,
+                                          member=member)
+            except Exception as exc:  # noqa: BLE001 - one damaged entry must not cost the file
+                counts["entries_failed"] += 1
+                _warn(report, f"{label}: entry {index} skipped ({type(exc).__name__}: "
+                              f"{str(exc).splitlines()[0][:120] if str(exc) else ''})")
+                continue
+            if doc is not None:
+                yielded += 1
+                yield doc
+    except NotAnArray as exc:
+        raise SourceError(f"{label}: {exc}") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+        damaged = f"{type(exc).__name__}: {exc}"
+    if damaged is not None:
+        if entries == 0:
+            raise SourceError(f"{label}: cannot read ({damaged})")
+        counts["read_errors"] += 1
+        _warn(report, f"{label}: reading stopped ({damaged}); {yielded} conversations kept")
+    if entries == 0 and (problems.unrecovered_error or problems.truncated):
+        raise SourceError(f"{label}: not valid JSON ({problems.first_error})")
+    if entries and not conversation_like:
+        raise SourceError(f"{label}: a JSON array, but not of ChatGPT conversations")
+    if problems.truncated:
+        counts["truncated"] += 1
+        _warn(report, f"{label}: file ends in the middle of a conversation (truncated?); "
+                      f"{yielded} conversations before the cut were kept")
+    if problems.trailing_garbage:
+        counts["trailing_garbage"] += 1
+        _warn(report, f"{label}: unexpected data after the conversations array was ignored")
+    if problems.resyncs:
+        counts["json_resyncs"] += problems.resyncs
+        _warn(report, f"{label}: invalid JSON near byte {problems.first_error_offset} "
+                      f"({problems.first_error}); skipped to the next readable conversation")
+    if problems.unrecovered_error and entries:
+        _warn(report, f"{label}: invalid JSON ({problems.unrecovered_error}); "
+                      "nothing after it could be read")
+    for key, text in (("entries_without_mapping", "entries without a mapping (nothing to index)"),
+                      ("entries_failed", "entries could not be read")):
+        if counts.get(key):
+            _warn(report, f"{label}: {counts[key]} {text}")
+
+
+__all__ = ["ChatExportAdapter", "precedence_key", "parse_conversations", "classify"]

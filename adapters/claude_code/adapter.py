@@ -1,0 +1,247 @@
+"""The `claude_code` adapter: Claude Code transcripts under `claude_session_roots`
+(typically `~/.claude/projects`), one `ConversationDoc` per transcript file.
+
+Thread ids: a main session is its session uuid (the file name, which Claude Code derives from
+the session id; the `sessionId` inside the records when the name is not a uuid). A sub-agent
+is `<parent session id>/agent-<agent id>`, so it never collides with its parent and sorts
+beside it; its parent comes from the folder (2.1.x layout) or from its records (older).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from chinvex.ids import thread_doc_id
+from chinvex.models import ConversationDoc, ConversationLinks
+from chinvex.sources import (
+    AdapterOptions,
+    ParsedDoc,
+    ParseReport,
+    SkippedSource,
+    SourceCandidate,
+    SourceError,
+)
+from chinvex_adapters.chat_export.fswalk import walk
+from chinvex_adapters.chat_export.textutil import as_str, clean_text, json_safe, one_line
+
+from .layout import NOT_TRANSCRIPTS, classify, is_uuid, read_sidecar
+from .records import Record, read_records
+from .tree import is_content, select
+from .turns import TurnBuilder
+
+SOURCE = "claude_code"
+SOURCE_TYPE = "agent_session"
+MAX_LISTED = 10
+MAX_WARNINGS = 10
+
+
+def _looks_like_path(value: str) -> bool:
+    return value.startswith(("/", "~", "\\\\")) or (len(value) > 2 and value[1] == ":" and value[2] in "\\/")
+
+
+def _distinct(values: list[str], limit: int = MAX_LISTED) -> list[str]:
+    out: list[str] = []
+    for value in values:
+        if value not in out:
+            out.append(value)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def _strings(records: list[Record], key: str) -> list[str]:
+    return [clean_text(v) for r in records if isinstance(v := r.data.get(key), str) and v.strip()]
+
+
+def _recognisable(record: Record) -> bool:
+    return bool(record.type) or "message" in record.data or "uuid" in record.data
+
+
+def _skip_category(record: Record) -> str:
+    kind = record.type or "untyped"
+    if kind == "system" and isinstance(record.data.get("subtype"), str):
+        kind = f"system/{record.data['subtype']}"
+    return kind[:60]
+
+
+class ClaudeCodeAdapter:
+    name = "claude_code"
+    source_type = SOURCE_TYPE
+    parser_version = "claude_code_v1"
+    include_key = "claude_session_roots"
+
+    def enumerate(
+        self, root: Path, options: AdapterOptions
+    ) -> Iterator[SourceCandidate | SkippedSource]:
+        root_str = str(Path(root).expanduser().absolute())
+        include_thinking = bool(options.settings.get("claude_code_include_thinking", True))
+        for entry in walk(Path(root), options.excludes):
+            uri = str(entry.path)
+            if entry.skip:
+                yield SkippedSource(uri, self.source_type, entry.skip, entry.detail)
+                continue
+            name = entry.path.name
+            if not name.endswith(".jsonl"):
+                if name.endswith(".meta.json") and entry.path.parent.name == "subagents":
+                    yield SkippedSource(uri, self.source_type, "ignored",
+                                        "sub-agent metadata, read with its transcript")
+                else:
+                    yield SkippedSource(uri, self.source_type, "not_supported",
+                                        "not a Claude Code transcript (*.jsonl)")
+                continue
+            if name in NOT_TRANSCRIPTS:
+                yield SkippedSource(uri, self.source_type, "not_supported", NOT_TRANSCRIPTS[name])
+                continue
+            layout = classify(entry.path)
+            extra: dict[str, Any] = {"layout": layout.kind, "include_thinking": include_thinking}
+            if layout.agent_id:
+                extra["agent_id"] = layout.agent_id
+            if layout.parent_session_id:
+                extra["parent_session_id"] = layout.parent_session_id
+            yield SourceCandidate(
+                source_uri=uri, source_type=self.source_type, adapter=self.name, root=root_str,
+                path=entry.path, size_bytes=entry.size_bytes, mtime_ns=entry.mtime_ns, extra=extra,
+            )
+
+    def parse(
+        self, candidate: SourceCandidate, report: ParseReport, previous_state: dict[str, Any] | None
+    ) -> Iterator[ParsedDoc]:
+        path = Path(candidate.path or candidate.source_uri).absolute()
+        doc = parse_transcript(path, report,
+                               include_thinking=bool(candidate.extra.get("include_thinking", True)))
+        if doc is not None:
+            yield doc
+
+
+def _thread_id(path: Path, records: list[Record]) -> tuple[str, dict[str, Any]]:
+    layout = classify(path)
+    session_ids = _distinct(_strings(records, "sessionId") + _strings(records, "session_id"))
+    info: dict[str, Any] = {"layout": layout.kind}
+    if session_ids:
+        info["session_ids"] = session_ids
+    if layout.kind == "session":
+        stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
+        return (stem if is_uuid(stem) else session_ids[0] if session_ids else stem), info
+    agent_id = layout.agent_id or "unknown"
+    agent_ids = _distinct(_strings(records, "agentId"))
+    if agent_ids and agent_ids[0] != agent_id:
+        info["record_agent_ids"] = agent_ids
+    parent = layout.parent_session_id
+    if parent is None:
+        parent = next((s for s in session_ids if not s.startswith("agent-")), None)
+    info["agent_id"] = agent_id
+    info["parent_session_id"] = parent
+    sidecar = read_sidecar(path)
+    if sidecar:
+        info["agent_meta"] = json_safe(sidecar)
+    return f"{parent or 'unknown-session'}/agent-{agent_id}", info
+
+
+def _title(records: list[Record], branch_uuids: set[str], counts: Counter[str]) -> tuple[str | None, dict[str, Any]]:
+    custom = _strings([r for r in records if r.type == "custom-title"], "customTitle")
+    ai = _strings([r for r in records if r.type == "ai-title"], "aiTitle")
+    summaries: list[str] = []
+    for record in records:
+        if record.type != "summary" or not isinstance(record.data.get("summary"), str):
+            continue
+        leaf = record.data.get("leafUuid")
+        if isinstance(leaf, str) and leaf in branch_uuids:
+            summaries.append(clean_text(record.data["summary"]))
+        else:
+            counts["summaries_of_other_leaves"] += 1
+    info: dict[str, Any] = {}
+    if custom:
+        info["custom_title"] = custom[-1]
+    if ai:
+        info["ai_title"] = ai[-1]
+    if summaries:
+        info["summaries"] = _distinct(summaries, 20)
+    title = (custom[-1] if custom else None) or (ai[-1] if ai else None) or (summaries[-1] if summaries else None)
+    return title, info
+
+
+def parse_transcript(path: Path, report: ParseReport, *, include_thinking: bool = True) -> ConversationDoc | None:
+    """One transcript file → one conversation (None when it holds no turn yet)."""
+    counts = report.counts
+    try:
+        read = read_records(path, counts)
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    report.state = {"complete_bytes": read.complete_bytes}
+    records = read.records
+    if not records:
+        if read.invalid_lines:
+            raise SourceError(f"{path}: no JSON records ({read.invalid_lines} unreadable lines)")
+        report.warnings.append(f"{path}: empty transcript (nothing written yet)")
+        return None
+    if not any(_recognisable(r) for r in records):
+        raise SourceError(f"{path}: not a Claude Code transcript (no line has a record type)")
+    for record in records:
+        if not is_content(record):
+            counts[f"records_skipped:{_skip_category(record)}"] += 1
+
+    selection = select(records)
+    builder = TurnBuilder(counts, include_thinking=include_thinking)
+    for pos in selection.positions:
+        try:
+            builder.add(records[pos])
+        except Exception as exc:  # noqa: BLE001 - one odd record must not cost the session
+            counts["records_failed"] += 1
+            if len(report.warnings) < MAX_WARNINGS:
+                report.warnings.append(f"{path}: line {records[pos].line_no} skipped "
+                                       f"({type(exc).__name__})")
+    turns = builder.finish()
+    if selection.off_branch_content:
+        counts["records_off_branch"] += selection.off_branch_content
+    if read.partial_tail:
+        report.warnings.append(f"{path}: last line is incomplete (being written?); left unread")
+    if not turns:
+        counts["sessions_without_turns"] += 1
+        report.warnings.append(f"{path}: no conversation turns in this transcript")
+        return None
+
+    thread_id, info = _thread_id(path, records)
+    branch_uuids = {u for pos in selection.positions if isinstance(u := records[pos].data.get("uuid"), str)}
+    title, title_info = _title(records, branch_uuids, counts)
+    if title is None:
+        first_user = next((t.text for t in turns if t.role == "user" and t.text.strip()), "")
+        title = one_line(first_user) or None
+    versions = _distinct(_strings(records, "version"))
+    branches = _strings(records, "gitBranch")
+    stamps = [t.ts for t in turns if t.ts]
+    metadata: dict[str, Any] = {"format": "claude_code", **info, **title_info}
+    if versions:
+        metadata["version"] = versions[-1]
+        metadata["versions"] = versions
+    if branches:
+        metadata["git_branch"] = branches[-1]
+    if builder.models:
+        metadata["model"] = builder.models.most_common(1)[0][0]
+        metadata["models"] = sorted(builder.models)
+    for key, name in (("slug", "slug"), ("entrypoint", "entrypoint")):
+        values = _strings(records, key)
+        if values:
+            metadata[name] = values[-1]
+    if any(r.data.get("isSidechain") is True for r in records):
+        metadata["sidechain"] = True
+    usage = builder.usage_totals()
+    if usage:
+        metadata["usage"] = usage
+    metadata["thinking_included"] = include_thinking
+    metadata["branch"] = {"chains": selection.chains, "branch_points": selection.branch_points,
+                          "off_branch_records": selection.off_branch_content,
+                          "rescued_tool_results": selection.rescued_tool_results}
+    if read.partial_tail:
+        metadata["partial_last_line"] = True
+    cwds = [c for c in _distinct(_strings(records, "cwd") + _strings(records, "project"), 50)
+            if _looks_like_path(c)][:MAX_LISTED]
+    return ConversationDoc(
+        source=SOURCE, source_type=SOURCE_TYPE, source_uri=str(path),
+        doc_id=thread_doc_id(SOURCE_TYPE, thread_id), thread_id=thread_id,
+        title=as_str(title), created_at=min(stamps) if stamps else None,
+        updated_at=max(stamps) if stamps else None, turns=turns,
+        links=ConversationLinks(repo_paths=cwds), metadata=json_safe(metadata),
+    )

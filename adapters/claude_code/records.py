@@ -1,0 +1,109 @@
+"""Reading a Claude Code transcript (JSONL) into records, tolerating a file being written.
+
+Claude Code appends one JSON object per line while a session runs, so the last line may be
+half-written: it is left unread (it will be complete next time), never an error. A bad line in
+the middle is counted and skipped; bytes that are not UTF-8 are replaced, not fatal.
+Base64 payloads (pasted images, PDFs) are dropped right here, keeping only their size, so they
+cannot reach the index and do not sit in memory while the transcript is assembled.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+
+@dataclass
+class Record:
+    pos: int  # order among the records kept
+    line_no: int  # 1-based line in the file
+    data: dict[str, Any]
+
+    @property
+    def type(self) -> str:
+        value = self.data.get("type")
+        return value if isinstance(value, str) else ""
+
+
+@dataclass
+class ReadResult:
+    records: list[Record]
+    lines: int = 0
+    invalid_lines: int = 0
+    partial_tail: bool = False
+    complete_bytes: int = 0
+
+
+def _drop_base64(block: Any) -> None:
+    """Replace `source.data` of base64 image/document blocks by its length (recursively in
+    tool results, whose content can hold images too)."""
+    if not isinstance(block, dict):
+        return
+    source = block.get("source")
+    if isinstance(source, dict) and source.get("type") == "base64" and isinstance(source.get("data"), str):
+        source["data_chars"] = len(source["data"])
+        source["data"] = None
+    content = block.get("content")
+    if isinstance(content, list):
+        for inner in content:
+            _drop_base64(inner)
+
+
+def _strip_payloads(record: dict[str, Any]) -> None:
+    message = record.get("message")
+    if isinstance(message, dict) and isinstance(message.get("content"), list):
+        for block in message["content"]:
+            _drop_base64(block)
+    # toolUseResult repeats whole files, patches or images; only the shell streams are used.
+    result = record.get("toolUseResult")
+    if isinstance(result, dict):
+        record["toolUseResult"] = {k: result[k] for k in ("stdout", "stderr", "is_error")
+                                   if isinstance(result.get(k), str | bool)}
+    elif isinstance(result, str) and len(result) > 20_000:
+        record["toolUseResult"] = result[:20_000]
+
+
+def _loads(line: bytes) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        # orjson rejects invalid UTF-8 and lone surrogates; the stdlib, on replaced text, does not.
+        return json.loads(line.decode("utf-8", "replace"))
+
+
+def read_records(path: Path, counts: Counter[str]) -> ReadResult:
+    result = ReadResult(records=[])
+    offset = 0
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            complete = raw.endswith(b"\n")
+            offset += len(raw)
+            line = raw.strip()
+            if not line:
+                if complete:
+                    result.complete_bytes = offset
+                continue
+            result.lines += 1
+            try:
+                data = _loads(line)
+            except (ValueError, RecursionError):
+                if complete:
+                    result.invalid_lines += 1
+                    counts["lines_invalid_json"] += 1
+                else:
+                    result.partial_tail = True
+                    counts["partial_last_line"] += 1
+                continue
+            if complete:
+                result.complete_bytes = offset
+            if not isinstance(data, dict):
+                counts["lines_not_object"] += 1
+                continue
+            _strip_payloads(data)
+            result.records.append(Record(pos=len(result.records), line_no=line_no, data=data))
+    return result

@@ -1,0 +1,378 @@
+"""Claude Code records (already on the chosen branch, in order) → `Turn`s.
+
+- One API message is written as several lines sharing `message.id` (one per content block):
+  they are merged into one assistant turn, and their repeated `usage` is counted once.
+- A `tool_use` block and the `tool_result` that answers it (matched by id) become one
+  `role="tool"` turn whose text holds the readable call and the result, head and tail kept
+  when long: the chunker reads only `Turn.text`, so what must be findable goes there.
+- Thinking text is kept (marked `[thinking]`): it is often where the reason for a change is
+  written down. Signatures and `redacted_thinking` never are.
+- Post-compaction summaries (`isCompactSummary`) become one system turn each distinct text.
+- Injected user records (`isMeta`: caveats, command output) and interrupt markers are skipped.
+- Images and documents become `Attachment`s; their base64 never reaches a turn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+from chinvex.ids import sha256_hex
+from chinvex.models import Attachment, ToolCall, Turn
+from chinvex.timeutil import to_utc
+from chinvex_adapters.chat_export.textutil import (
+    as_str,
+    clean_text,
+    fill_times,
+    searchable,
+    truncate_middle,
+)
+
+from .records import Record
+
+TOOL_INPUT_VALUE = (1200, 300)
+TOOL_OUTPUT = (2000, 1000)
+SMALL_INPUT_VALUE = 300
+_INTERRUPT = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
+_SERVER_RESULT = re.compile(r"^[a-z_]+_tool_result$")
+
+
+def _dump(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
+
+
+def small_input(value: Any) -> Any:
+    """The tool input for `ToolCall.input`: keys kept, long values shortened."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for i, (key, item) in enumerate(value.items()):
+            if i >= 30:
+                out["…"] = f"{len(value) - 30} more keys"
+                break
+            out[clean_text(str(key))] = small_input(item) if isinstance(item, dict) else _small(item)
+        return out
+    return _small(value)
+
+
+def _small(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float):
+        return value if not isinstance(value, float) or value == value else None
+    text = value if isinstance(value, str) else _dump(value)
+    text = clean_text(text)
+    return text if len(text) <= SMALL_INPUT_VALUE else text[:SMALL_INPUT_VALUE] + "…"
+
+
+def _d(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _media_attachment(block: dict[str, Any], kind: str) -> Attachment:
+    source = _d(block.get("source"))
+    size = source.get("data_chars")
+    return Attachment(
+        kind=kind,
+        name=as_str(block.get("title")),
+        mime_type=as_str(source.get("media_type")),
+        uri=as_str(source.get("url")) or as_str(source.get("file_id")),
+        size_bytes=(size * 3) // 4 if isinstance(size, int) and not isinstance(size, bool) else None,
+    )
+
+
+class TurnBuilder:
+    def __init__(self, counts: Counter[str], *, include_thinking: bool = True) -> None:
+        self.counts = counts
+        self.include_thinking = include_thinking
+        self.turns: list[Turn] = []
+        self._ids: set[str] = set()
+        self._calls: dict[str, Turn] = {}
+        self._unanswered: list[Turn] = []
+        self._group_id: str | None = None
+        self._group_turn: Turn | None = None
+        self._compact_seen: set[str] = set()
+        self.usage: dict[str, dict[str, Any]] = {}
+        self.models: Counter[str] = Counter()
+
+    # -- helpers -------------------------------------------------------------------------
+    def _turn_id(self, record: Record, suffix: str = "") -> str:
+        base = as_str(record.data.get("uuid")) or f"line-{record.line_no}"
+        candidate = base + suffix
+        n = 1
+        while candidate in self._ids:
+            n += 1
+            candidate = f"{base}{suffix}#{n}"
+        self._ids.add(candidate)
+        return candidate
+
+    @staticmethod
+    def _ts(record: Record) -> datetime | None:
+        value = record.data.get("timestamp")
+        return to_utc(value) if isinstance(value, str | int | float) and not isinstance(value, bool) else None
+
+    def _close_group(self) -> None:
+        self._group_id = None
+        self._group_turn = None
+
+    # -- dispatch ------------------------------------------------------------------------
+    def add(self, record: Record) -> None:
+        kind = record.type
+        if kind == "user":
+            self._user(record)
+        elif kind == "assistant":
+            self._assistant(record)
+        elif kind == "tool_use":  # drift: a call written as its own record
+            self._call(record, {"id": record.data.get("id") or record.data.get("uuid"),
+                                "name": record.data.get("name"), "input": record.data.get("input")})
+        elif kind == "tool_result":  # drift: a result written as its own record
+            self._result(record, {
+                "tool_use_id": record.data.get("tool_use_id"),
+                "content": record.data.get("output", record.data.get("content")),
+                "is_error": record.data.get("is_error"),
+            }, tool_name=as_str(record.data.get("name")))
+
+    # -- user ----------------------------------------------------------------------------
+    def _user(self, record: Record) -> None:
+        message = _d(record.data.get("message"))
+        content = message.get("content")
+        blocks = [content] if isinstance(content, str) else content if isinstance(content, list) else []
+        texts: list[str] = []
+        attachments: list[Attachment] = []
+        for block in blocks:
+            if isinstance(block, str):
+                texts.append(block)
+                continue
+            if not isinstance(block, dict):
+                self.counts["blocks_unknown"] += 1
+                continue
+            btype = block.get("type")
+            if btype == "text":
+                texts.append(block.get("text") if isinstance(block.get("text"), str) else "")
+            elif btype == "image":
+                attachments.append(_media_attachment(block, "image"))
+            elif btype == "document":
+                attachments.append(_media_attachment(block, "file"))
+            elif btype == "tool_result":
+                self._result(record, block)
+            else:
+                self.counts[f"blocks_unknown:{str(btype)[:40]}"] += 1
+                if isinstance(block.get("text"), str):
+                    texts.append(block["text"])
+        text = "\n\n".join(t.strip("\n") for t in texts if t and t.strip())
+        if not text and not attachments:
+            return
+        data = record.data
+        if data.get("isCompactSummary") is True:
+            key = sha256_hex(clean_text(text))
+            if key in self._compact_seen:
+                self.counts["compact_summaries_repeated"] += 1
+                return
+            self._compact_seen.add(key)
+            self._close_group()
+            self.turns.append(Turn(turn_id=self._turn_id(record), ts=self._ts(record), role="system",
+                                   text=searchable(text), attachments=attachments,
+                                   meta={"compact_summary": True}))
+            return
+        if data.get("isMeta") is True:
+            self.counts["user_meta_skipped"] += 1
+            return
+        if not attachments and _INTERRUPT.match(text.strip()):
+            self.counts["interrupt_markers_skipped"] += 1
+            return
+        self._close_group()
+        meta: dict[str, Any] = {}
+        if data.get("isSidechain") is True:
+            meta["sidechain"] = True
+        self.turns.append(Turn(turn_id=self._turn_id(record), ts=self._ts(record), role="user",
+                               text=searchable(text), attachments=attachments, meta=meta))
+
+    # -- assistant -----------------------------------------------------------------------
+    def _assistant(self, record: Record) -> None:
+        message = _d(record.data.get("message"))
+        message_id = as_str(message.get("id"))
+        if message_id is None or message_id != self._group_id:
+            self._group_id = message_id
+            self._group_turn = None
+        elif message_id is not None:
+            self.counts["assistant_lines_merged"] += 1
+        usage = message.get("usage")
+        if message_id and isinstance(usage, dict):
+            self.usage[message_id] = usage  # repeated on every line: the last one is complete
+        model = as_str(message.get("model"))
+        if model and model != "<synthetic>":
+            self.models[model] += 1
+        content = message.get("content")
+        blocks = [content] if isinstance(content, str) else content if isinstance(content, list) else []
+        for block in blocks:
+            if isinstance(block, str):
+                self._assistant_text(record, block, model)
+                continue
+            if not isinstance(block, dict):
+                self.counts["blocks_unknown"] += 1
+                continue
+            btype = block.get("type")
+            if btype == "text":
+                self._assistant_text(record, block.get("text"), model)
+            elif btype == "thinking":
+                thinking = block.get("thinking")
+                if self.include_thinking and isinstance(thinking, str) and thinking.strip():
+                    self._assistant_text(record, f"[thinking]\n{thinking}", model, thinking=True)
+                else:
+                    self.counts["thinking_blocks_skipped"] += 1
+            elif btype == "redacted_thinking":
+                self.counts["redacted_thinking_skipped"] += 1
+            elif btype in ("tool_use", "server_tool_use", "mcp_tool_use"):
+                self._call(record, block)
+            elif isinstance(btype, str) and _SERVER_RESULT.match(btype):
+                self._result(record, block)
+            else:
+                self.counts[f"blocks_unknown:{str(btype)[:40]}"] += 1
+                if isinstance(block.get("text"), str):
+                    self._assistant_text(record, block["text"], model)
+
+    def _assistant_text(self, record: Record, text: Any, model: str | None, thinking: bool = False) -> None:
+        if not isinstance(text, str) or not text.strip():
+            return
+        turn = self._group_turn
+        if turn is None:
+            meta: dict[str, Any] = {}
+            if self._group_id:
+                meta["message_id"] = self._group_id
+            if model:
+                meta["model"] = model
+            if record.data.get("isApiErrorMessage") is True:
+                meta["api_error"] = True
+            if record.data.get("isSidechain") is True:
+                meta["sidechain"] = True
+            turn = Turn(turn_id=self._turn_id(record), ts=self._ts(record), role="assistant", meta=meta)
+            self.turns.append(turn)
+            self._group_turn = turn
+        if thinking:
+            turn.meta["thinking"] = True
+        turn.text = searchable(f"{turn.text}\n\n{text.strip()}" if turn.text else text.strip())
+
+    # -- tools ---------------------------------------------------------------------------
+    def _call(self, record: Record, block: dict[str, Any]) -> None:
+        name = as_str(block.get("name")) or "tool"
+        call_id = as_str(block.get("id"))
+        raw_input = block.get("input")
+        lines = [f"Tool call: {name}"]
+        if isinstance(raw_input, dict):
+            for key, value in raw_input.items():
+                text = value if isinstance(value, str) else _dump(value)
+                text, cut = truncate_middle(clean_text(text), *TOOL_INPUT_VALUE)
+                if cut:
+                    self.counts["tool_inputs_truncated"] += 1
+                lines.append(f"{clean_text(str(key))}: {text}")
+        elif raw_input is not None:
+            text, cut = truncate_middle(clean_text(_dump(raw_input)), *TOOL_INPUT_VALUE)
+            if cut:
+                self.counts["tool_inputs_truncated"] += 1
+            lines.append(text)
+        meta: dict[str, Any] = {}
+        if call_id:
+            meta["tool_use_id"] = call_id
+        if record.data.get("isSidechain") is True:
+            meta["sidechain"] = True
+        suffix = f":{call_id}" if call_id else ":tool"
+        turn = Turn(turn_id=self._turn_id(record, suffix), ts=self._ts(record), role="tool",
+                    text=searchable("\n".join(lines)),
+                    tool=ToolCall(name=name, input=small_input(raw_input)), meta=meta)
+        self.turns.append(turn)
+        if call_id:
+            self._calls.setdefault(call_id, turn)
+        self._unanswered.append(turn)
+
+    def _render_result(self, content: Any) -> tuple[str, list[Attachment]]:
+        attachments: list[Attachment] = []
+        pieces: list[str] = []
+        items = content if isinstance(content, list) else [content]
+        for item in items:
+            if item is None:
+                continue
+            if isinstance(item, str):
+                pieces.append(item)
+            elif isinstance(item, dict):
+                itype = item.get("type")
+                if itype == "text" and isinstance(item.get("text"), str):
+                    pieces.append(item["text"])
+                elif itype == "image":
+                    attachments.append(_media_attachment(item, "image"))
+                elif itype == "document":
+                    attachments.append(_media_attachment(item, "file"))
+                elif isinstance(item.get("title"), str) and isinstance(item.get("url"), str):
+                    pieces.append(f"{item['title']} <{item['url']}>")  # web search results
+                else:
+                    pieces.append(_dump(item))
+            else:
+                pieces.append(_dump(item))
+        return "\n".join(p for p in pieces if p), attachments
+
+    def _result(self, record: Record, block: dict[str, Any], tool_name: str | None = None) -> None:
+        call_id = as_str(block.get("tool_use_id"))
+        target = self._calls.get(call_id) if call_id else None
+        if target is None and call_id is None:
+            candidates = [t for t in self._unanswered if tool_name is None or
+                          (t.tool is not None and t.tool.name.lower() == tool_name.lower())]
+            target = candidates[0] if candidates else None
+        body, attachments = self._render_result(block.get("content"))
+        if not body.strip():
+            extra = record.data.get("toolUseResult")
+            if isinstance(extra, dict):
+                body = "\n".join(v for k, v in extra.items() if k in ("stdout", "stderr")
+                                 and isinstance(v, str) and v.strip())
+            elif isinstance(extra, str):
+                body = extra
+        if not body.strip() and isinstance(block.get("text"), str):
+            body = block["text"]
+        body, cut = truncate_middle(clean_text(body).strip("\n"), *TOOL_OUTPUT)
+        if cut:
+            self.counts["tool_outputs_truncated"] += 1
+        is_error = block.get("is_error") is True
+        label = "Result (error)" if is_error else "Result"
+        piece = f"{label}:\n{body}" if body.strip() else f"{label}: (no output)"
+        if target is not None:
+            target.text = searchable(f"{target.text}\n\n{piece}")
+            target.attachments.extend(attachments)
+            if is_error:
+                target.meta["is_error"] = True
+            self._unanswered = [t for t in self._unanswered if t is not target]
+            return
+        self.counts["tool_results_unmatched"] += 1
+        meta: dict[str, Any] = {"unmatched_result": True}
+        if call_id:
+            meta["tool_use_id"] = call_id
+        if is_error:
+            meta["is_error"] = True
+        name = tool_name or "tool"
+        self.turns.append(Turn(turn_id=self._turn_id(record, ":result"), ts=self._ts(record),
+                               role="tool", text=searchable(f"Tool result: {name}\n{piece}"),
+                               tool=ToolCall(name=name), attachments=attachments, meta=meta))
+
+    # -- end -----------------------------------------------------------------------------
+    def finish(self) -> list[Turn]:
+        for turn in self.turns:
+            message_id = turn.meta.get("message_id")
+            usage = self.usage.get(message_id) if message_id else None
+            if usage:
+                tokens = {k: usage[k] for k in ("input_tokens", "output_tokens",
+                          "cache_read_input_tokens", "cache_creation_input_tokens")
+                          if isinstance(usage.get(k), int) and not isinstance(usage.get(k), bool)}
+                if tokens:
+                    turn.meta["tokens"] = tokens
+        fill_times(self.turns, None)
+        return self.turns
+
+    def usage_totals(self) -> dict[str, int]:
+        totals: Counter[str] = Counter()
+        for usage in self.usage.values():
+            for key in ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                        "cache_creation_input_tokens"):
+                value = usage.get(key)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    totals[key] += value
+        return dict(totals)

@@ -1,0 +1,140 @@
+"""NotesAdapter: one Document per markdown or plain-text note of a notes folder (an Obsidian
+vault, a Zettelkasten, a folder of .txt files)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from chinvex.ids import doc_id_for
+from chinvex.models import Document
+from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate
+from chinvex_adapters.notes.frontmatter import front_matter_date, split_front_matter
+from chinvex_adapters.notes.obsidian import (
+    alias_list,
+    first_h1,
+    inline_tags,
+    mask_code,
+    string_list,
+    wikilinks,
+)
+from chinvex_adapters.repo.adapter import (
+    DEFAULT_MAX_FILE_BYTES,
+    candidate_rel_path,
+    mtime_datetime,
+)
+from chinvex_adapters.repo.scan import ScanSpec, scan
+from chinvex_adapters.repo.sniff import extension_of
+from chinvex_adapters.repo.textfile import read_text, replacement_warning
+from chinvex_adapters.repo.walk import ALWAYS_SKIP_DIRS, Reason
+
+NOTE_LANGUAGES = {"md": "markdown", "markdown": "markdown", "txt": "text"}
+
+# Hidden folders (.obsidian, .trash, .git, ...) are skipped by the hidden rule as well.
+NOTE_SKIP_DIRS = ALWAYS_SKIP_DIRS | {".obsidian", ".trash"}
+
+
+def note_name_rule(name: str) -> Reason | None:
+    if extension_of(name) not in NOTE_LANGUAGES:
+        return "not_supported", "not a note (.md, .markdown or .txt)"
+    return None
+
+
+NOTES_SCAN = ScanSpec(
+    source_type="note",
+    adapter="notes",
+    kind="note folder",
+    use_git=False,  # a vault is walked even inside a repository: its own .gitignore applies
+    name_rule=note_name_rule,
+    skip_dirs=NOTE_SKIP_DIRS,
+    skip_hidden=True,
+)
+
+_CREATED_KEYS = ("created", "date", "created_at", "date_created")
+_UPDATED_KEYS = ("updated", "modified", "updated_at", "last_modified", "date_modified")
+
+
+class NotesAdapter:
+    name = "notes"
+    source_type = "note"
+    parser_version = "notes_v1"
+    include_key = "note_roots"
+
+    def enumerate(
+        self, root: Path, options: AdapterOptions
+    ) -> Iterator[SourceCandidate | SkippedSource]:
+        return scan(root, options, NOTES_SCAN)
+
+    def parse(
+        self,
+        candidate: SourceCandidate,
+        report: ParseReport,
+        previous_state: dict[str, Any] | None,
+    ) -> Iterator[Document]:
+        path = str(candidate.path or candidate.source_uri)
+        limit = int(candidate.extra.get("max_file_bytes") or DEFAULT_MAX_FILE_BYTES)
+        tf = read_text(path, limit)
+        warning = replacement_warning(path, tf)
+        if warning:
+            report.warnings.append(warning)
+            report.counts["invalid_bytes_replaced"] += tf.replaced
+        rel = candidate_rel_path(candidate)
+        text = tf.text
+
+        fm = split_front_matter(text)
+        if fm.error:
+            report.warnings.append(f"{path}: {fm.error}")
+            report.counts["front_matter_invalid"] += 1
+        props = fm.data
+        keyed = {key.lower(): value for key, value in props.items()}  # `Tags:` is `tags:`
+        body = text[fm.end :]
+        masked = mask_code(body)
+
+        tags = string_list(keyed.get("tags")) + string_list(keyed.get("tag"))
+        tags = _dedupe(tags + inline_tags(masked))
+        aliases = _dedupe(alias_list(keyed.get("aliases")) + alias_list(keyed.get("alias")))
+
+        title = keyed.get("title")
+        if not isinstance(title, (str, int, float)) or isinstance(title, bool) or not str(title).strip():
+            title = first_h1(masked, body) or Path(rel).stem
+        title = str(title).strip()
+
+        created = _first_date(keyed, _CREATED_KEYS)
+        updated = _first_date(keyed, _UPDATED_KEYS) or mtime_datetime(tf.mtime_ns)
+
+        yield Document(
+            doc_id=doc_id_for("note", candidate.source_uri),
+            source_type="note",
+            source_uri=candidate.source_uri,
+            title=title,
+            created_at=created,
+            updated_at=updated,
+            text=text,
+            metadata={
+                "path": rel,
+                "root": candidate.root,
+                "language": NOTE_LANGUAGES.get(extension_of(rel), "text"),
+                "front_matter": props,
+                "tags": tags,
+                "wikilinks": wikilinks(masked),
+                "aliases": aliases,
+                "size_bytes": tf.size_bytes,
+                "encoding": tf.encoding,
+                "body_start": fm.end,
+            },
+        )
+
+
+def _first_date(raw: dict[str, Any], keys: tuple[str, ...]) -> datetime | None:
+    for key in keys:
+        if key in raw:
+            parsed = front_matter_date(raw[key])
+            if parsed is not None:
+                return parsed
+    return None
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))

@@ -1,0 +1,123 @@
+"""YAML front matter: only at the very start of a note, between two `---` lines.
+
+The note text is never cut: the front matter stays in the document so that chunk offsets are
+file offsets; this module only says where it ends and what it holds. Bad YAML is a warning,
+never a failure: the note is still indexed, just without properties.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timezone
+from typing import Any
+
+import yaml
+
+try:  # the C loader is ~10x faster; both are "safe" (no arbitrary objects)
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - libyaml missing
+    _Loader = yaml.SafeLoader
+
+_OPEN = re.compile(r"---[ \t]*\r?\n")
+_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+
+# Budget for turning YAML into JSON: aliases can make a tiny document expand exponentially
+# ("billion laughs") or refer to themselves.
+MAX_NODES = 10_000
+MAX_DEPTH = 32
+
+
+@dataclass
+class FrontMatter:
+    data: dict[str, Any] = field(default_factory=dict)
+    end: int = 0  # offset of the first body character (0 when there is no front matter)
+    present: bool = False
+    error: str | None = None
+
+
+def split_front_matter(text: str) -> FrontMatter:
+    """Find and parse the front matter at offset 0 of `text` (BOM already removed)."""
+    opening = _OPEN.match(text)
+    if opening is None:
+        return FrontMatter()
+    closing = _CLOSE.search(text, opening.end())
+    if closing is None:
+        return FrontMatter()  # an unclosed '---' is a thematic break, not front matter
+    raw = text[opening.end() : closing.start()]
+    fm = FrontMatter(end=closing.end(), present=True)
+    try:
+        loaded = yaml.load(raw, Loader=_Loader)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        fm.error = f"invalid YAML front matter: {_one_line(exc)}"
+        return fm
+    except RecursionError:
+        fm.error = "invalid YAML front matter: nested too deeply"
+        return fm
+    if loaded is None:
+        return fm
+    if not isinstance(loaded, dict):
+        fm.error = f"front matter is a {type(loaded).__name__}, not a mapping of properties"
+        return fm
+    budget = [MAX_NODES]
+    fm.data = {str(_jsonable(k, budget, 0)): _jsonable(v, budget, 0) for k, v in loaded.items()}
+    if budget[0] < 0:
+        fm.error = "front matter is too large or self-referencing; some values were cut"
+    return fm
+
+
+def _one_line(exc: Exception) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    # +2: YAML counts from 0, and the note's line 1 is the opening '---'
+    where = f" (line {mark.line + 2}, column {mark.column + 1})" if mark is not None else ""
+    return f"{problem}{where}"
+
+
+def _jsonable(value: Any, budget: list[int], depth: int) -> Any:
+    """Dates become ISO strings, anything else JSON cannot hold becomes a string."""
+    budget[0] -= 1
+    if budget[0] < 0 or depth > MAX_DEPTH:
+        return None
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, (date, time)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(_jsonable(k, budget, depth + 1)): _jsonable(v, budget, depth + 1)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v, budget, depth + 1) for v in value]
+    if isinstance(value, bytes):  # !!binary
+        return f"<{len(value)} bytes>"
+    return str(value)
+
+
+def front_matter_date(value: Any) -> datetime | None:
+    """A front matter date (`2024-03-01`, `2024-03-01T10:00`, `2024-03-01 10:00:00+02:00`)
+    as UTC; None for free-form text. Numbers are not dates here (`date: 2024` is a year,
+    not a unix time)."""
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, date):
+        dt = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        text = value.strip()
+        if not text or not text[:4].isdigit():
+            return None
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError:
+            return None
+    else:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc)

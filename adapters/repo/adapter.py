@@ -1,0 +1,136 @@
+"""RepoAdapter: every text file of a repository (or any folder) becomes one Document."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from chinvex.ids import doc_id_for
+from chinvex.models import Document
+from chinvex.sources import (
+    AdapterOptions,
+    ParseReport,
+    SkippedSource,
+    SourceCandidate,
+)
+from chinvex_adapters.repo import gitutil
+from chinvex_adapters.repo.languages import language_for
+from chinvex_adapters.repo.scan import ScanResult, ScanSpec, scan
+from chinvex_adapters.repo.textfile import read_text, replacement_warning
+from chinvex_adapters.repo.walk import Reason
+
+DEFAULT_MAX_FILE_BYTES = 1_000_000
+
+LOCKFILES = frozenset(
+    {
+        "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",
+        "bun.lock", "cargo.lock", "poetry.lock", "pipfile.lock", "uv.lock", "pdm.lock",
+        "composer.lock", "gemfile.lock", "go.sum", "flake.lock", "packages.lock.json",
+        "podfile.lock", "mix.lock", "pubspec.lock", "deno.lock",
+    }
+)
+"""Machine-written dependency pins: large, repetitive, and never what a question is about."""
+
+_SECRET_NAMES = frozenset({"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".netrc", ".pgpass"})
+_SECRET_EXTENSIONS = (".pem", ".key", ".p12", ".pfx", ".keystore", ".jks")
+_ENV_TEMPLATES = (".example", ".sample", ".template", ".dist", ".defaults")
+_MINIFIED_SUFFIXES = (".min.js", ".min.css", ".min.mjs", ".js.map", ".css.map", ".mjs.map")
+
+
+def repo_name_rule(name: str) -> Reason | None:
+    """Files skipped by name alone: lock files, credentials, minified bundles."""
+    lower = name.lower()
+    if lower in LOCKFILES:
+        return "lockfile", "dependency lock file"
+    if (
+        lower in _SECRET_NAMES
+        or lower.endswith(_SECRET_EXTENSIONS)
+        or ((lower == ".env" or lower.startswith(".env.")) and not lower.endswith(_ENV_TEMPLATES))
+    ):
+        return "secret", "likely credentials (keys, .env); never indexed"
+    if lower.endswith(_MINIFIED_SUFFIXES):
+        return "minified", "minified bundle or source map"
+    return None
+
+
+REPO_SCAN = ScanSpec(
+    source_type="repo", adapter="repo", kind="repository", use_git=True, name_rule=repo_name_rule
+)
+
+
+def mtime_datetime(mtime_ns: int) -> datetime:
+    return datetime.fromtimestamp(mtime_ns / 1_000_000_000, timezone.utc)
+
+
+def candidate_rel_path(candidate: SourceCandidate) -> str:
+    """The path relative to the root, POSIX-style (from enumeration, else recomputed)."""
+    rel = candidate.extra.get("path")
+    if isinstance(rel, str) and rel:
+        return rel
+    path = Path(candidate.path or candidate.source_uri)
+    try:
+        return path.relative_to(candidate.root).as_posix()
+    except ValueError:
+        return path.name
+
+
+class RepoAdapter:
+    """Enumerates with `git ls-files` inside a work tree (so the user's ignore rules apply
+    exactly), else by walking the folder with its .gitignore files."""
+
+    name = "repo"
+    source_type = "repo"
+    parser_version = "repo_v1"
+    include_key = "repos"
+
+    def __init__(self) -> None:
+        self._sha_cache: dict[str, str | None] = {}
+
+    def enumerate(
+        self, root: Path, options: AdapterOptions
+    ) -> Iterator[SourceCandidate | SkippedSource]:
+        return scan(root, options, REPO_SCAN, ScanResult())
+
+    def _git_sha(self, candidate: SourceCandidate) -> str | None:
+        if "git_sha" in candidate.extra:
+            return candidate.extra["git_sha"]
+        root = candidate.root
+        if root not in self._sha_cache:
+            self._sha_cache[root] = (
+                gitutil.head_sha(root) if gitutil.in_work_tree(root) else None
+            )
+        return self._sha_cache[root]
+
+    def parse(
+        self,
+        candidate: SourceCandidate,
+        report: ParseReport,
+        previous_state: dict[str, Any] | None,
+    ) -> Iterator[Document]:
+        path = str(candidate.path or candidate.source_uri)
+        limit = int(candidate.extra.get("max_file_bytes") or DEFAULT_MAX_FILE_BYTES)
+        tf = read_text(path, limit)
+        warning = replacement_warning(path, tf)
+        if warning:
+            report.warnings.append(warning)
+            report.counts["invalid_bytes_replaced"] += tf.replaced
+        rel = candidate_rel_path(candidate)
+        yield Document(
+            doc_id=doc_id_for("repo", candidate.source_uri),
+            source_type="repo",
+            source_uri=candidate.source_uri,
+            title=rel,
+            created_at=None,
+            updated_at=mtime_datetime(tf.mtime_ns),
+            text=tf.text,
+            metadata={
+                "path": rel,
+                "root": candidate.root,
+                "language": language_for(rel.rpartition("/")[2]),
+                "git_sha": self._git_sha(candidate),
+                "size_bytes": tf.size_bytes,
+                "encoding": tf.encoding,
+            },
+        )

@@ -1,0 +1,250 @@
+"""List the files under a source root, as git would: honouring .gitignore files, pruning
+directories that are never worth indexing, never following directory symlinks.
+
+Two listings give the same `FoundFile` stream: `walk_tree` (a plain directory walk) and
+`list_git` (from `git ls-files`). Each file costs one `lstat`; nothing here opens files.
+Directories that are pruned are reported once, not once per file inside them, so a skipped
+`node_modules/` counts as one skipped source.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import pathspec
+
+from chinvex.sources import SkippedSource
+
+ALWAYS_SKIP_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", "node_modules", "dist", "build", ".venv", "venv",
+        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox",
+        "target", ".next", ".nuxt", ".cache", ".eggs", ".gradle", ".terraform",
+    }
+)
+"""Generated, vendored or tool-state directories: noise for retrieval, often huge."""
+
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+"""Version-control state: pruned silently, as git itself never lists its own folder."""
+
+Reason = tuple[str, str]  # (reason code, one-line detail)
+
+
+@dataclass(frozen=True)
+class FoundFile:
+    rel: str  # POSIX path relative to the root
+    abspath: str
+    st: os.stat_result  # lstat: a symlink is seen as a symlink
+
+
+def compile_patterns(patterns: Iterable[str]) -> tuple[pathspec.GitIgnoreSpec | None, list[str]]:
+    """A gitignore-style spec from `patterns`, and the patterns that could not be compiled."""
+    good: list[str] = []
+    bad: list[str] = []
+    for line in patterns:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except Exception:  # pathspec raises several error types for malformed patterns
+            bad.append(line)
+        else:
+            good.append(line)
+    if not any(line.strip() and not line.lstrip().startswith("#") for line in good):
+        return None, bad
+    return pathspec.GitIgnoreSpec.from_lines(good), bad
+
+
+def relative_excludes(patterns: Iterable[str], root_abs: str) -> list[str]:
+    """Context excludes are matched relative to each root; an absolute pattern that lies
+    under this root is rewritten to the equivalent root-anchored one."""
+    prefix = root_abs.rstrip(os.sep) + os.sep
+    out = []
+    for pattern in patterns:
+        if os.path.isabs(pattern) and pattern.startswith(prefix):
+            pattern = "/" + pattern[len(prefix):].replace(os.sep, "/")
+        out.append(pattern)
+    return out
+
+
+class PathFilter:
+    """Decides, from names alone, which directories to prune and which files to drop."""
+
+    def __init__(
+        self,
+        excludes: pathspec.GitIgnoreSpec | None,
+        skip_dirs: frozenset[str] = ALWAYS_SKIP_DIRS,
+        skip_hidden: bool = False,
+        skip_dir_suffixes: tuple[str, ...] = (".egg-info",),
+    ) -> None:
+        self.excludes = excludes
+        self.skip_dirs = skip_dirs
+        self.skip_hidden = skip_hidden
+        self.skip_dir_suffixes = skip_dir_suffixes
+
+    def _excluded(self, path: str) -> Reason | None:
+        if self.excludes is None:
+            return None
+        result = self.excludes.check_file(path)
+        if not result.include:
+            return None
+        pattern = getattr(self.excludes.patterns[result.index], "pattern", "") if result.index is not None else ""
+        return "excluded", f"matches exclude pattern {pattern!r}" if pattern else "excluded"
+
+    def dir_reason(self, rel: str, name: str) -> Reason | None:
+        if name in self.skip_dirs or name.endswith(self.skip_dir_suffixes):
+            return "excluded_dir", f"{name}/ is never indexed"
+        if self.skip_hidden and name.startswith("."):
+            return "hidden", f"hidden folder {name}/"
+        return self._excluded(rel + "/")
+
+    def file_reason(self, rel: str, name: str) -> Reason | None:
+        if self.skip_hidden and name.startswith("."):
+            return "hidden", "hidden file"
+        return self._excluded(rel)
+
+
+def _skip(abspath: str, source_type: str, reason: Reason) -> SkippedSource:
+    return SkippedSource(source_uri=abspath, source_type=source_type, reason=reason[0], detail=reason[1])
+
+
+# ---------------------------------------------------------------------------- plain walk
+
+Frames = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]  # (dir prefix, its .gitignore)
+
+
+def _load_gitignore(path: str) -> pathspec.GitIgnoreSpec | None:
+    try:
+        with open(path, "rb") as fh:
+            lines = fh.read(1_000_000).decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    spec, _bad = compile_patterns(lines)  # git ignores malformed lines too
+    return spec
+
+
+def _ignored(frames: Frames, path: str) -> bool:
+    """Git semantics: the deepest .gitignore with a matching pattern decides, and within one
+    file the last matching pattern (a `!negation` re-includes)."""
+    for base, spec in reversed(frames):
+        result = spec.check_file(path[len(base):])
+        if result.include is not None:
+            return bool(result.include)
+    return False
+
+
+def walk_tree(
+    root_abs: str, flt: PathFilter, source_type: str, honour_gitignore: bool = True
+) -> Iterator[FoundFile | SkippedSource]:
+    """Every file under `root_abs` that is not ignored or pruned, in no particular order.
+
+    Directory symlinks are reported as files (their lstat says symlink) and never entered,
+    so symlink loops cannot make the walk run forever.
+    """
+    stack: list[tuple[str, Frames]] = [("", ())]
+    while stack:
+        prefix, frames = stack.pop()
+        dir_abs = os.path.join(root_abs, prefix) if prefix else root_abs
+        try:
+            with os.scandir(dir_abs) as it:
+                entries = list(it)
+        except OSError as exc:
+            yield _skip(dir_abs, source_type, ("unreadable", f"folder cannot be listed ({exc.strerror or exc})"))
+            continue
+        if honour_gitignore:
+            for entry in entries:
+                if entry.name == ".gitignore":
+                    spec = _load_gitignore(entry.path)
+                    if spec is not None:
+                        frames = frames + ((prefix, spec),)
+                    break
+        for entry in entries:
+            name = entry.name
+            rel = prefix + name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if name in VCS_DIRS or (frames and _ignored(frames, rel + "/")):
+                    continue
+                reason = flt.dir_reason(rel, name)
+                if reason is not None:
+                    yield _skip(entry.path, source_type, reason)
+                else:
+                    stack.append((rel + "/", frames))
+                continue
+            if frames and _ignored(frames, rel):
+                continue
+            reason = flt.file_reason(rel, name)
+            if reason is not None:
+                yield _skip(entry.path, source_type, reason)
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                if not isinstance(exc, FileNotFoundError):  # vanished mid-walk: just gone
+                    yield _skip(entry.path, source_type, ("unreadable", exc.strerror or str(exc)))
+                continue
+            yield FoundFile(rel, entry.path, st)
+
+
+# ----------------------------------------------------------------------------- git listing
+
+
+def list_git(
+    root_abs: str, paths: list[bytes], flt: PathFilter, source_type: str
+) -> Iterator[FoundFile | SkippedSource]:
+    """Turn `git ls-files` output into the same stream as `walk_tree`.
+
+    Directory verdicts are cached, so each directory is checked once however many files it
+    holds, and each pruned directory is reported once.
+    """
+    # rel dir -> None (kept) or (outermost pruned dir, its reason)
+    verdicts: dict[str, tuple[str, Reason] | None] = {"": None}
+
+    def dir_verdict(rel_dir: str) -> tuple[str, Reason] | None:
+        if rel_dir in verdicts:
+            return verdicts[rel_dir]
+        parent, _, name = rel_dir.rpartition("/")
+        verdict = dir_verdict(parent)
+        if verdict is None:
+            reason = flt.dir_reason(rel_dir, name)
+            verdict = None if reason is None else (rel_dir, reason)
+        verdicts[rel_dir] = verdict
+        return verdict
+
+    reported: set[str] = set()
+    for raw in paths:
+        rel = os.fsdecode(raw)
+        nested_repo = rel.endswith("/")
+        rel = rel.rstrip("/")
+        abspath = os.path.join(root_abs, *rel.split("/"))
+        parent, _, name = rel.rpartition("/")
+        verdict = dir_verdict(parent)
+        if verdict is not None:
+            top, reason = verdict
+            if top not in reported:
+                reported.add(top)
+                yield _skip(os.path.join(root_abs, *top.split("/")), source_type, reason)
+            continue
+        if nested_repo:
+            reason = flt.dir_reason(rel, name) or (
+                "nested_repo", "a separate git repository; add it as its own repo source"
+            )
+            yield _skip(abspath, source_type, reason)
+            continue
+        reason = flt.file_reason(rel, name)
+        if reason is not None:
+            yield _skip(abspath, source_type, reason)
+            continue
+        try:
+            st = os.lstat(abspath)
+        except FileNotFoundError:
+            continue  # tracked but deleted in the work tree: nothing to index
+        except OSError as exc:
+            yield _skip(abspath, source_type, ("unreadable", exc.strerror or str(exc)))
+            continue
+        yield FoundFile(rel, abspath, st)
+
+

@@ -1,0 +1,273 @@
+"""Raw throughput of the built-in embedder (no storage, no chunker), and what it costs.
+
+Texts are real source code: the modules of the installed `rich` package cut at token
+boundaries into pieces of ~250, ~120 and ~40 WordPiece tokens (the sizes chunks have), plus a
+mixed-length set that shows what sorting by length saves. Each configuration is timed on the
+same texts after a warm-up; the best of `repeat` runs is kept because the figure of interest is
+what the code can do, and a shared machine only ever slows a run down.
+
+    python bench/embedder.py [--quick] [--repeat N] [--json OUT.json]
+
+`run_benchmark()` returns the same figures as a dict (for bench/run_all.py).
+tokens/s counts the tokens the model really reads ([CLS] and [SEP] included, padding excluded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # runnable from a checkout without installing
+    sys.path.insert(0, str(REPO_ROOT))
+
+from chinvex.embedding.builtin import DEFAULT_BATCH_TOKENS  # noqa: E402  (cheap import)
+
+LENGTHS = (250, 120, 40)
+BATCH_SIZES = (1, 4, 8, 16, 32)
+BATCH_TOKEN_BUDGETS = (512, 1024, 2048)
+
+
+def source_text() -> str:
+    """The concatenated modules of an installed package: plenty of realistic code and prose."""
+    import rich
+
+    folder = Path(rich.__file__).parent
+    return "\n\n".join(p.read_text("utf-8") for p in sorted(folder.glob("*.py")))
+
+
+def cut_pieces(text: str, tokens: int, count: int, *, offset: int = 0) -> list[str]:
+    """`count` consecutive pieces of exactly `tokens` WordPiece tokens (content, no specials)."""
+    from chinvex.embedding.tokenizer import token_offsets
+
+    spans = token_offsets(text)
+    pieces = []
+    start = offset
+    while len(pieces) < count:
+        if start + tokens > len(spans):
+            start = 0  # wrap around: repeats are fine for timing
+        pieces.append(text[spans[start][0] : spans[start + tokens - 1][1]])
+        start += tokens
+    return pieces
+
+
+def mixed_pieces(text: str, count: int, seed: int = 7) -> list[str]:
+    """Lengths spread 20-250 tokens in random order, as a real ingest batch has."""
+    from chinvex.embedding.tokenizer import token_offsets
+
+    spans = token_offsets(text)
+    rng = random.Random(seed)
+    pieces, start = [], 0
+    for _ in range(count):
+        n = rng.randint(20, 250)
+        if start + n > len(spans):
+            start = 0
+        pieces.append(text[spans[start][0] : spans[start + n - 1][1]])
+        start += n
+    return pieces
+
+
+def real_tokens(texts: list[str]) -> int:
+    from chinvex.embedding.tokenizer import MODEL_MAX_TOKENS, count_tokens_batch
+
+    return sum(min(n + 2, MODEL_MAX_TOKENS) for n in count_tokens_batch(texts))
+
+
+def _best_time(fn, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _configs(threads: int) -> dict[str, dict[str, Any]]:
+    """Name -> BuiltinEmbedder keyword arguments."""
+    configs: dict[str, dict[str, Any]] = {}
+    for budget in BATCH_TOKEN_BUDGETS:
+        label = " (default)" if budget == DEFAULT_BATCH_TOKENS else ""
+        configs[f"{budget}-token batches, {threads} parallel{label}"] = {"batch_tokens": budget}
+    for bs in BATCH_SIZES:
+        configs[f"batch {bs}, {threads} parallel x 1 thread"] = {
+            "batch_tokens": 10**9,
+            "max_batch_size": bs,
+        }
+    configs["batch 8, 1 session x 2 onnxruntime threads"] = {
+        "batch_tokens": 10**9,
+        "max_batch_size": 8,
+        "threads": 1,
+        "intra_op_threads": 2,
+    }
+    return configs
+
+
+def _unsorted_run(embedder, texts: list[str], batch_size: int) -> None:
+    """Fixed batches in input order (no length sorting), through the embedder's own kernel and
+    with its parallelism: what the default would cost without the sort."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    session, tokenizer = embedder._ensure_loaded()
+    ids = [e.ids for e in tokenizer.encode_batch(texts)]
+    batches = [ids[start : start + batch_size] for start in range(0, len(ids), batch_size)]
+    with ThreadPoolExecutor(embedder.threads) as pool:
+        list(pool.map(lambda rows: embedder._run_batch(session, rows), batches))
+
+
+def _child_measure(args: argparse.Namespace) -> None:
+    """Runs in a fresh process: cold load, first vector, then a workload, then peak RSS."""
+    t0 = time.perf_counter()
+    from chinvex.embedding.builtin import BuiltinEmbedder
+
+    kwargs = json.loads(args.child)
+    emb = BuiltinEmbedder(**kwargs)
+    t_import = time.perf_counter()
+    emb.load()
+    t_load = time.perf_counter()
+    emb.embed_query("how is the embedder loaded?")
+    t_first = time.perf_counter()
+    rss_loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    texts = cut_pieces(source_text(), 250, args.child_texts)
+    emb.embed_documents(texts)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(
+        json.dumps(
+            {
+                "import_s": t_import - t0,
+                "load_s": t_load - t_import,
+                "first_vector_s": t_first - t0,
+                "peak_rss_after_first_vector_mb": rss_loaded / 1024,
+                "peak_rss_mb": peak / 1024,
+            }
+        )
+    )
+
+
+def _measure_in_child(kwargs: dict[str, Any], texts: int) -> dict[str, float]:
+    start = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", json.dumps(kwargs), "--child-texts", str(texts)],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+    )
+    figures = json.loads(out.stdout.strip().splitlines()[-1])
+    figures["process_wall_s"] = time.perf_counter() - start
+    return figures
+
+
+def run_benchmark(*, repeat: int = 2, quick: bool = False, log=print) -> dict[str, Any]:
+    import numpy  # noqa: F401  (imported before timing anything)
+
+    from chinvex.embedding.builtin import BuiltinEmbedder, default_threads
+
+    threads = default_threads()
+    scale = 0.25 if quick else 1.0
+    counts = {250: int(64 * scale), 120: int(128 * scale), 40: int(384 * scale)}
+    source = source_text()
+    sets = {n: cut_pieces(source, n, counts[n]) for n in LENGTHS}
+
+    result: dict[str, Any] = {
+        "machine": {
+            "cpus_usable": threads,
+            "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine(),
+            "load_average_at_start": os.getloadavg(),
+        },
+        "repeat": repeat,
+        "throughput": {},
+    }
+
+    log("cold process (import + sha256 + session + first vector):")
+    cold = _measure_in_child({}, 64)
+    result["cold"] = cold
+    log(
+        f"  first vector after {cold['first_vector_s']:.2f} s (load {cold['load_s']:.2f} s), "
+        f"process wall {cold['process_wall_s']:.2f} s, RSS {cold['peak_rss_after_first_vector_mb']:.0f} MB; "
+        f"peak RSS after 64 x 250-token chunks: {cold['peak_rss_mb']:.0f} MB"
+    )
+    big = _measure_in_child({"batch_tokens": 10**9, "max_batch_size": 32}, 64)
+    result["peak_rss_batch32_mb"] = big["peak_rss_mb"]
+    log(f"  peak RSS with fixed batches of 32: {big['peak_rss_mb']:.0f} MB")
+
+    for name, kwargs in _configs(threads).items():
+        emb = BuiltinEmbedder(**kwargs)
+        emb.load()
+        row = {}
+        for n, texts in sets.items():
+            emb.embed_documents(texts[:8])  # warm-up: first runs allocate the arena
+            secs = _best_time(lambda: emb.embed_documents(texts), repeat)
+            row[f"{n}_tokens"] = {
+                "chunks_per_s": len(texts) / secs,
+                "tokens_per_s": real_tokens(texts) / secs,
+            }
+        result["throughput"][name] = row
+        log(
+            f"{name:48s} "
+            + "  ".join(
+                f"{n}tok {row[f'{n}_tokens']['chunks_per_s']:6.1f}/s ({row[f'{n}_tokens']['tokens_per_s']:6.0f} tok/s)"
+                for n in LENGTHS
+            )
+        )
+
+    emb = BuiltinEmbedder()
+    emb.load()
+    mixed = mixed_pieces(source, int(128 * scale))
+    emb.embed_documents(mixed[:8])
+    sorted_s = _best_time(lambda: emb.embed_documents(mixed), repeat)
+    unsorted_s = _best_time(lambda: _unsorted_run(emb, mixed, 8), repeat)
+    result["mixed_lengths"] = {
+        "texts": len(mixed),
+        "tokens": real_tokens(mixed),
+        "sorted_default_chunks_per_s": len(mixed) / sorted_s,
+        "unsorted_batch8_chunks_per_s": len(mixed) / unsorted_s,
+    }
+    log(
+        f"mixed 20-250 tokens ({len(mixed)} texts): sorted, default batches {len(mixed) / sorted_s:.1f}/s; "
+        f"unsorted batches of 8, same parallelism {len(mixed) / unsorted_s:.1f}/s"
+    )
+
+    query = "how do I point chinvex at a remote ollama server?"
+    emb.embed_query(query)
+    times = []
+    for _ in range(50):
+        t0 = time.perf_counter()
+        emb.embed_query(query)
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    result["query_latency_ms"] = {"median": times[25] * 1000, "p90": times[45] * 1000}
+    log(f"single query: median {times[25] * 1000:.1f} ms, p90 {times[45] * 1000:.1f} ms")
+    result["load_average_at_end"] = os.getloadavg()
+    log(f"load average start {result['machine']['load_average_at_start']} end {result['load_average_at_end']}")
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=2, help="runs per figure, best kept")
+    parser.add_argument("--quick", action="store_true", help="a quarter of the texts")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--child-texts", type=int, default=64, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child is not None:
+        _child_measure(args)
+        return 0
+    result = run_benchmark(repeat=max(1, args.repeat), quick=args.quick)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n", "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""Reading chunks by id (for `chunk get`, MCP `chinvex_get_chunks`, and answers)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from chinvex.models import ContextConfig
+from chinvex.storage import db
+
+
+def fetch_chunks(conn: sqlite3.Connection, chunk_ids: list[str], context: str) -> list[dict[str, Any]]:
+    """Chunks in the order asked, each with its document's identity and neighbours' ids."""
+    if not chunk_ids:
+        return []
+    marks = ",".join("?" * len(chunk_ids))
+    rows = {
+        row["chunk_id"]: row
+        for row in conn.execute(
+            f"""SELECT c.*, d.source_type, d.source_uri, d.title, d.created_at, d.updated_at,
+                       d.indexed_at,
+                       (SELECT p.chunk_id FROM chunks p WHERE p.doc_id=c.doc_id
+                          AND p.chunk_index=c.chunk_index-1) AS prev_id,
+                       (SELECT n.chunk_id FROM chunks n WHERE n.doc_id=c.doc_id
+                          AND n.chunk_index=c.chunk_index+1) AS next_id
+                FROM chunks c JOIN documents d ON d.doc_id=c.doc_id
+                WHERE c.chunk_id IN ({marks})""",
+            chunk_ids,
+        )
+    }
+    out = []
+    for cid in chunk_ids:
+        row = rows.get(cid)
+        if row is None:
+            continue
+        out.append({
+            "chunk_id": cid,
+            "context": context,
+            "doc_id": row["doc_id"],
+            "chunk_index": row["chunk_index"],
+            "source_type": row["source_type"],
+            "source_uri": row["source_uri"],
+            "title": row["title"],
+            "text": row["text"],
+            "range": {"char_start": row["char_start"], "char_end": row["char_end"],
+                      "line_start": row["line_start"], "line_end": row["line_end"]},
+            "metadata": orjson.loads(row["metadata_json"] or "{}"),
+            "timestamps": {"created_at": row["created_at"], "updated_at": row["updated_at"],
+                           "indexed_at": row["indexed_at"]},
+            "neighbours": {"previous": row["prev_id"], "next": row["next_id"]},
+        })
+    return out
+
+
+def get_chunks(config: ContextConfig, chunk_ids: list[str]) -> list[dict[str, Any]]:
+    conn = db.connect(Path(config.index.sqlite_path))
+    try:
+        return fetch_chunks(conn, chunk_ids, config.name)
+    finally:
+        conn.close()

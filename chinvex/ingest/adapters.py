@@ -1,0 +1,51 @@
+"""Which adapters read which include list. Built-ins are listed here; third parties add
+adapters through the entry-point group `chinvex.adapters` (an object or class with `name`,
+`source_type`, `parser_version`, `include_key`, `enumerate` and `parse`)."""
+
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+from importlib.metadata import entry_points
+
+from chinvex.sources import Adapter
+
+BUILTIN: dict[str, tuple[str, str]] = {
+    # adapter name -> (module:class, include key)
+    "repo": ("chinvex_adapters.repo.adapter:RepoAdapter", "repos"),
+    "notes": ("chinvex_adapters.notes.adapter:NotesAdapter", "note_roots"),
+    "chat_export": ("chinvex_adapters.chat_export.adapter:ChatExportAdapter", "chat_roots"),
+    "cx_sessions_jsonl": (
+        "chinvex_adapters.cx_sessions_jsonl.adapter:CodexRolloutAdapter", "codex_session_roots"
+    ),
+    "claude_code": ("chinvex_adapters.claude_code.adapter:ClaudeCodeAdapter", "claude_session_roots"),
+}
+
+
+def _load(target: str) -> Adapter:
+    module_name, _, attr = target.partition(":")
+    obj = getattr(importlib.import_module(module_name), attr)
+    return obj() if isinstance(obj, type) else obj
+
+
+@lru_cache(maxsize=None)
+def adapter(name: str) -> Adapter:
+    if name in BUILTIN:
+        return _load(BUILTIN[name][0])
+    for ep in entry_points(group="chinvex.adapters"):
+        if ep.name == name:
+            obj = ep.load()
+            return obj() if isinstance(obj, type) else obj
+    raise KeyError(name)
+
+
+def adapters_for(include_key: str) -> list[str]:
+    names = [name for name, (_, key) in BUILTIN.items() if key == include_key]
+    for ep in entry_points(group="chinvex.adapters"):
+        if ep.name not in BUILTIN:
+            try:
+                if getattr(adapter(ep.name), "include_key", None) == include_key:
+                    names.append(ep.name)
+            except Exception:
+                continue
+    return names

@@ -1,0 +1,471 @@
+"""`chinvex ingest`: enumerate every source of a context, skip what its fingerprint says is
+unchanged, parse → redact → chunk → embed → write the rest, and remove what vanished.
+
+A bad source is an error in the run summary, never the end of the run, and never the loss of
+what was indexed from it before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from chinvex.errors import EmbedderMismatchError
+from chinvex.ingest import fingerprints as fps
+from chinvex.ingest.adapters import adapter as load_adapter
+from chinvex.ingest.adapters import adapters_for
+from chinvex.ingest.prepare import prepare
+from chinvex.ingest.summary import Decision, IngestSummary, SourceMessage
+from chinvex.ingest.writer import IndexWriter, stored_turns
+from chinvex.locking import context_lock
+from chinvex.models import INCLUDE_KEYS, ContextConfig, ConversationDoc
+from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
+from chinvex.storage import db
+from chinvex.storage.vectors import VectorStore
+from chinvex.timeutil import now_iso
+
+HASH_LIMIT_BYTES = 8 * 1024 * 1024
+"""Files up to this size get a content hash, so that a `touch` is not mistaken for a change."""
+
+RESUMABLE_REASONS = {
+    fps.SIZE_CHANGED, fps.CONTENT_CHANGED, fps.MTIME_CHANGED, fps.THREAD_UPDATED,
+    fps.CHUNKER_UPGRADED, fps.EMBED_MODEL_CHANGED, fps.RETRY_AFTER_ERROR,
+}
+"""Reasons for which an adapter may continue from its saved state (append-aware re-ingest)."""
+
+ERROR_SKIP_REASONS = {"unreadable"}
+"""Skips that are not a choice but a failure: reported as errors, and what was indexed from the
+source before is kept (a permission glitch must not wipe it)."""
+
+CONTENT_SKIP_REASONS = {fps.SIZE_CHANGED, fps.CONTENT_CHANGED, fps.MTIME_CHANGED,
+                        fps.RETRY_AFTER_ERROR, fps.THREAD_UPDATED, fps.NEW_FILE, fps.NEW_THREAD}
+"""Reasons for which a document whose parsed content is unchanged need not be rewritten."""
+
+
+class ProgressSink(Protocol):
+    def start(self, total: int) -> None: ...
+    def advance(self, label: str) -> None: ...
+    def embedded(self, count: int) -> None: ...
+    def decision(self, decision: Decision) -> None: ...
+    def finish(self) -> None: ...
+
+
+@dataclass
+class IngestOptions:
+    full: bool = False
+    verbose: bool = False
+    wait: bool | float = False
+    progress: ProgressSink | None = None
+    embedder_factory: Callable[[], Any] | None = None
+
+
+@dataclass
+class _Root:
+    include_key: str
+    root: str
+    adapter: str
+    ok: bool = True
+
+
+@dataclass
+class _Work:
+    candidate: SourceCandidate
+    adapter: str
+
+
+def _sha256_file(path: Path) -> str | None:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _doc_hash(doc: Any, tag: str) -> str:
+    return hashlib.sha256(doc.model_dump_json().encode("utf-8", "surrogatepass") + tag.encode()).hexdigest()
+
+
+def run_ingest(config: ContextConfig, options: IngestOptions | None = None) -> IngestSummary:
+    options = options or IngestOptions()
+    with context_lock(config, wait=options.wait, purpose="ingest"):
+        conn = db.connect(Path(config.index.sqlite_path), create=True)
+        try:
+            return _Run(config, conn, options).execute()
+        finally:
+            conn.close()
+
+
+class _Run:
+    def __init__(self, config: ContextConfig, conn: sqlite3.Connection, options: IngestOptions):
+        from chinvex.chunking import CHUNKER_VERSION
+        from chinvex.embedding.factory import make_embedder
+        from chinvex.redaction import REDACTION_VERSION
+
+        self.config = config
+        self.conn = conn
+        self.options = options
+        self.started = time.monotonic()
+        self.summary = IngestSummary(
+            run_id=uuid.uuid4().hex, context=config.name, started_at=now_iso(), full=options.full
+        )
+        self.redact = config.redaction is None or config.redaction.enabled
+        redaction_tag = REDACTION_VERSION if self.redact else "redaction-off"
+        self.chunker_version = f"{CHUNKER_VERSION}+{redaction_tag}"
+        self._embedder = (options.embedder_factory or (lambda: make_embedder(config.embedding)))()
+        self.summary.embedder = self._embedder.name
+        self.adapter_options = AdapterOptions(
+            context_name=config.name, excludes=list(config.excludes),
+            settings=config.model_dump(mode="json"),
+        )
+        self.redactions: Counter[str] = Counter()
+        self.adapter_counts: dict[str, Counter[str]] = {}
+        self.skipped: Counter[str] = Counter()
+        self.reasons: Counter[str] = Counter()
+        self.unreadable: set[str] = set()
+
+    # -- run --------------------------------------------------------------------------------
+
+    def execute(self) -> IngestSummary:
+        conn = self.conn
+        conn.execute(
+            "INSERT INTO ingest_runs(run_id, context_name, started_at, status) VALUES(?,?,?,?)",
+            (self.summary.run_id, self.config.name, self.summary.started_at, "running"),
+        )
+        try:
+            vectors_reset = self._check_embedder()
+
+            def open_store() -> VectorStore:
+                store = VectorStore.open(self.config, conn, create=True)
+                assert store is not None
+                if vectors_reset:
+                    store.drop()
+                return store
+
+            progress = self.options.progress
+            self.writer = IndexWriter(
+                conn, open_store, lambda: self._embedder, vectors_reset=vectors_reset,
+                on_embedded=progress.embedded if progress else None,
+            )
+            if vectors_reset:
+                _ = self.writer.store  # drop the other model's vectors now, not on first write
+            self.known = fps.load_all(conn, self.config.name)
+            roots, work, skipped_uris = self._enumerate()
+            if progress:
+                progress.start(len(work))
+            seen: set[str] = set()
+            for item in work:
+                seen.add(item.candidate.source_uri)
+                self._process(item)
+                if progress:
+                    progress.advance(item.candidate.source_uri)
+            self._remove_vanished(roots, seen, skipped_uris)
+            self.writer.flush()
+            self._record_embedder()
+            self.summary.status = "completed_with_errors" if self.summary.errors else "completed"
+        except BaseException as exc:
+            self.summary.status = "failed"
+            self.summary.errors.append(SourceMessage(source_uri=self.config.name, message=str(exc)))
+            raise
+        finally:
+            self._finish()
+        return self.summary
+
+    def _finish(self) -> None:
+        s = self.summary
+        s.finished_at = now_iso()
+        s.duration_s = round(time.monotonic() - self.started, 3)
+        s.sources.skipped = dict(sorted(self.skipped.items()))
+        s.sources.reasons = dict(sorted(self.reasons.items()))
+        s.redactions = dict(sorted(self.redactions.items()))
+        s.adapter_counts = {k: dict(sorted(v.items())) for k, v in sorted(self.adapter_counts.items()) if v}
+        writer = getattr(self, "writer", None)
+        if writer is not None:
+            st = writer.stats
+            s.documents = {"written": st.docs_written, "removed": st.docs_deleted}
+            s.chunks = {"written": st.chunks_written, "updated": st.chunks_updated,
+                        "deleted": st.chunks_deleted, "embedded": st.chunks_embedded,
+                        "reused": st.chunks_reused, "vectors_repaired": st.vectors_repaired}
+        if self.options.progress:
+            self.options.progress.finish()
+        stats = s.model_dump(mode="json", exclude={"decisions"})
+        try:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            self.conn.execute(
+                "UPDATE ingest_runs SET finished_at=?, status=?, stats_json=? WHERE run_id=?",
+                (s.finished_at, s.status, orjson.dumps(stats).decode(), s.run_id),
+            )
+        except sqlite3.Error:
+            pass
+
+    # -- embedder consistency ---------------------------------------------------------------
+
+    def _check_embedder(self) -> bool:
+        """True when vectors must be rebuilt (another model, with --full)."""
+        stored = db.get_meta(self.conn, "embedder")
+        current = self._embedder.name
+        if stored is None or stored == current:
+            db.set_meta(self.conn, "embedder", current)
+            db.set_meta(self.conn, "embedding_provider", self._embedder.provider)
+            db.set_meta(self.conn, "embedding_model", self._embedder.model)
+            return False
+        if not self.options.full:
+            raise EmbedderMismatchError(
+                f"Context {self.config.name!r} was embedded with {stored}, but it is configured "
+                f"for {current}; vectors of two models cannot be mixed. Run "
+                f"'chinvex ingest --context {self.config.name} --full' to re-embed everything."
+            )
+        db.set_meta(self.conn, "embedder", current)
+        db.set_meta(self.conn, "embedding_provider", self._embedder.provider)
+        db.set_meta(self.conn, "embedding_model", self._embedder.model)
+        self.conn.execute("DELETE FROM meta WHERE key='embedding_dimension'")
+        return True
+
+    def _record_embedder(self) -> None:
+        dimension = getattr(self._embedder, "dimension", None)
+        if dimension and getattr(self.writer, "_embedder", None) is not None:
+            db.set_meta(self.conn, "embedding_dimension", str(dimension))
+
+    # -- enumeration ------------------------------------------------------------------------
+
+    def _roots(self) -> list[_Root]:
+        includes = self.config.includes
+        keys = list(INCLUDE_KEYS) + [k for k in (includes.model_extra or {}) if k not in INCLUDE_KEYS]
+        roots: list[_Root] = []
+        for key in keys:
+            values = getattr(includes, key, None) or (includes.model_extra or {}).get(key) or []
+            if not isinstance(values, list):
+                continue
+            for root in values:
+                for name in adapters_for(key):
+                    roots.append(_Root(include_key=key, root=str(root), adapter=name))
+        return roots
+
+    def _enumerate(self) -> tuple[list[_Root], list[_Work], set[str]]:
+        roots = self._roots()
+        chosen: dict[str, tuple[int, _Work]] = {}
+        skipped_uris: set[str] = set()
+        for order, root in enumerate(roots):
+            try:
+                adapter = load_adapter(root.adapter)
+                items = list(adapter.enumerate(Path(root.root), self.adapter_options))
+            except SourceError as exc:
+                root.ok = False
+                self._error(root.root, root.adapter, str(exc))
+                continue
+            except Exception as exc:  # an adapter bug must not end the run
+                root.ok = False
+                self._error(root.root, root.adapter, f"internal error while listing: {type(exc).__name__}: {exc}")
+                continue
+            depth = len(Path(root.root).parts)
+            for item in items:
+                if isinstance(item, SkippedSource) and item.reason in ERROR_SKIP_REASONS:
+                    self._error(item.source_uri, root.adapter,
+                                f"{item.source_uri}: {item.reason}: {item.detail}".rstrip(": "))
+                    self.unreadable.add(item.source_uri)
+                    continue
+                if isinstance(item, SkippedSource):
+                    self.skipped[item.reason] += 1
+                    skipped_uris.add(item.source_uri)
+                    self._decide_log(item.source_uri, root.adapter, "excluded", item.reason, item.detail)
+                    continue
+                previous = chosen.get(item.source_uri)
+                # A file reachable from two roots is indexed once, by the most specific root.
+                if previous is None or depth > previous[0]:
+                    chosen[item.source_uri] = (depth, _Work(item, root.adapter))
+        work = [w for _, w in chosen.values()]
+        self.summary.sources.scanned = len(work)
+        return roots, work, skipped_uris - set(chosen)
+
+    # -- one source -------------------------------------------------------------------------
+
+    def _versions(self, adapter_name: str) -> fps.Versions:
+        adapter = load_adapter(adapter_name)
+        return fps.Versions(adapter.parser_version, self.chunker_version, self._embedder.name)
+
+    def _process(self, item: _Work) -> None:
+        cand = item.candidate
+        fp = self.known.get(cand.source_uri)
+        versions = self._versions(item.adapter)
+        decision = fps.decide(fp, cand, versions, full=self.options.full)
+        content_sha = None
+        if decision.ingest and decision.verify_content and cand.path is not None:
+            content_sha = _sha256_file(cand.path)
+            if fp is not None and content_sha is not None and content_sha == fp.content_sha256:
+                assert fp is not None
+                self.writer.source_done(replace(
+                    fp, mtime_unix=cand.mtime_unix, mtime_ns=cand.mtime_ns,
+                    last_ingested_at_unix=fps.now_unix()))
+                self.summary.sources.refreshed += 1
+                self._decide_log(cand.source_uri, item.adapter, "refreshed", fps.MTIME_CHANGED,
+                                 "content unchanged")
+                return
+        if not decision.ingest:
+            self.summary.sources.unchanged += 1
+            self._decide_log(cand.source_uri, item.adapter, "skipped", decision.reason)
+            return
+        self.reasons[decision.reason] += 1
+        self._ingest(item, fp, decision.reason, versions, content_sha)
+
+    def _ingest(self, item: _Work, fp: fps.Fingerprint | None, reason: str,
+                versions: fps.Versions, content_sha: str | None) -> None:
+        cand = item.candidate
+        adapter = load_adapter(item.adapter)
+        resume_state = fp.state if (fp is not None and reason in RESUMABLE_REASONS
+                                    and fp.parser_version == versions.parser_version) else None
+        produced: list[str] = []
+        report = ParseReport()
+        try:
+            try:
+                report = ParseReport()
+                produced = self._consume(adapter, cand, report, resume_state, reason)
+            except _NeedFullParse:
+                report = ParseReport()
+                produced = self._consume(adapter, cand, report, None, reason)
+        except SourceError as exc:
+            self._source_failed(cand, item.adapter, fp, versions, str(exc))
+            return
+        except OSError as exc:
+            self._source_failed(cand, item.adapter, fp, versions,
+                                f"{cand.source_uri}: {exc.strerror or exc}")
+            return
+        except Exception as exc:
+            self._source_failed(cand, item.adapter, fp, versions,
+                                f"{cand.source_uri}: internal error in adapter {item.adapter}: "
+                                f"{type(exc).__name__}: {exc}")
+            return
+
+        stale = [row[0] for row in self.conn.execute(
+            "SELECT doc_id FROM documents WHERE origin_uri=?", (cand.source_uri,))
+            if row[0] not in set(produced)]
+        if stale:
+            self.writer.delete_docs(stale)
+        for warning in report.warnings:
+            self.summary.warnings.append(SourceMessage(source_uri=cand.source_uri,
+                                                       adapter=item.adapter, message=warning))
+        self.adapter_counts.setdefault(item.adapter, Counter()).update(report.counts)
+        if content_sha is None and report.state is None and cand.path is not None \
+                and (cand.size_bytes or 0) <= HASH_LIMIT_BYTES:
+            content_sha = _sha256_file(cand.path)
+        doc_id = produced[0] if len(produced) == 1 else (fp.doc_id if fp else "")
+        self.writer.source_done(fps.Fingerprint(
+            source_uri=cand.source_uri, context_name=self.config.name,
+            source_type=cand.source_type, doc_id=doc_id or "", size_bytes=cand.size_bytes,
+            mtime_unix=cand.mtime_unix, content_sha256=content_sha,
+            thread_updated_at=cand.thread_updated_at,
+            last_turn_id=(report.state or {}).get("last_turn_id", cand.last_turn_id),
+            parser_version=versions.parser_version, chunker_version=versions.chunker_version,
+            embedded_model=versions.embedded_model, last_ingested_at_unix=fps.now_unix(),
+            last_status="ok", last_error=None, source_root=cand.root, adapter=item.adapter,
+            state=report.state, mtime_ns=cand.mtime_ns,
+        ))
+        self.summary.sources.indexed += 1
+        self._decide_log(cand.source_uri, item.adapter, "ingested", reason,
+                         f"{len(produced)} document(s)" if len(produced) != 1 else None)
+
+    def _consume(self, adapter: Any, cand: SourceCandidate, report: ParseReport,
+                 state: dict[str, Any] | None, reason: str) -> list[str]:
+        produced: list[str] = []
+        tag = f"{self.chunker_version}|{adapter.parser_version}"
+        may_skip = reason in CONTENT_SKIP_REASONS
+        for doc in adapter.parse(cand, report, state):
+            append_from = report.append_from if isinstance(doc, ConversationDoc) else None
+            prior = None
+            if append_from is not None:
+                prior = stored_turns(self.conn, doc.doc_id)
+                if len(prior) < append_from:
+                    raise _NeedFullParse()
+            content_hash = _doc_hash(doc, tag)
+            produced.append(doc.doc_id)
+            if append_from is None and may_skip:
+                row = self.conn.execute(
+                    "SELECT content_hash FROM documents WHERE doc_id=?", (doc.doc_id,)).fetchone()
+                if row is not None and row[0] == content_hash:
+                    continue
+            prepared = prepare(doc, origin_uri=cand.source_uri, redact=self.redact,
+                               stored_turns=prior, append_from=append_from)
+            prepared.content_hash = content_hash if append_from is None else prepared.content_hash
+            self.redactions.update(prepared.redactions)
+            self.writer.add(prepared)
+        return produced
+
+    def _source_failed(self, cand: SourceCandidate, adapter: str, fp: fps.Fingerprint | None,
+                       versions: fps.Versions, message: str) -> None:
+        self._error(cand.source_uri, adapter, message)
+        if fp is not None:
+            failed = replace(fp, last_status="error", last_error=message,
+                             last_ingested_at_unix=fps.now_unix())
+        else:
+            failed = fps.Fingerprint(
+                source_uri=cand.source_uri, context_name=self.config.name,
+                source_type=cand.source_type, doc_id="", size_bytes=cand.size_bytes,
+                mtime_unix=cand.mtime_unix, content_sha256=None,
+                thread_updated_at=cand.thread_updated_at, last_turn_id=None,
+                parser_version=versions.parser_version, chunker_version=versions.chunker_version,
+                embedded_model=versions.embedded_model, last_ingested_at_unix=fps.now_unix(),
+                last_status="error", last_error=message, source_root=cand.root, adapter=adapter,
+                state=None, mtime_ns=cand.mtime_ns,
+            )
+        self.writer.source_done(failed)
+
+    # -- removal ----------------------------------------------------------------------------
+
+    def _remove_vanished(self, roots: list[_Root], seen: set[str], skipped: set[str]) -> None:
+        """Sources no longer found (deleted, excluded, or whose root left the context) leave
+        both stores — except under a root that could not be listed this time (an unmounted
+        disk must not wipe an index)."""
+        failed_roots = {(r.root, r.adapter) for r in roots if not r.ok}
+        unreadable_dirs = tuple(p.rstrip("/") + "/" for p in self.unreadable)
+        for uri, fp in self.known.items():
+            if uri in seen or uri in self.unreadable or uri.startswith(unreadable_dirs):
+                continue
+            if (fp.source_root, fp.adapter) in failed_roots:
+                continue
+            doc_ids = [row[0] for row in self.conn.execute(
+                "SELECT doc_id FROM documents WHERE origin_uri=?", (uri,))]
+            self.writer.delete_docs(doc_ids)
+            self.writer.source_removed(self.config.name, uri)
+            self.summary.sources.removed += 1
+            why = "excluded" if uri in skipped else "vanished"
+            self._decide_log(uri, fp.adapter or "?", "removed", why)
+
+    # -- reporting --------------------------------------------------------------------------
+
+    def _error(self, uri: str, adapter: str | None, message: str) -> None:
+        self.summary.sources.errors += 1
+        self.summary.errors.append(SourceMessage(source_uri=uri, adapter=adapter, message=message))
+        self._decide_log(uri, adapter or "?", "error", "error", message)
+
+    def _decide_log(self, uri: str, adapter: str, action: str, reason: str,
+                    detail: str | None = None) -> None:
+        decision = Decision(source_uri=uri, adapter=adapter, action=action, reason=reason,
+                            detail=detail or None)
+        if self.options.verbose:
+            self.summary.decisions.append(decision)
+        if self.options.progress:
+            self.options.progress.decision(decision)
+
+
+class _NeedFullParse(Exception):
+    """The stored turns do not match the adapter's resume point: parse the whole source."""
+
+
+def iter_runs(conn: sqlite3.Connection, limit: int = 1) -> Iterator[dict[str, Any]]:
+    for row in conn.execute(
+        "SELECT run_id, started_at, finished_at, status, stats_json FROM ingest_runs "
+        "ORDER BY started_at DESC LIMIT ?", (limit,)
+    ):
+        yield {"run_id": row[0], "started_at": row[1], "finished_at": row[2], "status": row[3],
+               "stats": orjson.loads(row[4]) if row[4] else None}

@@ -1,0 +1,136 @@
+"""Turn one parsed document into the rows the writer stores: redacted, chunked, with the exact
+text each chunk is embedded and full-text indexed as. Pure: no I/O here."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from chinvex.ids import sha256_hex
+from chinvex.models import Chunk, ConversationDoc, Document, Turn
+from chinvex.retrieval.lexical import index_text
+from chinvex.timeutil import iso_z
+
+
+@dataclass
+class PreparedChunk:
+    chunk: Chunk
+    embed_text: str
+    embed_hash: str
+    search_text: str
+
+
+@dataclass
+class PreparedDoc:
+    doc_id: str
+    source_type: str
+    source_uri: str
+    origin_uri: str
+    title: str | None
+    created_at: str | None
+    updated_at: str | None
+    metadata: dict[str, Any]
+    content_hash: str
+    chunks: list[PreparedChunk]
+    turns: list[Turn] | None = None
+    turns_from: int = 0
+    """Conversation turns to store start at this index (earlier ones are already stored)."""
+    redactions: Counter[str] = field(default_factory=Counter)
+
+
+def redact_document(doc: Document | ConversationDoc, *, stored_turns: int = 0) -> tuple[Any, Counter[str]]:
+    """Replace secrets before anything is stored or embedded. Turns before `stored_turns` came
+    from the index and were redacted when first stored."""
+    from chinvex.redaction import redact
+
+    counts: Counter[str] = Counter()
+
+    def clean(text: str) -> str:
+        result = redact(text)
+        counts.update(result.counts)
+        return result.text
+
+    if isinstance(doc, Document):
+        return doc.model_copy(update={"text": clean(doc.text),
+                                      "title": clean(doc.title) if doc.title else doc.title}), counts
+    turns: list[Turn] = []
+    for index, turn in enumerate(doc.turns):
+        if index < stored_turns:
+            turns.append(turn)
+            continue
+        update: dict[str, Any] = {"text": clean(turn.text)}
+        if turn.tool is not None and turn.tool.input is not None:
+            raw = turn.tool.input if isinstance(turn.tool.input, str) else orjson.dumps(
+                turn.tool.input, default=str).decode()
+            cleaned = clean(raw)
+            if cleaned != raw:
+                update["tool"] = turn.tool.model_copy(update={"input": cleaned})
+        turns.append(turn.model_copy(update=update))
+    title = clean(doc.title) if doc.title else doc.title
+    return doc.model_copy(update={"turns": turns, "title": title}), counts
+
+
+def _content_hash(doc: Document | ConversationDoc) -> str:
+    return sha256_hex(doc.model_dump_json())
+
+
+def prepare(
+    doc: Document | ConversationDoc,
+    *,
+    origin_uri: str,
+    redact: bool,
+    stored_turns: list[Turn] | None = None,
+    append_from: int | None = None,
+) -> PreparedDoc:
+    """`stored_turns` + `append_from`: `doc.turns` holds only turns from `append_from` on; the
+    earlier ones come from the index (append-aware re-ingest of a growing session)."""
+    from chinvex.chunking import chunk_document, embed_text, render_conversation
+
+    counts: Counter[str] = Counter()
+    turns_from = 0
+    if isinstance(doc, ConversationDoc) and append_from is not None:
+        prior = (stored_turns or [])[:append_from]
+        doc = doc.model_copy(update={"turns": prior + list(doc.turns)})
+        turns_from = append_from
+    if redact:
+        doc, counts = redact_document(doc, stored_turns=turns_from)
+
+    if isinstance(doc, ConversationDoc):
+        _, chunks = render_conversation(doc)
+        metadata = {
+            **doc.metadata,
+            "doc_type": "conversation",
+            "source": doc.source,
+            "thread_id": doc.thread_id,
+            "links": doc.links.model_dump(mode="json"),
+            "turn_count": len(doc.turns),
+        }
+        turns = list(doc.turns)
+    else:
+        chunks = chunk_document(doc)
+        metadata = dict(doc.metadata)
+        turns = None
+
+    prepared: list[PreparedChunk] = []
+    for chunk in chunks:
+        text = embed_text(chunk)
+        prepared.append(PreparedChunk(chunk=chunk, embed_text=text, embed_hash=sha256_hex(text),
+                                      search_text=index_text(text)))
+    return PreparedDoc(
+        doc_id=doc.doc_id,
+        source_type=doc.source_type,
+        source_uri=doc.source_uri,
+        origin_uri=origin_uri,
+        title=doc.title,
+        created_at=iso_z(doc.created_at),
+        updated_at=iso_z(doc.updated_at),
+        metadata=metadata,
+        content_hash=_content_hash(doc),
+        chunks=prepared,
+        turns=turns,
+        turns_from=turns_from,
+        redactions=counts,
+    )

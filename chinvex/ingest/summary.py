@@ -1,0 +1,57 @@
+"""The record of one ingest run: printed with --json, stored in ingest_runs.stats_json."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class SourceMessage(BaseModel):
+    source_uri: str
+    adapter: str | None = None
+    message: str
+
+
+class Decision(BaseModel):
+    source_uri: str
+    adapter: str
+    action: str  # ingested | skipped | refreshed | removed | error | excluded
+    reason: str
+    detail: str | None = None
+
+
+class SourceCounts(BaseModel):
+    scanned: int = 0
+    indexed: int = 0
+    unchanged: int = 0
+    refreshed: int = Field(0, description="Touched but unchanged content: fingerprint updated only.")
+    removed: int = 0
+    errors: int = 0
+    skipped: dict[str, int] = Field(default_factory=dict, description="Files not indexed, by reason.")
+    reasons: dict[str, int] = Field(default_factory=dict, description="Why sources were (re)ingested.")
+
+
+class IngestSummary(BaseModel):
+    schema_version: int = 1
+    run_id: str
+    context: str
+    status: str = "running"  # running | completed | completed_with_errors | failed
+    started_at: str
+    finished_at: str | None = None
+    duration_s: float = 0.0
+    full: bool = False
+    embedder: str | None = None
+    sources: SourceCounts = Field(default_factory=SourceCounts)
+    documents: dict[str, int] = Field(default_factory=dict)
+    chunks: dict[str, int] = Field(default_factory=dict)
+    redactions: dict[str, int] = Field(default_factory=dict)
+    adapter_counts: dict[str, dict[str, int]] = Field(default_factory=dict)
+    errors: list[SourceMessage] = Field(default_factory=list)
+    warnings: list[SourceMessage] = Field(default_factory=list)
+    decisions: list[Decision] = Field(default_factory=list)
+    paths: dict[str, Any] = Field(default_factory=dict, description="Which path each Codex thread took.")
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors

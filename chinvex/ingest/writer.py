@@ -1,0 +1,325 @@
+"""Writes prepared documents into hybrid.db and Chroma in batches.
+
+Order inside a flush, chosen so that a crash at any point converges on the next run:
+1. vectors of new chunk ids are upserted into Chroma (reused by embed hash where the same text
+   was embedded before, embedded otherwise);
+2. one SQLite transaction replaces the documents' rows, chunks and turns — so SQLite never
+   references a chunk whose vector is missing;
+3. vectors of chunk ids that left SQLite (and leftovers of an earlier crash) are deleted;
+4. fingerprints of the sources whose documents are all written are stored, last.
+A crash before 4 leaves the source to be ingested again; its unchanged chunks keep their ids
+and vectors, so the retry costs little.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from chinvex.ingest import fingerprints as fps
+from chinvex.ingest.prepare import PreparedChunk, PreparedDoc
+from chinvex.models import Turn
+from chinvex.storage.vectors import VectorStore
+from chinvex.timeutil import now_iso
+
+_SQL_BATCH = 500
+
+
+@dataclass
+class WriteStats:
+    docs_written: int = 0
+    docs_deleted: int = 0
+    chunks_written: int = 0
+    chunks_updated: int = 0
+    chunks_deleted: int = 0
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    vectors_repaired: int = 0
+
+
+@dataclass
+class _Pending:
+    docs: list[PreparedDoc] = field(default_factory=list)
+    delete_doc_ids: list[str] = field(default_factory=list)
+    fingerprints: list[fps.Fingerprint] = field(default_factory=list)
+    fingerprint_deletes: list[tuple[str, str]] = field(default_factory=list)
+    chunk_count: int = 0
+
+
+def _chunks_of(conn: sqlite3.Connection, doc_ids: list[str]) -> dict[str, sqlite3.Row]:
+    rows: dict[str, sqlite3.Row] = {}
+    for start in range(0, len(doc_ids), _SQL_BATCH):
+        part = doc_ids[start:start + _SQL_BATCH]
+        marks = ",".join("?" * len(part))
+        for row in conn.execute(
+            f"SELECT chunk_id, doc_id, chunk_index, char_start, char_end, line_start, line_end, "
+            f"metadata_json, search_text, embed_hash FROM chunks WHERE doc_id IN ({marks})",
+            part,
+        ):
+            rows[row["chunk_id"]] = row
+    return rows
+
+
+def _ids_with_hashes(conn: sqlite3.Connection, hashes: list[str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for start in range(0, len(hashes), _SQL_BATCH):
+        part = hashes[start:start + _SQL_BATCH]
+        marks = ",".join("?" * len(part))
+        for row in conn.execute(
+            f"SELECT chunk_id, embed_hash FROM chunks WHERE embed_hash IN ({marks})", part
+        ):
+            found.setdefault(row["embed_hash"], []).append(row["chunk_id"])
+    return found
+
+
+def _metadata_json(chunk: PreparedChunk) -> str:
+    return orjson.dumps(chunk.chunk.metadata, option=orjson.OPT_SORT_KEYS, default=str).decode()
+
+
+class IndexWriter:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        store: Callable[[], VectorStore],
+        embedder: Callable[[], Any],
+        *,
+        vectors_reset: bool = False,
+        max_pending_chunks: int = 256,
+        max_pending_docs: int = 400,
+        on_embedded: Callable[[int], None] | None = None,
+    ):
+        self.conn = conn
+        self._store_factory = store
+        self._store: VectorStore | None = None
+        self._embedder_factory = embedder
+        self._embedder: Any = None
+        self.vectors_reset = vectors_reset
+        self.max_pending_chunks = max_pending_chunks
+        self.max_pending_docs = max_pending_docs
+        self.on_embedded = on_embedded
+        self.stats = WriteStats()
+        self._pending = _Pending()
+
+    @property
+    def store(self) -> VectorStore:
+        """Opened on first need: a run where nothing changed never pays Chroma's start-up."""
+        if self._store is None:
+            self._store = self._store_factory()
+        return self._store
+
+    # -- queueing ---------------------------------------------------------------------------
+
+    def add(self, doc: PreparedDoc) -> None:
+        self._pending.docs.append(doc)
+        self._pending.chunk_count += len(doc.chunks)
+        self._maybe_flush()
+
+    def delete_docs(self, doc_ids: Iterable[str]) -> None:
+        self._pending.delete_doc_ids.extend(doc_ids)
+        self._maybe_flush()
+
+    def source_done(self, fingerprint: fps.Fingerprint) -> None:
+        """Queue a source's fingerprint; it is written after all its documents."""
+        self._pending.fingerprints.append(fingerprint)
+        if len(self._pending.fingerprints) >= self.max_pending_docs:
+            self.flush()
+
+    def source_removed(self, context_name: str, source_uri: str) -> None:
+        self._pending.fingerprint_deletes.append((context_name, source_uri))
+
+    def _maybe_flush(self) -> None:
+        if (self._pending.chunk_count >= self.max_pending_chunks
+                or len(self._pending.docs) + len(self._pending.delete_doc_ids) >= self.max_pending_docs):
+            self.flush()
+
+    # -- flushing ---------------------------------------------------------------------------
+
+    def _embed(self, texts: list[str]):
+        if self._embedder is None:
+            self._embedder = self._embedder_factory()
+        vectors = self._embedder.embed_documents(texts)
+        if self.on_embedded:
+            self.on_embedded(len(texts))
+        return vectors
+
+    def _vectors_for(self, needed: list[PreparedChunk]) -> list[Any]:
+        """A vector for every chunk: reused from Chroma by embed hash, else embedded now."""
+        by_hash: dict[str, Any] = {}
+        hashes = list(dict.fromkeys(c.embed_hash for c in needed))
+        if not self.vectors_reset and hashes:
+            candidates = _ids_with_hashes(self.conn, hashes)
+            wanted_ids = [ids[0] for ids in candidates.values()]
+            # Several ids may share a hash; one present vector is enough.
+            extra_ids = [cid for ids in candidates.values() for cid in ids[1:4]]
+            stored = self.store.embeddings(wanted_ids + extra_ids) if candidates else {}
+            for embed_hash, ids in candidates.items():
+                for cid in ids:
+                    if cid in stored:
+                        by_hash[embed_hash] = stored[cid]
+                        break
+        reused = sum(1 for c in needed if c.embed_hash in by_hash)
+        missing: dict[str, str] = {}
+        for c in needed:
+            if c.embed_hash not in by_hash:
+                missing.setdefault(c.embed_hash, c.embed_text)
+        if missing:
+            vectors = self._embed(list(missing.values()))
+            for embed_hash, vector in zip(missing.keys(), vectors):
+                by_hash[embed_hash] = vector
+        self.stats.chunks_embedded += len(missing)
+        self.stats.chunks_reused += reused
+        return [by_hash[c.embed_hash] for c in needed]
+
+    def flush(self) -> None:
+        pending = self._pending
+        self._pending = _Pending()
+        if not (pending.docs or pending.delete_doc_ids or pending.fingerprints
+                or pending.fingerprint_deletes):
+            return
+        # The same document may be queued twice in one batch (a thread seen by two adapters):
+        # the last one wins.
+        docs_by_id: dict[str, PreparedDoc] = {}
+        for doc in pending.docs:
+            docs_by_id[doc.doc_id] = doc
+        docs = list(docs_by_id.values())
+        doc_ids = [d.doc_id for d in docs]
+        delete_ids = [d for d in dict.fromkeys(pending.delete_doc_ids) if d not in docs_by_id]
+
+        existing = _chunks_of(self.conn, doc_ids + delete_ids)
+        new_chunks = {c.chunk.chunk_id: c for d in docs for c in d.chunks}
+        kept = [cid for cid in new_chunks if cid in existing]
+        added = [cid for cid in new_chunks if cid not in existing]
+        if self.vectors_reset:
+            need_vector = list(new_chunks)
+        else:
+            present = self.store.existing(kept) if kept else set()
+            repaired = [cid for cid in kept if cid not in present]
+            self.stats.vectors_repaired += len(repaired)
+            need_vector = added + repaired
+
+        # 1. vectors first
+        if need_vector:
+            prepared = [new_chunks[cid] for cid in need_vector]
+            vectors = self._vectors_for(prepared)
+            doc_types = {d.doc_id: d.source_type for d in docs}
+            metadatas = [
+                {"doc_id": p.chunk.doc_id, "source_type": doc_types[p.chunk.doc_id]}
+                for p in prepared
+            ]
+            self.store.upsert(need_vector, vectors, metadatas)
+
+        # 2. SQLite, one transaction
+        removed_ids = [cid for cid, row in existing.items() if cid not in new_chunks]
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for doc_id in delete_ids:
+                conn.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
+            self.stats.docs_deleted += len(delete_ids)
+            for cid in removed_ids:
+                conn.execute("DELETE FROM chunks WHERE chunk_id=?", (cid,))
+            stamp = now_iso()
+            for doc in docs:
+                self._write_document(doc, stamp)
+                for chunk in doc.chunks:
+                    cid = chunk.chunk.chunk_id
+                    if cid in existing:
+                        self._update_if_changed(chunk, existing[cid])
+                    else:
+                        self._insert_chunk(chunk)
+                if doc.turns is not None:
+                    self._write_turns(doc)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        self.stats.docs_written += len(docs)
+        self.stats.chunks_written += len(added)
+        self.stats.chunks_deleted += len(removed_ids)
+
+        # 3. vectors that left SQLite, plus leftovers of interrupted runs
+        stale = set(removed_ids)
+        touched = doc_ids + delete_ids
+        if touched and (removed_ids or added or delete_ids):
+            stale |= self.store.ids_for_docs(touched) - set(new_chunks)
+        if stale:
+            self.store.delete(sorted(stale))
+
+        # 4. fingerprints last
+        if pending.fingerprints or pending.fingerprint_deletes:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for fp in pending.fingerprints:
+                    fps.write(conn, fp)
+                for context_name, uri in pending.fingerprint_deletes:
+                    fps.delete(conn, context_name, uri)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _write_document(self, doc: PreparedDoc, stamp: str) -> None:
+        self.conn.execute(
+            """INSERT INTO documents(doc_id, source_type, source_uri, title, created_at, updated_at,
+                   metadata_json, indexed_at, origin_uri, content_hash)
+               VALUES(?,?,?,?,?,?,?,?,?,?)
+               ON CONFLICT(doc_id) DO UPDATE SET source_type=excluded.source_type,
+                   source_uri=excluded.source_uri, title=excluded.title,
+                   created_at=excluded.created_at, updated_at=excluded.updated_at,
+                   metadata_json=excluded.metadata_json, indexed_at=excluded.indexed_at,
+                   origin_uri=excluded.origin_uri, content_hash=excluded.content_hash""",
+            (doc.doc_id, doc.source_type, doc.source_uri, doc.title, doc.created_at,
+             doc.updated_at, orjson.dumps(doc.metadata, default=str).decode(), stamp,
+             doc.origin_uri, doc.content_hash),
+        )
+
+    def _insert_chunk(self, p: PreparedChunk) -> None:
+        c = p.chunk
+        self.conn.execute(
+            """INSERT INTO chunks(chunk_id, doc_id, chunk_index, text, search_text, embed_hash,
+                   char_start, char_end, line_start, line_end, metadata_json)
+               VALUES(?,?,?,?,?,?,?,?,?,?,?)""",
+            (c.chunk_id, c.doc_id, c.chunk_index, c.text, p.search_text, p.embed_hash,
+             c.char_start, c.char_end, c.line_start, c.line_end, _metadata_json(p)),
+        )
+
+    def _update_if_changed(self, p: PreparedChunk, row: sqlite3.Row) -> None:
+        c = p.chunk
+        meta = _metadata_json(p)
+        if (row["char_start"], row["char_end"], row["line_start"], row["line_end"],
+                row["metadata_json"], row["search_text"], row["embed_hash"]) == (
+                c.char_start, c.char_end, c.line_start, c.line_end, meta, p.search_text,
+                p.embed_hash):
+            return
+        self.conn.execute(
+            """UPDATE chunks SET char_start=?, char_end=?, line_start=?, line_end=?,
+                   metadata_json=?, search_text=?, embed_hash=? WHERE chunk_id=?""",
+            (c.char_start, c.char_end, c.line_start, c.line_end, meta, p.search_text,
+             p.embed_hash, c.chunk_id),
+        )
+        self.stats.chunks_updated += 1
+
+    def _write_turns(self, doc: PreparedDoc) -> None:
+        assert doc.turns is not None
+        self.conn.execute(
+            "DELETE FROM conversation_turns WHERE doc_id=? AND turn_index>=?",
+            (doc.doc_id, doc.turns_from),
+        )
+        self.conn.executemany(
+            "INSERT INTO conversation_turns(doc_id, turn_index, turn_json) VALUES(?,?,?)",
+            [(doc.doc_id, index, turn.model_dump_json())
+             for index, turn in enumerate(doc.turns) if index >= doc.turns_from],
+        )
+
+
+def stored_turns(conn: sqlite3.Connection, doc_id: str) -> list[Turn]:
+    rows = conn.execute(
+        "SELECT turn_json FROM conversation_turns WHERE doc_id=? ORDER BY turn_index", (doc_id,)
+    )
+    return [Turn.model_validate_json(row[0]) for row in rows]

@@ -1,0 +1,180 @@
+"""Is the value found next to a secret-sounding name really a secret?
+
+A key name alone (`password`, `token`, `api_key`) is a weak signal: code and configuration are
+full of `password: str`, `token=None`, `api_key=os.environ["X"]`, `${TOKEN}`, `<your-api-key>` or
+`max_tokens: 4096`. Redacting those would blank out exactly the text a developer searches for,
+so a value is only treated as a secret when it is a literal that looks machine-generated: not a
+reference, not a placeholder, not a name made of words, with mixed character classes and enough
+entropy. These checks run only on the few candidates the detectors find, never on whole texts.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+
+MARKER_PREFIX = "[REDACTED:"
+
+# `$VAR`, `${VAR}`, `$(cmd)`, `%(name)s`, `%VAR%`: the value is looked up elsewhere.
+_REFERENCE_START = re.compile(r"\$[{(A-Za-z_]|%\(|%[A-Za-z_]\w*%")
+# As a whole configuration value, also a YAML tag or alias (`!vault |`, `!Ref X`, `*default`) or
+# an annotation-style lookup (`@Value`); inside a URL these characters are just password text.
+_VALUE_REFERENCE_START = re.compile(r"[@!*][A-Za-z_]")
+# Template syntax anywhere in the value (`Bearer {{ token }}`, `prefix-${X}`).
+_TEMPLATE_INSIDE = ("${", "{{", "{%", "<%", "#{", "[[", "%s", "%d", "%r")
+
+_PLACEHOLDER_WORDS = (
+    "xxx", "***", "...", "\u2026", "<", ">", "your", "changeme", "change_me", "change-me",
+    "changeit", "replace", "placeholder", "example", "dummy", "redacted", "fixme", "todo",
+    "insert", "sample", "secret_here", "_here", "-here", "fake", "notreal", "not_real",
+)
+_PLACEHOLDER_INSIDE = re.compile("|".join(map(re.escape, _PLACEHOLDER_WORDS)))
+_PLACEHOLDER_EXACT = frozenset({
+    "none", "null", "nil", "true", "false", "undefined", "yes", "no", "on", "off", "empty",
+    "string", "str", "bytes", "int", "bool", "optional", "required", "secret", "secrets",
+    "password", "passwd", "passphrase", "pass", "pwd", "token", "apikey", "api_key", "key",
+    "value", "default", "hidden", "masked", "unset", "n/a", "na", "tbd", "test", "demo",
+    "admin", "root", "guest", "user", "username", "mypassword", "letmein", "qwerty",
+    "foo", "bar", "baz", "qux", "foobar", "spam", "eggs",
+})
+
+# Paths and file names are configuration, not credentials (`token_file: ~/.config/gh/token`).
+_FILE_SUFFIX = re.compile(
+    r"\.(?:json|ya?ml|toml|ini|cfg|conf|txt|pem|key|crt|cer|der|p12|pfx|jks|keystore|env|gpg|"
+    r"asc|pub|py|js|ts|sh|md|html|xml|db|sqlite|log|age)$",
+    re.IGNORECASE,
+)
+
+_SEGMENT_SPLIT = re.compile(r"[-_./:@+\s\[\](){}<>,|=*#]+")
+# A segment made of a word and a short version number: utf8, sha256, python3, v2, int8.
+_WORD_WITH_NUMBER = re.compile(r"[A-Za-z][a-z]*\d{1,4}|v\d+")
+# The pieces a camelCase / ACRONYM / number identifier splits into.
+_PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def is_marker_or_contains_marker(value: str) -> bool:
+    """Values already replaced by a marker are never redacted again (idempotence)."""
+    return MARKER_PREFIX in value
+
+
+def is_reference(value: str, *, whole_value: bool = True) -> bool:
+    """A variable, command substitution or template stands in for the secret: keep it."""
+    if _REFERENCE_START.match(value):
+        return True
+    if whole_value and _VALUE_REFERENCE_START.match(value):
+        return True
+    if value.startswith("{") and value.endswith("}"):
+        return True  # `{token}` format field, `{.access_token}` JSONPath, an object literal
+    return any(t in value for t in _TEMPLATE_INSIDE)
+
+
+def is_placeholder(value: str) -> bool:
+    """Documentation placeholders (`<your-api-key>`, `xxxxx`, `changeme`) are not secrets."""
+    lowered = value.lower()
+    if lowered in _PLACEHOLDER_EXACT:
+        return True
+    if _PLACEHOLDER_INSIDE.search(lowered):
+        return True
+    return len(set(lowered)) <= 3
+
+
+def is_path_or_url(value: str) -> bool:
+    """File paths and URLs name where a secret lives, they are not the secret."""
+    if "://" in value or value.startswith(("/", "~", "./", "../", "\\")):
+        return True
+    if len(value) > 2 and value[1] == ":" and value[2] in "\\/":
+        return True  # C:\ or C:/
+    return _FILE_SUFFIX.search(value) is not None
+
+
+def _wordish(segment: str) -> bool:
+    if _WORD_WITH_NUMBER.fullmatch(segment):
+        return True
+    pieces = _PIECES.findall(segment)
+    if sum(map(len, pieces)) != len(segment):
+        return False  # punctuation inside: not an identifier
+    return len(pieces) == 1 or len(segment) >= 3 * len(pieces)
+
+
+def is_name_like(value: str) -> bool:
+    """Identifiers, model names and dotted attribute paths are made of words and numbers.
+
+    Random credentials split into many one- or two-character pieces (`aB3xK9` -> a, B, 3, x, K,
+    9), names into a few long ones (`settings.SECRET_KEY`, `claude-3-5-sonnet-20241022`,
+    `getUserToken`, `IAmSensitive`), so a value whose every segment is made of long pieces is
+    a name, not a secret.
+    """
+    return all(_wordish(seg) for seg in _SEGMENT_SPLIT.split(value) if seg)
+
+
+def shannon_entropy(value: str) -> float:
+    """Bits per character of the value's own character distribution."""
+    if not value:
+        return 0.0
+    n = len(value)
+    return -sum((c / n) * math.log2(c / n) for c in map(value.count, set(value)))
+
+
+_LOWER = frozenset(string.ascii_lowercase)
+_UPPER = frozenset(string.ascii_uppercase)
+_DIGITS = frozenset(string.digits)
+_ALNUM = _LOWER | _UPPER | _DIGITS
+
+
+def char_classes(value: str) -> int:
+    """How many of lower, upper, digit and other characters the value uses."""
+    chars = set(value)
+    return ((not chars.isdisjoint(_LOWER)) + (not chars.isdisjoint(_UPPER))
+            + (not chars.isdisjoint(_DIGITS)) + (not chars <= _ALNUM))
+
+
+def _plausible_literal(value: str) -> bool:
+    return not (
+        value.isdigit()
+        or is_marker_or_contains_marker(value)
+        or is_reference(value)
+        or is_placeholder(value)
+        or is_path_or_url(value)
+        or is_name_like(value)
+    )
+
+
+def looks_like_password(value: str) -> bool:
+    """For keys that say password: a short literal suffices if it is not a word or a name."""
+    return 6 <= len(value) and char_classes(value) >= 2 and _plausible_literal(value)
+
+
+def looks_like_secret(value: str) -> bool:
+    """For token/secret/key names: long, mixed and high-entropy (or simply long) literals."""
+    n = len(value)
+    if n < 12 or char_classes(value) < 2 or not _plausible_literal(value):
+        return False
+    return n >= 24 or shannon_entropy(value) >= 3.0  # entropy only where length is not enough
+
+
+def looks_like_credential(value: str) -> bool:
+    """For explicit credential syntax (`user:pw@host`, `curl -u user:pw`): any literal counts,
+    only references and placeholders are kept."""
+    return bool(value) and not (
+        is_marker_or_contains_marker(value)
+        or is_reference(value, whole_value=False)
+        or is_placeholder(value)
+    )
+
+
+def random_body(body: str, *, min_distinct: int = 8, need_digit: bool = False,
+                need_mixed_case: bool = False) -> bool:
+    """The random part of a fixed-format token: rejects `ghp_XXXXXXXX...`-style placeholders and
+    kebab-case identifiers that happen to share a prefix (`sk-estimator-doc-link`)."""
+    if len(set(body)) < min_distinct:
+        return False
+    lowered = body.lower()
+    if "xxxx" in lowered or "your" in lowered or "<" in body:
+        return False
+    if need_digit and not any("0" <= ch <= "9" for ch in body):
+        return False
+    if need_mixed_case and not (any("a" <= ch <= "z" for ch in body)
+                                and any("A" <= ch <= "Z" for ch in body)):
+        return False
+    return True

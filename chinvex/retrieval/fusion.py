@@ -1,0 +1,101 @@
+"""Score fusion exactly as the seed spec §4 prescribes. Pure functions, no I/O.
+
+BM25 is unbounded and cosine lives in [-1, 1]: each signal is min-max normalised over the
+query's candidate set before blending, otherwise the 0.6/0.4 blend and the source weights
+would mean nothing. Blended = relevance only; the source weight is applied after, as a prior.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from chinvex.models.documents import DEFAULT_WEIGHTS, UNKNOWN_SOURCE_WEIGHT
+
+FTS_WEIGHT = 0.6
+VEC_WEIGHT = 0.4
+
+SOURCE_PRIORITY = {
+    "repo": 0,
+    "codex_session": 1,
+    "agent_session": 1,
+    "memory": 1,
+    "chat": 2,
+    "note": 3,
+}
+"""Tie-break order (seed spec: repo > codex_session > chat > note); unknown types come last."""
+
+
+def normalize(scores: Sequence[float]) -> list[float]:
+    """Min-max into [0, 1]; all-equal scores are all 1.0 (seed spec §4)."""
+    if not scores:
+        return []
+    low, high = min(scores), max(scores)
+    if high == low:
+        return [1.0] * len(scores)
+    span = high - low
+    return [(s - low) / span for s in scores]
+
+
+def blend(fts_norm: float, vec_norm: float) -> float:
+    return FTS_WEIGHT * fts_norm + VEC_WEIGHT * vec_norm
+
+
+def weight_for(source_type: str, weights: Mapping[str, float]) -> float:
+    if source_type in weights:
+        return float(weights[source_type])
+    return DEFAULT_WEIGHTS.get(source_type, UNKNOWN_SOURCE_WEIGHT)
+
+
+@dataclass
+class Candidate:
+    """One chunk found by either leg. `fts` is BM25 relevance (higher is better, i.e. the
+    negated FTS5 bm25()), `vector` the cosine similarity; None when that leg missed it."""
+
+    key: str  # unique across contexts, e.g. "context/chunk_id"
+    chunk_id: str
+    source_type: str
+    updated_at: str | None
+    fts: float | None = None
+    vector: float | None = None
+    weight_table: str = ""  # which context's weights apply
+
+
+@dataclass
+class Fused:
+    candidate: Candidate
+    fts_norm: float
+    vector_norm: float
+    blended: float
+    weight: float
+    rank_score: float
+
+
+def fuse(candidates: Sequence[Candidate], weights: Mapping[str, Mapping[str, float]]) -> list[Fused]:
+    """Blend, weight and order candidates; `weights` maps a candidate's weight_table to its
+    source-type weights (several contexts can be searched at once)."""
+    fts_present = [c for c in candidates if c.fts is not None]
+    vec_present = [c for c in candidates if c.vector is not None]
+    fts_norm = dict(zip((c.key for c in fts_present), normalize([c.fts for c in fts_present])))  # type: ignore[misc]
+    vec_norm = dict(zip((c.key for c in vec_present), normalize([c.vector for c in vec_present])))  # type: ignore[misc]
+    fused: list[Fused] = []
+    for c in candidates:
+        f = fts_norm.get(c.key, 0.0)
+        v = vec_norm.get(c.key, 0.0)
+        b = blend(f, v)
+        w = weight_for(c.source_type, weights.get(c.weight_table, {}))
+        fused.append(Fused(c, f, v, b, w, b * w))
+    fused.sort(key=_order)
+    return fused
+
+
+def _order(item: Fused) -> tuple:
+    c = item.candidate
+    # Newer first: ISO 8601 'Z' strings sort chronologically; missing dates sort last.
+    newest = _invert(c.updated_at) if c.updated_at else "\U0010ffff"
+    return (-item.rank_score, newest, SOURCE_PRIORITY.get(c.source_type, 99), c.chunk_id, c.key)
+
+
+def _invert(text: str) -> str:
+    """A string that sorts in the reverse order of `text` (for descending dates in one key)."""
+    return "".join(chr(0x10FFFF - ord(ch)) if ord(ch) < 0x10FFFF else ch for ch in text)

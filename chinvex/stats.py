@@ -1,0 +1,96 @@
+"""`chinvex stats`: what a context's index holds, read without modifying it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from chinvex.models import ContextConfig
+from chinvex.storage import db
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += (Path(root) / name).stat().st_size
+            except OSError:
+                pass
+    return total
+
+
+def collect_stats(config: ContextConfig) -> dict[str, Any]:
+    from chinvex.ingest.pipeline import iter_runs
+
+    sqlite_path = Path(config.index.sqlite_path)
+    conn = db.connect(sqlite_path, create=True)
+    try:
+        by_type: dict[str, dict[str, int]] = {}
+        for source_type, docs in conn.execute(
+            "SELECT source_type, COUNT(*) FROM documents GROUP BY source_type"
+        ):
+            by_type.setdefault(source_type, {"documents": 0, "chunks": 0})["documents"] = docs
+        for source_type, chunks in conn.execute(
+            "SELECT d.source_type, COUNT(*) FROM chunks c JOIN documents d USING(doc_id) "
+            "GROUP BY d.source_type"
+        ):
+            by_type.setdefault(source_type, {"documents": 0, "chunks": 0})["chunks"] = chunks
+        fingerprints = dict(conn.execute(
+            "SELECT last_status, COUNT(*) FROM source_fingerprints WHERE context_name=? "
+            "GROUP BY last_status", (config.name,)).fetchall())
+        runs = list(iter_runs(conn, 1))
+        embedder = {key: db.get_meta(conn, key) for key in
+                    ("embedder", "embedding_provider", "embedding_model", "embedding_dimension")}
+        totals = {
+            "documents": sum(v["documents"] for v in by_type.values()),
+            "chunks": sum(v["chunks"] for v in by_type.values()),
+        }
+    finally:
+        conn.close()
+    sizes = {
+        "hybrid_db_bytes": sum(_size(Path(str(sqlite_path) + s)) for s in ("", "-wal", "-shm")
+                               if Path(str(sqlite_path) + s).exists()),
+        "chroma_bytes": _size(Path(config.index.chroma_dir)) if not config.index.chroma_url
+        and Path(config.index.chroma_dir).exists() else None,
+    }
+    return {
+        "context": config.name,
+        "totals": totals,
+        "by_source_type": dict(sorted(by_type.items())),
+        "fingerprints": fingerprints,
+        "last_run": runs[0] if runs else None,
+        "embedder": embedder,
+        "index": {"sqlite_path": str(sqlite_path), "chroma_dir": config.index.chroma_dir,
+                  "chroma_url": config.index.chroma_url, **sizes},
+    }
+
+
+def _mb(value: int | None) -> str:
+    return "-" if value is None else f"{value / 1_048_576:.1f} MB"
+
+
+def format_stats(data: dict[str, Any]) -> str:
+    from rich.markup import escape
+
+    lines = [f"{data['context']}: {data['totals']['documents']} documents, {data['totals']['chunks']} chunks"]
+    for source_type, counts in data["by_source_type"].items():
+        lines.append(f"  {source_type:<14} {counts['documents']:>7} docs {counts['chunks']:>8} chunks")
+    run = data["last_run"]
+    if run:
+        stats = run.get("stats") or {}
+        sources = stats.get("sources", {})
+        lines.append(
+            f"last ingest: {run['started_at']} {run['status']} "
+            f"({sources.get('indexed', 0)} ingested, {sources.get('errors', 0)} errors)"
+        )
+    else:
+        lines.append("last ingest: never")
+    emb = data["embedder"]
+    lines.append(f"embedder: {emb.get('embedder') or '-'} (dimension {emb.get('embedding_dimension') or '-'})")
+    idx = data["index"]
+    lines.append(f"on disk: hybrid.db {_mb(idx['hybrid_db_bytes'])}, chroma {_mb(idx['chroma_bytes'])}")
+    return escape("\n".join(lines))

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Set up chinvex with its test extras, install the real Codex binary for the app-server
+# integration tests (cached), and run the whole test suite. `.ci/run` calls this.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+scripts/setup.sh test
+if [ -x scripts/install-codex.sh ]; then
+  if codex_bin="$(scripts/install-codex.sh | tail -n 1)" && [ -x "$codex_bin" ]; then
+    export CHINVEX_CODEX_BIN="$codex_bin"
+  else
+    echo "note: the real codex binary could not be installed; app-server integration tests will say why they skip" >&2
+  fi
+fi
+set +e
+.venv/bin/python -m pytest "$@"
+status=$?
+set -e
+if [ "$status" -eq 5 ]; then
+  echo "pytest collected no tests (exit 5)" >&2
+  exit 0
+fi
+exit "$status"
