@@ -218,13 +218,16 @@ def test_content_types_and_tool_pairing(tmp_path):
             "what is in this picture?", "",
             {"content_type": "audio_transcription", "text": "spoken words here"},
             {"content_type": "real_time_user_audio_video_asset_pointer",
-             "audio_asset_pointer": {"content_type": "audio_asset_pointer", "asset_pointer": "sediment://audio_1"}},
+             "audio_asset_pointer": {"content_type": "audio_asset_pointer",
+                                     "asset_pointer": "sediment://audio_1"}},
         ]}, 1.0),
         msg("a1", "assistant", {"content_type": "code", "language": "unknown", "text": "search('pgvector hnsw')"},
             2.0, recipient="browser"),
-        msg("t1", "tool", {"content_type": "tether_browsing_display", "result": "HNSW index build is slow on 1M rows",
+        msg("t1", "tool", {"content_type": "tether_browsing_display",
+                           "result": "HNSW index build is slow on 1M rows",
                            "summary": "pgvector docs"}, 3.0, name="browser"),
-        msg("q1", "tool", {"content_type": "tether_quote", "url": "https://example.org/hnsw", "domain": "example.org",
+        msg("q1", "tool", {"content_type": "tether_quote", "url": "https://example.org/hnsw",
+                           "domain": "example.org",
                            "title": "HNSW tuning", "text": "raise maintenance_work_mem"}, 3.5, name="browser"),
         msg("a2", "assistant", text("Use ef_construction=64."), 4.0),
         msg("a3", "assistant", {"content_type": "text", "parts": ['{"prompt": "a cat"}']}, 5.0,
@@ -235,8 +238,10 @@ def test_content_types_and_tool_pairing(tmp_path):
         msg("r1", "assistant", {"content_type": "reasoning_recap", "content": "Thought for 12s"}, 7.0),
         msg("s1", "user", {"content_type": "user_editable_context", "user_profile": "I am a DBA",
                            "user_instructions": "Answer briefly"}, 8.0),
-        msg("s2", "assistant", {"content_type": "model_editable_context", "model_set_context": "User runs Postgres 16"}, 9.0),
-        msg("e1", "tool", {"content_type": "system_error", "name": "ToolError", "text": "timeout"}, 10.0, name="python"),
+        msg("s2", "assistant", {"content_type": "model_editable_context",
+                                "model_set_context": "User runs Postgres 16"}, 9.0),
+        msg("e1", "tool", {"content_type": "system_error", "name": "ToolError", "text": "timeout"}, 10.0,
+            name="python"),
         msg("k1", "assistant", {"content_type": "brand_new_widget", "text": "widget text survives"}, 11.0),
         msg("k2", "assistant", {"content_type": "opaque_thing", "blob": [1, 2]}, 12.0),
         msg("h1", "assistant", text("hidden by weight"), 13.0, weight=0.0),
@@ -606,7 +611,8 @@ def test_enumerate_excludes_symlinks_and_limits(tmp_path):
 # Fuzzing: anything yields documents or a SourceError, never another exception.
 # ---------------------------------------------------------------------------------------------
 
-json_scalars = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20)
+json_scalars = (st.none() | st.booleans() | st.integers(-10**6, 10**6)
+                | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20))
 json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=4)
                            | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
 def mostly(valid, junk=json_values):
@@ -658,10 +664,13 @@ contents = st.one_of(
               st.text(max_size=30), st.text(max_size=5)),
     st.builds(lambda th: {"content_type": "thoughts", "thoughts": th},
               st.lists(st.fixed_dictionaries({"summary": st.text(max_size=20), "content": st.text(max_size=20)}))),
-    st.builds(lambda t: {"content_type": "tether_quote", "title": t, "url": "https://x", "text": t}, st.text(max_size=20)),
-    st.builds(lambda t: {"content_type": "tether_browsing_display", "result": t, "summary": t}, st.text(max_size=20)),
+    st.builds(lambda t: {"content_type": "tether_quote", "title": t, "url": "https://x", "text": t},
+              st.text(max_size=20)),
+    st.builds(lambda t: {"content_type": "tether_browsing_display", "result": t, "summary": t},
+              st.text(max_size=20)),
     st.just({"content_type": "reasoning_recap", "content": "Thought for 3s"}),
-    st.builds(lambda t: {"content_type": "user_editable_context", "user_profile": t, "user_instructions": t}, st.text(max_size=20)),
+    st.builds(lambda t: {"content_type": "user_editable_context", "user_profile": t, "user_instructions": t},
+              st.text(max_size=20)),
     st.builds(lambda t: {"content_type": "system_error", "name": "E", "text": t}, st.text(max_size=20)),
     json_values,
 )

@@ -235,7 +235,8 @@ def test_subagent_layouts():
 def test_partial_last_line_is_left_unread(tmp_path):
     complete, _ = parse(REWIND)
     copy = tmp_path / REWIND.name
-    copy.write_bytes(REWIND.read_bytes() + b'{"type": "assistant", "uuid": "half", "message": {"id": "msg_x", "con')
+    half_line = b'{"type": "assistant", "uuid": "half", "message": {"id": "msg_x", "con'
+    copy.write_bytes(REWIND.read_bytes() + half_line)
     doc, report = parse(copy)
     assert [t.turn_id for t in doc.turns] == [t.turn_id for t in complete.turns]
     assert report.counts["partial_last_line"] == 1

@@ -78,7 +78,7 @@ def array_start(head: bytes) -> int:
     offset = 3 if head.startswith(b"\xef\xbb\xbf") else 0
     stripped = head[offset:].lstrip(b" \t\r\n")
     if not stripped:
-        raise NotAnArray("empty file" if not head.strip() else "only whitespace before the end of the sniffed bytes")
+        raise NotAnArray("empty file (no JSON value in it)")
     if stripped[:1] != b"[":
         first = stripped[:1].decode("latin-1")
         kind = "a JSON object" if first == "{" else f"{first!r}"

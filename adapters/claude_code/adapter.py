@@ -140,7 +140,10 @@ def _thread_id(path: Path, records: list[Record]) -> tuple[str, dict[str, Any]]:
     return f"{parent or 'unknown-session'}/agent-{agent_id}", info
 
 
-def _title(records: list[Record], branch_uuids: set[str], counts: Counter[str]) -> tuple[str | None, dict[str, Any]]:
+def _title(
+    records: list[Record], branch_uuids: set[str], counts: Counter[str]
+) -> tuple[str | None, dict[str, Any]]:
+    """custom-title (set by the user) > ai-title > a summary record of this branch."""
     custom = _strings([r for r in records if r.type == "custom-title"], "customTitle")
     ai = _strings([r for r in records if r.type == "ai-title"], "aiTitle")
     summaries: list[str] = []
@@ -159,11 +162,15 @@ def _title(records: list[Record], branch_uuids: set[str], counts: Counter[str]) 
         info["ai_title"] = ai[-1]
     if summaries:
         info["summaries"] = _distinct(summaries, 20)
-    title = (custom[-1] if custom else None) or (ai[-1] if ai else None) or (summaries[-1] if summaries else None)
-    return title, info
+    for candidates in (custom, ai, summaries):
+        if candidates:
+            return candidates[-1], info
+    return None, info
 
 
-def parse_transcript(path: Path, report: ParseReport, *, include_thinking: bool = True) -> ConversationDoc | None:
+def parse_transcript(
+    path: Path, report: ParseReport, *, include_thinking: bool = True
+) -> ConversationDoc | None:
     """One transcript file → one conversation (None when it holds no turn yet)."""
     counts = report.counts
     try:

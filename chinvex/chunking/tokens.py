@@ -126,7 +126,10 @@ def _break_score(line: str, end: int) -> float:
     if end <= 0 or end >= len(line):
         return 0.0
     spaced = line[end].isspace() or line[end - 1].isspace()
-    last = line[:end].rstrip()[-1:]
+    k = end - 1
+    while k > 0 and line[k].isspace() and end - k < 16:
+        k -= 1
+    last = line[k]
     if last in _SENTENCE_END and spaced:
         return 0.6
     if last in _STATEMENT_END:

