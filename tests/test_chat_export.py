@@ -715,7 +715,7 @@ def parse_bytes(data: bytes) -> tuple[list, ParseReport]:
     return docs, report
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(damaged_conversations() | conversations | json_values, max_size=4))
 def test_fuzz_conversation_structures(entries):
     try:

@@ -314,6 +314,35 @@ def test_ordinary_text_is_untouched(text: str):
     assert result.counts == {}
 
 
+def test_env_dump_loses_only_its_secrets():
+    dump = "\n".join([
+        "HOME=/home/dev",
+        "LS_COLORS=rs=0:di=01;34:ln=01;36:mh=00:pi=40;33:so=01;35:do=01;35:bd=40;33;01",
+        "SSH_AUTH_SOCK=/tmp/ssh-XXXXKd3f9a/agent.4121",
+        "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus",
+        "TERM_SESSION_ID=w0t0p0:8A1B2C3D-4E5F-6789-ABCD-EF0123456789",
+        "GIT_ASKPASS=/usr/share/code/resources/app/extensions/git/dist/askpass.sh",
+        "VSCODE_GIT_ASKPASS_MAIN=/usr/share/code/resources/app/extensions/git/dist/askpass-main.js",
+        "TOKENIZERS_PARALLELISM=false",
+        "LESSOPEN=| /usr/bin/lesspipe %s",
+        "PS1=\\u@\\h:\\w\\$ ",
+        "GH_TOKEN=",
+        "AWS_PROFILE=default",
+        "AWS_REGION=us-east-1",
+        "CODEX_SANDBOX_NETWORK_DISABLED=1",
+        "PWD=/home/dev/src/chinvex",
+        "OLDPWD=/home/dev",
+        f"OPENAI_API_KEY={OPENAI_PROJ}",
+        f"PIP_INDEX_URL=https://__token__:{GENERIC}@pypi.internal/simple",
+        "_=/usr/bin/env",
+    ]) + "\n"
+    result = redact(dump)
+    assert result.counts == {"openai_key": 1, "password_in_url": 1}
+    expected = dump.replace(OPENAI_PROJ, "[REDACTED:openai_key]").replace(
+        GENERIC, "[REDACTED:password_in_url]")
+    assert result.text == expected
+
+
 def test_text_without_secrets_is_returned_as_is():
     text = "nothing to see here\n" * 100
     assert redact(text).text is text

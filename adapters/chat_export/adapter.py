@@ -252,10 +252,11 @@ def parse_conversations(
     if problems.unrecovered_error and entries:
         _warn(report, f"{label}: invalid JSON ({problems.unrecovered_error}); "
                       "nothing after it could be read")
-    for key, text in (("entries_without_mapping", "entries without a mapping (nothing to index)"),
-                      ("entries_failed", "entries could not be read")):
+    for key, text in (("entries_without_mapping", "without a mapping (nothing to index)"),
+                      ("entries_failed", "that could not be read")):
         if counts.get(key):
-            _warn(report, f"{label}: {counts[key]} {text}")
+            noun = "entry" if counts[key] == 1 else "entries"
+            _warn(report, f"{label}: skipped {counts[key]} {noun} {text}")
 
 
 __all__ = ["ChatExportAdapter", "precedence_key", "parse_conversations", "classify"]

@@ -8,6 +8,9 @@ hold several chains. The rules, all deterministic:
 - a parent reference resolves to the latest *earlier* record with that uuid, so links only
   point backwards (no cycle is possible, even with repeated uuids) and `logicalParentUuid`
   is followed when `parentUuid` is null;
+- a link between a sidechain (sub-agent) record and a main-thread record starts a new chain,
+  so a sub-agent written into the session file never hijacks the main thread's tip, and
+  neither is dropped;
 - records connected that way form a chain; in each chain the branch kept is the path from its
   root to its last-written message (Claude Code appends, so the newest tip is the one that
   was being worked on: abandoned edits were written before it);
@@ -30,6 +33,10 @@ def is_content(record: Record) -> bool:
     if record.type in ("user", "assistant"):
         return isinstance(record.data.get("message"), dict)
     return record.type in ("tool_use", "tool_result")
+
+
+def _sidechain(record: Record) -> bool:
+    return record.data.get("isSidechain") is True
 
 
 def _blocks(record: Record) -> list[Any]:
@@ -70,6 +77,8 @@ def select(records: list[Record]) -> Selection:
         if not isinstance(ref, str):
             ref = record.data.get("logicalParentUuid")
         p = last_by_uuid.get(ref) if isinstance(ref, str) else None
+        if p is not None and _sidechain(records[p]) != _sidechain(record):
+            p = None
         parent[record.pos] = p
         root[record.pos] = root[p] if p is not None else record.pos
         if p is not None:

@@ -95,7 +95,7 @@ class CodexRolloutAdapter:
         else:
             start, ctx = 0, new_context()
         parser = RolloutParser(ctx, start, report.counts)
-        consumed, partial = self._read(path, start, compressed, parser, report)
+        consumed, partial = self._read(path, start, parser, report)
         resume_offset, resume_ctx = parser.finish()
         ctx = parser.ctx
         self._check_content(path, ctx, partial, report)
@@ -120,7 +120,7 @@ class CodexRolloutAdapter:
             report.counts["partial_tail_bytes"] += partial
         yield self._document(path, candidate, ctx, parser)
 
-    def _read(self, path: Path, start: int, compressed: bool, parser: RolloutParser,
+    def _read(self, path: Path, start: int, parser: RolloutParser,
               report: ParseReport) -> tuple[int, int]:
         """Feed complete lines to the parser; returns (bytes consumed, partial tail bytes)."""
         consumed = start

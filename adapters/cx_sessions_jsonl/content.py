@@ -56,7 +56,8 @@ INJECTED_PREFIXES = (
 
 _DATA_URL = re.compile(r"data:([A-Za-z0-9.+/-]*)((?:;[A-Za-z0-9=.+-]+)*);base64,[A-Za-z0-9+/=_-]*")
 _LONG_BASE64 = re.compile(r"[A-Za-z0-9+/]{400,}={0,2}")
-_IMAGE_OPEN = re.compile(r'^\s*<image\b[^>]*?(?:path="([^"]*)")?[^>]*>\s*$', re.IGNORECASE)
+_IMAGE_OPEN = re.compile(r"^\s*<image\b[^>]*>\s*$", re.IGNORECASE)
+_PATH_ATTR = re.compile(r'\bpath="([^"]*)"')
 _IMAGE_CLOSE = re.compile(r"^\s*</image>\s*$", re.IGNORECASE)
 _EXIT_CODE = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
 
@@ -205,12 +206,13 @@ def content_parts(content: Any) -> tuple[list[str], list[Attachment]]:
             text = as_str(item.get("text"))
             if text is None:
                 continue
-            opened = _IMAGE_OPEN.match(text)
-            if opened:
-                pending_path = opened.group(1) or pending_path
-                continue
-            if _IMAGE_CLOSE.match(text):
-                continue
+            if len(text) < 2000 and text.lstrip()[:7].lower() in ("<image ", "<image>", "</image"):
+                if _IMAGE_OPEN.match(text):
+                    attr = _PATH_ATTR.search(text)
+                    pending_path = attr.group(1) if attr else pending_path
+                    continue
+                if _IMAGE_CLOSE.match(text):
+                    continue
             texts.append(text)
         elif kind in ("input_image", "image", "inputImage", "local_image", "localImage"):
             att = image_attachment(item.get("image_url") or item.get("url"),

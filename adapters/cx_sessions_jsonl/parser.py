@@ -541,6 +541,8 @@ class RolloutParser:
                 if ev.channel == comp_ch:
                     self.counts["compactions"] += 1
                     turn = self._simple_turn("system", ev, {"kind": "compaction"}, text="Context compacted.")
+                else:
+                    self.counts["compaction_markers_skipped"] += 1
             elif ev.kind == "notice":
                 turn = self._simple_turn(ev.role, ev, {})
             elif ev.kind == "injected":

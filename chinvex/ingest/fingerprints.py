@@ -24,6 +24,7 @@ EMBED_MODEL_CHANGED = "embed_model_changed"
 RETRY_AFTER_ERROR = "retry_after_error"
 THREAD_UPDATED = "thread_updated"
 FULL_REINGEST = "full_reingest"
+ORIGIN_CHANGED = "origin_changed"  # another source of the same document went away
 UNCHANGED = "unchanged"
 
 

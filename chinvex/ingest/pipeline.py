@@ -23,6 +23,7 @@ from chinvex.errors import EmbedderMismatchError
 from chinvex.ingest import fingerprints as fps
 from chinvex.ingest.adapters import adapter as load_adapter
 from chinvex.ingest.adapters import adapters_for
+from chinvex.ingest.origins import OriginLedger, precedence_of
 from chinvex.ingest.prepare import prepare
 from chinvex.ingest.summary import Decision, IngestSummary, SourceMessage
 from chinvex.ingest.writer import IndexWriter, stored_turns
@@ -134,6 +135,9 @@ class _Run:
         self.skipped: Counter[str] = Counter()
         self.reasons: Counter[str] = Counter()
         self.unreadable: set[str] = set()
+        self.ledger = OriginLedger(conn)
+        self.reingest: set[str] = set()
+        self.work_by_uri: dict[str, _Work] = {}
 
     # -- run --------------------------------------------------------------------------------
 
@@ -165,12 +169,14 @@ class _Run:
             if progress:
                 progress.start(len(work))
             seen: set[str] = set()
+            self.work_by_uri = {item.candidate.source_uri: item for item in work}
             for item in work:
                 seen.add(item.candidate.source_uri)
                 self._process(item)
                 if progress:
                     progress.advance(item.candidate.source_uri)
             self._remove_vanished(roots, seen, skipped_uris)
+            self._rewrite_from_other_origins()
             self.writer.flush()
             self._record_embedder()
             self.summary.status = "completed_with_errors" if self.summary.errors else "completed"
@@ -347,11 +353,12 @@ class _Run:
                                 f"{type(exc).__name__}: {exc}")
             return
 
-        stale = [row[0] for row in self.conn.execute(
-            "SELECT doc_id FROM documents WHERE origin_uri=?", (cand.source_uri,))
-            if row[0] not in set(produced)]
-        if stale:
-            self.writer.delete_docs(stale)
+        produced_set = set(produced)
+        gone = [d for d in self.ledger.docs_of(cand.source_uri) if d not in produced_set]
+        if gone:
+            detached = self.ledger.detach(cand.source_uri, gone)
+            self.writer.delete_docs(detached.delete_docs)
+            self.reingest |= detached.reingest_origins
         for warning in report.warnings:
             self.summary.warnings.append(SourceMessage(source_uri=cand.source_uri,
                                                        adapter=item.adapter, message=warning))
@@ -389,10 +396,15 @@ class _Run:
                     raise _NeedFullParse()
             content_hash = _doc_hash(doc, tag)
             produced.append(doc.doc_id)
+            if not self.ledger.record(doc.doc_id, cand.source_uri, precedence_of(adapter, doc)):
+                # Another source holds a better copy of this document (e.g. a newer export).
+                report.counts["documents_shadowed"] += 1
+                continue
             if append_from is None and may_skip:
                 row = self.conn.execute(
-                    "SELECT content_hash FROM documents WHERE doc_id=?", (doc.doc_id,)).fetchone()
-                if row is not None and row[0] == content_hash:
+                    "SELECT content_hash, origin_uri FROM documents WHERE doc_id=?",
+                    (doc.doc_id,)).fetchone()
+                if row is not None and row[0] == content_hash and row[1] == cand.source_uri:
                     continue
             prepared = prepare(doc, origin_uri=cand.source_uri, redact=self.redact,
                                stored_turns=prior, append_from=append_from)
@@ -433,13 +445,28 @@ class _Run:
                 continue
             if (fp.source_root, fp.adapter) in failed_roots:
                 continue
-            doc_ids = [row[0] for row in self.conn.execute(
-                "SELECT doc_id FROM documents WHERE origin_uri=?", (uri,))]
-            self.writer.delete_docs(doc_ids)
+            detached = self.ledger.detach(uri, self.ledger.docs_of(uri))
+            self.writer.delete_docs(detached.delete_docs)
+            self.reingest |= detached.reingest_origins
             self.writer.source_removed(self.config.name, uri)
             self.summary.sources.removed += 1
             why = "excluded" if uri in skipped else "vanished"
             self._decide_log(uri, fp.adapter or "?", "removed", why)
+
+    def _rewrite_from_other_origins(self) -> None:
+        """Documents whose writing source went away are rewritten from the best source left."""
+        for _ in range(3):  # a rewrite can detach further documents; this converges quickly
+            pending, self.reingest = sorted(self.reingest), set()
+            if not pending:
+                return
+            self.writer.flush()
+            for uri in pending:
+                item = self.work_by_uri.get(uri)
+                if item is None:
+                    continue
+                versions = self._versions(item.adapter)
+                self.reasons[fps.ORIGIN_CHANGED] += 1
+                self._ingest(item, self.known.get(uri), fps.ORIGIN_CHANGED, versions, None)
 
     # -- reporting --------------------------------------------------------------------------
 

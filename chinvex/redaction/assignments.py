@@ -278,8 +278,11 @@ def _xml_elements(text: str) -> Iterator[Span]:
             yield span
 
 
-def _url_passwords(text: str) -> Iterator[Span]:
-    """`scheme://user:password@host`: only the password goes, scheme, user and host stay."""
+def url_password_spans(text: str) -> Iterator[Span]:
+    """`scheme://user:password@host`: only the password goes, scheme, user and host stay.
+
+    The userinfo syntax is as precise as a token prefix, so the caller ranks these spans with
+    the fixed-format ones (above a keyword match such as `__token__:<password>`)."""
     for m in _URL_USERINFO.finditer(text):
         start = m.start()
         if start == 0 or not text[start - 1].isalnum():
@@ -309,12 +312,11 @@ def _nothing_covered(_pos: int) -> bool:
 
 
 def assignment_spans(text: str, covered: Callable[[int], bool] = _nothing_covered) -> list[Span]:
-    """Values of secret-bearing names, URL passwords and auth options, possibly overlapping.
+    """Values of secret-bearing names and auth options, possibly overlapping.
 
     `covered(pos)` says a position already lies in a fixed-format token; values starting there
     are not judged at all (the token wins anyway, and judging is the costly part)."""
     spans: list[Span] = []
-    spans.extend(_url_passwords(text))
     spans.extend(_keyword_assignments(text, covered))
     spans.extend(_flag_assignments(text))
     spans.extend(_xml_elements(text))

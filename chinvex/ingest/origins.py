@@ -1,0 +1,101 @@
+"""The ledger of which sources produce which documents, and which of them wins.
+
+Precedence keys come from the adapter (`precedence_key(doc) -> tuple`, greatest wins; ties go to
+the greater origin uri so the choice is deterministic); adapters without one rank copies by
+`updated_at`, then by number of turns.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from chinvex.models import ConversationDoc
+
+
+def default_precedence(doc: Any) -> tuple[Any, ...]:
+    updated = doc.updated_at.timestamp() if getattr(doc, "updated_at", None) else -math.inf
+    turns = len(doc.turns) if isinstance(doc, ConversationDoc) else 0
+    return (updated, turns)
+
+
+def precedence_of(adapter: Any, doc: Any) -> str:
+    key_fn = getattr(adapter, "precedence_key", None)
+    key = key_fn(doc) if callable(key_fn) else default_precedence(doc)
+    return orjson.dumps(_encode(tuple(key))).decode()
+
+
+def _encode(key: tuple[Any, ...]) -> list[list[Any]]:
+    """A JSON form of a tuple that compares like the tuple (±inf and None included)."""
+    out: list[list[Any]] = []
+    for value in key:
+        if value is None:
+            out.append([0, 0])
+        elif isinstance(value, bool):
+            out.append([1, int(value)])
+        elif isinstance(value, (int, float)):
+            if isinstance(value, float) and math.isnan(value):
+                value = -1e308
+            out.append([1, max(-1e308, min(1e308, float(value)))])
+        else:
+            out.append([2, str(value)])
+    return out
+
+
+@dataclass
+class Detached:
+    delete_docs: list[str]
+    reingest_origins: set[str]
+
+
+class OriginLedger:
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def origins(self, doc_id: str) -> list[tuple[str, list[Any]]]:
+        return [(row[0], orjson.loads(row[1])) for row in self.conn.execute(
+            "SELECT origin_uri, precedence_json FROM doc_origins WHERE doc_id=?", (doc_id,))]
+
+    def record(self, doc_id: str, origin: str, precedence: str) -> bool:
+        """Record that `origin` produces `doc_id`; True when `origin` is the one that should write it."""
+        self.conn.execute(
+            "INSERT INTO doc_origins(doc_id, origin_uri, precedence_json) VALUES(?,?,?) "
+            "ON CONFLICT(doc_id, origin_uri) DO UPDATE SET precedence_json=excluded.precedence_json",
+            (doc_id, origin, precedence),
+        )
+        return self.winner(doc_id) == origin
+
+    def winner(self, doc_id: str) -> str | None:
+        rows = self.origins(doc_id)
+        if not rows:
+            return None
+        return max(rows, key=lambda item: (item[1], item[0]))[0]
+
+    def docs_of(self, origin: str) -> list[str]:
+        ids = {row[0] for row in self.conn.execute(
+            "SELECT doc_id FROM doc_origins WHERE origin_uri=?", (origin,))}
+        ids |= {row[0] for row in self.conn.execute(
+            "SELECT doc_id FROM documents WHERE origin_uri=?", (origin,))}
+        return sorted(ids)
+
+    def detach(self, origin: str, doc_ids: list[str]) -> Detached:
+        """`origin` no longer produces these documents: delete the ones nobody else produces,
+        and name the sources that must rewrite the ones `origin` had written."""
+        delete: list[str] = []
+        reingest: set[str] = set()
+        for doc_id in doc_ids:
+            self.conn.execute(
+                "DELETE FROM doc_origins WHERE doc_id=? AND origin_uri=?", (doc_id, origin))
+            best = self.winner(doc_id)
+            row = self.conn.execute(
+                "SELECT origin_uri FROM documents WHERE doc_id=?", (doc_id,)).fetchone()
+            if best is None:
+                if row is not None:
+                    delete.append(doc_id)
+            elif row is None or row[0] == origin:
+                reingest.add(best)
+        return Detached(delete, reingest)
