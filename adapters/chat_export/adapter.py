@@ -140,9 +140,16 @@ class ChatExportAdapter:
         kind = candidate.extra.get("kind") or classify_by_name(path)
         if kind == "markdown":
             try:
-                yield parse_markdown(path, report)
+                doc = parse_markdown(path, report)
             except OSError as exc:
                 raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+            # Like repo files and notes, a document names itself by its path under the root, so
+            # chunk headers (embedded with the text) are not dominated by an absolute path.
+            try:
+                doc.metadata.setdefault("path", path.relative_to(candidate.root).as_posix())
+            except ValueError:
+                pass
+            yield doc
         elif kind == "chatgpt_zip":
             yield from self._parse_zip(path, report)
         else:

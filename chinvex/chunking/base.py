@@ -14,7 +14,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import accumulate
-from typing import Any
+from typing import Any, Callable
 
 from chinvex.embedding.tokenizer import MAX_CONTENT_TOKENS, count_tokens, token_offsets
 from chinvex.ids import chunk_id
@@ -200,15 +200,16 @@ def choose_windows(
     pieces: list[Piece],
     budget: int,
     overlap: int = 0,
-    solo_budget: list[int] | None = None,
+    limit: Callable[[int, int], int] | None = None,
     min_fill: float = MIN_FILL,
 ) -> list[tuple[int, int]]:
     """Windows [i, j) over `pieces`, each summing to at most `budget` tokens.
 
     A window ends at the best-scored break once it is `min_fill` full (ties go to the longer
-    window), and the next one starts up to `overlap` tokens earlier. `solo_budget[i]` is the
-    budget of a window holding piece i alone (code: a single symbol gets a longer header).
-    A piece over budget still becomes a window of its own; callers cut such pieces first.
+    window), and the next one starts up to `overlap` tokens earlier. `limit(i, j)`, when
+    given, is the budget of window [i, j) instead (code: a window holding one definition gets
+    a longer header). A piece over budget still becomes a window of its own; callers cut such
+    pieces first.
     """
     n = len(pieces)
     out: list[tuple[int, int]] = []
@@ -219,7 +220,7 @@ def choose_windows(
         total = 0
         cum: list[int] = []
         while j < n:
-            lim = solo_budget[i] if (solo_budget is not None and j == i) else budget
+            lim = limit(i, j + 1) if limit is not None else budget
             if total + pieces[j].tokens > lim:
                 break
             total += pieces[j].tokens
@@ -235,6 +236,8 @@ def choose_windows(
             for jj in range(j - 1, max(i, prev_end), -1):
                 if cum[jj - i - 1] < floor:
                     break
+                if limit is not None and cum[jj - i - 1] > limit(i, jj):
+                    continue
                 if pieces[jj - 1].score > best_score:
                     best, best_score = jj, pieces[jj - 1].score
             j = best
@@ -244,11 +247,17 @@ def choose_windows(
         prev_end = j
         k = j
         if overlap:
+            # the longest tail within `overlap` tokens, trimmed to start after a good break
             cap = min(overlap, budget - pieces[j].tokens)
             ov = 0
+            aligned = None
             while k - 1 > i and ov + pieces[k - 1].tokens <= cap:
                 k -= 1
                 ov += pieces[k].tokens
+                if pieces[k - 1].score >= 0.5:
+                    aligned = k
+            if aligned is not None:
+                k = aligned
         i = k
     return out
 
@@ -345,13 +354,18 @@ def window_drafts(
     meta: dict[str, Any],
     overlap: bool = True,
     scores: dict[int, float] | None = None,
+    prose: bool = False,
 ) -> list[Draft]:
-    """Windows over lines [a, b) under one header (the common case of every chunker)."""
+    """Windows over lines [a, b) under one header (the common case of every chunker).
+
+    With `prose`, lines longer than the overlap are cut into sentence-aligned atoms, so that
+    windows can overlap by a sentence or two inside long paragraphs.
+    """
     budget = text_budget(header)
     if idx.span_tokens(a, b) <= budget and all(idx.tokens[k] <= budget for k in range(a, b)):
         return [Draft(idx.starts[a], idx.end_of(b - 1), header, dict(meta))]
-    pieces = line_pieces(idx, a, b, budget, scores)
     ov = int(budget * OVERLAP_RATIO) if overlap else 0
+    pieces = line_pieces(idx, a, b, min(budget, ov) if prose and ov else budget, scores)
     out = []
     for i, j in choose_windows(pieces, budget, ov):
         exact = all(p.exact for p in pieces[i:j])

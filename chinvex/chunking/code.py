@@ -208,19 +208,31 @@ class _Code:
             pieces = [
                 Piece(idx.starts[u.a], idx.end_of(u.b - 1), idx.span_tokens(u.a, u.b)) for u in run
             ]
-            solos = [solo(u) for u in run]
-            windows = choose_windows(pieces, budget, 0, solos)
+            # a window holding exactly one definition is named after it
+            defs = [0]
+            for u in run:
+                defs.append(defs[-1] + (u.info is not None))
+
+            def only_def(i: int, j: int) -> _Unit | None:
+                if defs[j] - defs[i] != 1:
+                    return None
+                return next(u for u in run[i:j] if u.info is not None)
+
+            def limit(i: int, j: int) -> int:
+                u = only_def(i, j)
+                return solo(u) if u is not None else budget
+
+            windows = choose_windows(pieces, budget, 0, limit)
             held = None
             if hold and windows:
                 i, j = windows[-1]
                 small = sum(p.tokens for p in pieces[i:j]) < TAIL_JOIN_RATIO * budget
-                if small and all(u.info is None for u in run[i:j]):
+                if small and defs[j] == defs[i]:
                     held = run[i].a
                     windows.pop()
             for i, j in windows:
-                inner = scope
-                if j - i == 1 and run[i].info is not None:
-                    inner = scope + (run[i].info,)
+                u = only_def(i, j)
+                inner = scope + (u.info,) if u is not None and u.info is not None else scope
                 out.append(self.draft(pieces[i].start, pieces[j - 1].end, inner))
             run.clear()
             return held

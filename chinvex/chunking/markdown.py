@@ -112,7 +112,7 @@ def _sections(blocks: list[_Block], a: int, b: int) -> list[_Section]:
             sections.append(_Section(blk.a, b, [t for _, t in stack], []))
         sections[-1].blocks.append(blk)
     out = [s for s in sections if s.blocks]
-    for s, (ta, tb) in zip(out, partition([s.a for s in out], a, b)):
+    for s, (ta, tb) in zip(out, partition([a] + [s.a for s in out[1:]], a, b)):
         s.a, s.b = ta, tb
     return out
 
@@ -199,7 +199,7 @@ class _Markdown:
             kids = [c for c in blk.children if c.a < ub] if blk is not None else []
             if kids and (len(partition([c.a for c in kids], ua, ub)) > 1 or kids[0].children):
                 return self.blocks(kids, ua, ub, path)
-            return window_drafts(idx, ua, ub, header, meta, overlap=True)
+            return window_drafts(idx, ua, ub, header, meta, overlap=True, prose=True)
 
         return pack_units(idx, units, header, meta, split)
 

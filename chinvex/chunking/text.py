@@ -9,4 +9,4 @@ from .base import Draft, LineIndex, window_drafts
 
 
 def text_drafts(idx: LineIndex, header: str, meta: dict[str, Any]) -> list[Draft]:
-    return window_drafts(idx, 0, idx.n, header, meta, overlap=True)
+    return window_drafts(idx, 0, idx.n, header, meta, overlap=True, prose=True)

@@ -290,7 +290,9 @@ class _Run:
                 previous = chosen.get(item.source_uri)
                 # A file reachable from two roots is indexed once, by the most specific root.
                 if previous is None or depth > previous[0]:
-                    chosen[item.source_uri] = (depth, _Work(item, root.adapter))
+                    # A composite adapter may hand a candidate to another adapter (the Codex
+                    # app-server lists threads whose legacy rollout files the JSONL parser reads).
+                    chosen[item.source_uri] = (depth, _Work(item, item.adapter or root.adapter))
         work = [w for _, w in chosen.values()]
         self.summary.sources.scanned = len(work)
         return roots, work, skipped_uris - set(chosen)
@@ -438,12 +440,12 @@ class _Run:
         """Sources no longer found (deleted, excluded, or whose root left the context) leave
         both stores — except under a root that could not be listed this time (an unmounted
         disk must not wipe an index)."""
-        failed_roots = {(r.root, r.adapter) for r in roots if not r.ok}
+        failed_roots = {r.root for r in roots if not r.ok}
         unreadable_dirs = tuple(p.rstrip("/") + "/" for p in self.unreadable)
         for uri, fp in self.known.items():
             if uri in seen or uri in self.unreadable or uri.startswith(unreadable_dirs):
                 continue
-            if (fp.source_root, fp.adapter) in failed_roots:
+            if fp.source_root in failed_roots:
                 continue
             detached = self.ledger.detach(uri, self.ledger.docs_of(uri))
             self.writer.delete_docs(detached.delete_docs)
