@@ -1,6 +1,7 @@
 """Throughput and accuracy of secret redaction, and of detect-secrets for comparison.
 
-Run: `python bench/redaction.py [--json] [--quick]`. `run()` returns the figures as a dict.
+Run: `python bench/redaction.py [--json] [--quick]`. `measure()` returns every figure as a dict;
+`run()` returns the headline ones as `Figure`s with their targets (the bench/common.py convention).
 
 Corpora (all built locally, nothing downloaded):
 - session_text: every string in the Codex rollout, Claude Code, ChatGPT-export and app-server
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from common import Figure, print_figures
 
 from chinvex.redaction import redact
 
@@ -233,7 +235,7 @@ def _ds_recall(found: list[str], secrets: list[str]) -> float:
 # ---- run ------------------------------------------------------------------------------------
 
 
-def run(quick: bool = False) -> dict[str, Any]:
+def measure(quick: bool = False) -> dict[str, Any]:
     repeat = 1 if quick else 3
     strings = session_strings()
     session = "\n".join(strings)
@@ -285,6 +287,43 @@ def run(quick: bool = False) -> dict[str, Any]:
     return results
 
 
+TARGET_MB_PER_S = 20.0
+
+
+def figures(results: dict[str, Any]) -> list[Figure]:
+    out = []
+    for corpus in ("session_text", "session_turns", "source_code", "planted_mix"):
+        row = results["chinvex"][corpus]
+        ok = row["mb_per_s"] >= TARGET_MB_PER_S if corpus != "planted_mix" else None
+        note = (f"{row['calls']} calls, {row['us_per_call']} us/call" if corpus == "session_turns"
+                else "a planted secret every ~800 chars: worst case" if corpus == "planted_mix"
+                else "")
+        out.append(Figure(f"redact {corpus}", row["mb_per_s"], "MB/s (CPU time)",
+                          f">= {TARGET_MB_PER_S:g} MB/s" if ok is not None else "", ok, note))
+    acc = results["accuracy"]["chinvex"]
+    out.append(Figure("redact recall on planted secrets", acc["recall"], "",
+                      ">= 0.99", acc["recall"] >= 0.99, f"{acc['planted']} planted"))
+    clean = acc["redactions_in_clean_session_text"]
+    out.append(Figure("redactions in the (secret-free) session fixtures", clean, "", "0",
+                      clean == 0))
+    out.append(Figure("redactions in library source code", acc["redactions_in_clean_source_code"],
+                      "", note="its docs hold credential examples (user:pw URLs, password='...')"))
+    ds = results["detect_secrets"]
+    if "full_pipeline" in ds:
+        for mode in ("full_pipeline", "prefilter_then_raw_plugins"):
+            out.append(Figure(f"detect-secrets {mode} session_text",
+                              ds[mode]["session_text"]["mb_per_s"], "MB/s (CPU time)",
+                              note="reference, not used"))
+        ds_acc = results["accuracy"]["detect_secrets_full_pipeline"]
+        out.append(Figure("detect-secrets recall on planted secrets", ds_acc["recall"], "",
+                          note=f"{ds_acc['planted']} planted, reference"))
+    return out
+
+
+def run(quick: bool = False) -> list[Figure]:
+    return figures(measure(quick))
+
+
 def _print(results: dict[str, Any]) -> None:
     print("chinvex.redaction")
     for corpus, row in results["chinvex"].items():
@@ -311,11 +350,12 @@ def main(argv: list[str] | None = None) -> int:
     if not FIXTURES.is_dir():
         print(f"fixtures not found: {FIXTURES}", file=sys.stderr)
         return 2
-    results = run(quick=args.quick)
+    results = measure(quick=args.quick)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
         _print(results)
+        print_figures("Secret redaction", figures(results))
     return 0
 
 

@@ -67,3 +67,45 @@ def cli():
 
 def assert_no_traceback(result: CliResult) -> None:
     assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result
+
+
+SNAPSHOT_EXCLUDE = ("chinvex/embedding/tokenizer.json",)
+
+
+def snapshot_repository(target: Path) -> Path:
+    """Copy this repository's engine source and docs (as tracked by git, or as on disk) so that
+    tests indexing "this repository" see a stable tree while people keep editing."""
+    import shutil
+
+    files: list[str]
+    try:
+        out = subprocess.run(["git", "-C", str(REPO_ROOT), "ls-files", "-co", "--exclude-standard",
+                              "chinvex", "adapters", "docs", "README.md"],
+                             capture_output=True, text=True, check=True).stdout
+        files = [line for line in out.splitlines() if line]
+    except (OSError, subprocess.CalledProcessError):
+        files = [str(p.relative_to(REPO_ROOT)) for base in ("chinvex", "adapters", "docs")
+                 for p in (REPO_ROOT / base).rglob("*") if p.is_file()] + ["README.md"]
+    for rel in files:
+        if rel in SNAPSHOT_EXCLUDE or "__pycache__" in rel or rel.startswith("docs/helpers/"):
+            continue
+        source = REPO_ROOT / rel
+        if source.is_file():
+            (target / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / rel)
+    return target
+
+
+@pytest.fixture(scope="session")
+def repo_index(tmp_path_factory):
+    """A context named "chinvex" over a snapshot of this repository, ingested once per session
+    with the real embedder. Yields {"home", "env", "root"}; pass `env=` to run_cli."""
+    base = tmp_path_factory.mktemp("repo_index")
+    root = snapshot_repository(base / "chinvex-src")
+    home = base / "home"
+    env = {"CHINVEX_HOME": str(home)}
+    created = run_cli("context", "create", "chinvex", "--repo", str(root), env=env)
+    assert created.code == 0, created
+    result = run_cli("ingest", "--context", "chinvex", "--json", env=env, timeout=3600)
+    assert result.code == 0, result
+    return {"home": home, "env": env, "root": root, "summary": result.json}

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chinvex.chunking import CHUNKER_VERSION, chunk_document, detect_kind, embed_text, stable_text
-from chinvex.chunking.base import MAX_TOKENS, build_header
+from chinvex.chunking.base import MAX_TOKENS, build_header, split_exact
 from chinvex.chunking.tokens import line_atoms, line_token_counts
 from chinvex.chunking.validate import chunk_problems
 from chinvex.embedding.tokenizer import count_tokens, count_tokens_batch
@@ -235,3 +235,18 @@ def test_stable_text_only_touches_turn_totals():
 
 def test_chunker_version_is_a_string():
     assert isinstance(CHUNKER_VERSION, str) and CHUNKER_VERSION
+
+
+@settings(max_examples=100, deadline=None)
+@given(text_strategy, st.integers(min_value=5, max_value=60))
+def test_split_exact_cuts_by_real_counts(text, limit):
+    if not text:
+        return
+    ranges = split_exact(text, 0, len(text), limit)
+    assert sorted(ranges) == ranges
+    pos = 0
+    for s, e in ranges:
+        assert s == pos and e > s
+        pos = e
+        assert count_tokens(text[s:e]) <= limit
+    assert pos == len(text)

@@ -114,6 +114,8 @@ PLANTED = [
     ("secret_assignment", f"GET /cb?code=1&access_token={GENERIC}&state=x", GENERIC),
     ("secret_assignment", f"<apiToken>{GENERIC}</apiToken>", GENERIC),
     ("secret_assignment", f"$env:AZURE_CLIENT_SECRET = \"{GENERIC}\"", GENERIC),
+    ("secret_assignment", f"hmac.new(signing_key=rb'{GENERIC}', digestmod=sha256)", GENERIC),
+    ("secret_assignment", f"DefaultEndpointsProtocol=https;AccountKey={GENERIC}==;", GENERIC + "=="),
     ("password_assignment", "DB_PASSWORD=" + "Tr0ub4dor&3x", "Tr0ub4dor&3x"),
     ("password_assignment", 'password: "' + "p4$$w0rd!Q" + '"', "p4$$w0rd!Q"),
     ("password_assignment", "PGPASSWORD=" + "kX9#mQ2vLp" + " psql -h db", "kX9#mQ2vLp"),

@@ -17,7 +17,7 @@ other code and config files by paragraphs; everything else as plain text windows
 
 from __future__ import annotations
 
-from chinvex.models.documents import Chunk, ConversationDoc, Document
+from chinvex.models.documents import Chunk, Document
 
 from .base import LineIndex, build_header, embed_text, finalize, stable_text
 from .code import code_drafts

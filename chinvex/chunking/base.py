@@ -34,6 +34,9 @@ must be split, joins that unit's split instead of becoming a chunk of its own (a
 comment above a long block)."""
 OVERLAP_RATIO = 0.15
 """Share of the budget repeated at the start of the next window when a long unit is cut."""
+BALANCE_RATIO = 0.3
+"""When what follows a full window would be a last window under this share of the budget, the
+two are balanced instead (two medium chunks retrieve better than a full one and a scrap)."""
 MIN_FILL = 0.65
 """A window may end at a better break only once it holds this share of its budget."""
 
@@ -212,6 +215,7 @@ def choose_windows(
     pieces first.
     """
     n = len(pieces)
+    pre = [0, *accumulate(p.tokens for p in pieces)]
     out: list[tuple[int, int]] = []
     i = 0
     prev_end = 0
@@ -233,6 +237,25 @@ def choose_windows(
             floor = min_fill * budget
             best = j
             best_score = pieces[j - 1].score
+            rest = pre[n] - pre[j]
+            if rest + overlap < BALANCE_RATIO * budget:
+                # what is left would make a small last window: cut nearer the middle instead
+                target = (pre[n] - pre[i] + overlap) / 2
+                chosen = None
+                for jj in range(j, max(i, prev_end), -1):
+                    c = cum[jj - i - 1]
+                    if c < 0.8 * target:
+                        break
+                    if c > 1.2 * target or (limit is not None and c > limit(i, jj)):
+                        continue
+                    rank = (pieces[jj - 1].score, -abs(c - target))
+                    if chosen is None or rank > chosen[0]:
+                        chosen = (rank, jj)
+                if chosen is not None:
+                    out.append((i, chosen[1]))
+                    j = chosen[1]
+                    prev_end, i = j, _overlap_start(pieces, i, j, budget, overlap)
+                    continue
             for jj in range(j - 1, max(i, prev_end), -1):
                 if cum[jj - i - 1] < floor:
                     break
@@ -245,21 +268,25 @@ def choose_windows(
         if j >= n:
             break
         prev_end = j
-        k = j
-        if overlap:
-            # the longest tail within `overlap` tokens, trimmed to start after a good break
-            cap = min(overlap, budget - pieces[j].tokens)
-            ov = 0
-            aligned = None
-            while k - 1 > i and ov + pieces[k - 1].tokens <= cap:
-                k -= 1
-                ov += pieces[k].tokens
-                if pieces[k - 1].score >= 0.5:
-                    aligned = k
-            if aligned is not None:
-                k = aligned
-        i = k
+        i = _overlap_start(pieces, i, j, budget, overlap)
     return out
+
+
+def _overlap_start(pieces: list[Piece], i: int, j: int, budget: int, overlap: int) -> int:
+    """Where the window after [i, j) starts: the longest tail within `overlap` tokens, trimmed
+    to begin after a good break (a line or sentence end)."""
+    k = j
+    if not overlap or j >= len(pieces):
+        return k
+    cap = min(overlap, budget - pieces[j].tokens)
+    ov = 0
+    aligned = None
+    while k - 1 > i and ov + pieces[k - 1].tokens <= cap:
+        k -= 1
+        ov += pieces[k].tokens
+        if pieces[k - 1].score >= 0.5:
+            aligned = k
+    return aligned if aligned is not None else k
 
 
 def trim(text: str, start: int, end: int) -> tuple[int, int]:
@@ -298,6 +325,11 @@ def split_exact(text: str, start: int, end: int, limit: int) -> list[tuple[int, 
         ws = seg.rfind(" ", offsets[max(1, k // 2)][0], cut)
         if ws > 0:
             cut = ws
+        if not 0 < cut < len(seg):
+            if len(seg) < 2:
+                out.append((s, e))
+                continue
+            cut = len(seg) // 2
         todo.append((s + cut, e))
         todo.append((s, s + cut))
     return out

@@ -13,6 +13,7 @@ its own, flagged `front_matter`, so its tags and aliases can still be found.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -189,13 +190,14 @@ class _Markdown:
         idx = self.idx
         header = self.header(path)
         meta = self.meta(path)
-        units = partition([blk.a for blk in blocks], a, b)
+        starts = [blk.a for blk in blocks]
+        units = partition(starts, a, b)
 
         def split(ua: int, ub: int) -> list[Draft]:
             # the range holds one big block, maybe after small ones held back (a heading):
             # cut it between its children, the first child taking the lines before it
-            inside = [blk for blk in blocks if ua <= blk.a < ub]
-            blk = inside[-1] if inside else (blocks[0] if blocks else None)
+            k = bisect_left(starts, ub) - 1
+            blk = blocks[k] if k >= 0 and blocks[k].a >= ua else (blocks[0] if blocks else None)
             kids = [c for c in blk.children if c.a < ub] if blk is not None else []
             if kids and (len(partition([c.a for c in kids], ua, ub)) > 1 or kids[0].children):
                 return self.blocks(kids, ua, ub, path)

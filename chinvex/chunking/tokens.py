@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
-from bisect import bisect_left
 
 from chinvex.embedding.tokenizer import count_tokens, count_tokens_batch, token_offsets
 
@@ -31,19 +31,27 @@ _WORD_CACHE: dict[str, int] = {}
 _WORD_CACHE_LIMIT = 400_000
 
 
-def _ensure_words(words: set[str]) -> None:
-    missing = [w for w in words if w not in _WORD_CACHE]
-    if not missing:
-        return
-    if len(_WORD_CACHE) + len(missing) > _WORD_CACHE_LIMIT:
-        _WORD_CACHE.clear()
-    missing.sort()
-    for word, n in zip(missing, count_tokens_batch(missing)):
-        _WORD_CACHE[word] = n
-
-
-def is_fast_line(line: str) -> bool:
-    return _SLOW.search(line) is None
+def _word_counts(words: set[str]) -> dict[str, int]:
+    """Token counts of distinct words, remembered across calls (a local copy is returned so
+    that a concurrent reset of the shared cache cannot lose an entry)."""
+    cache = _WORD_CACHE
+    out: dict[str, int] = {}
+    missing: list[str] = []
+    for w in words:
+        n = cache.get(w)
+        if n is None:
+            missing.append(w)
+        else:
+            out[w] = n
+    if missing:
+        missing.sort()
+        counted = count_tokens_batch(missing)
+        if len(cache) + len(missing) > _WORD_CACHE_LIMIT:
+            cache.clear()
+        for w, n in zip(missing, counted):
+            cache[w] = n
+            out[w] = n
+    return out
 
 
 def line_token_counts(lines: list[str]) -> list[int]:
@@ -58,8 +66,7 @@ def line_token_counts(lines: list[str]) -> list[int]:
     if fast:
         joined = "\n".join(lines[i] for i in fast).lower()
         words = _ASCII_WORDS_NL.findall(joined)
-        _ensure_words(set(words))
-        cache = _WORD_CACHE
+        cache = _word_counts(set(words))
         cache["\n"] = 0
         k = 0
         n = 0
@@ -77,11 +84,6 @@ def line_token_counts(lines: list[str]) -> list[int]:
         for i in slow:
             counts[i] = by_line[lines[i]]
     return counts
-
-
-def text_tokens(text: str) -> int:
-    """Tokens of `text`, through the same exact path as lines."""
-    return sum(line_token_counts(text.split("\n")))
 
 
 @lru_cache(maxsize=4096)
@@ -132,9 +134,9 @@ def _words(line: str) -> tuple[list[int], list[int], bool]:
     if _SLOW.search(line) is None:
         lowered = line.lower()
         words = _ASCII_WORDS.findall(lowered)
-        _ensure_words(set(words))
+        cache = _word_counts(set(words))
         starts = [m.start() for m in _ASCII_WORDS.finditer(lowered)]
-        return starts, list(map(_WORD_CACHE.__getitem__, words)), True
+        return starts, list(map(cache.__getitem__, words)), True
     starts: list[int] = []
     counts: list[int] = []
     last_end = -1

@@ -10,14 +10,19 @@ from importlib.metadata import entry_points
 
 from chinvex.sources import Adapter
 
-BUILTIN: dict[str, tuple[str, str]] = {
-    # adapter name -> (module:class, include key)
+BUILTIN: dict[str, tuple[str, str | None]] = {
+    # adapter name -> (module:class, include key it enumerates; None = parses only the
+    # candidates another adapter hands it)
     "repo": ("chinvex_adapters.repo.adapter:RepoAdapter", "repos"),
     "notes": ("chinvex_adapters.notes.adapter:NotesAdapter", "note_roots"),
     "chat_export": ("chinvex_adapters.chat_export.adapter:ChatExportAdapter", "chat_roots"),
-    "cx_sessions_jsonl": (
-        "chinvex_adapters.cx_sessions_jsonl.adapter:CodexRolloutAdapter", "codex_session_roots"
+    # Codex: the app-server adapter enumerates the roots (listing threads through
+    # `codex app-server`, or walking the files when it is unavailable) and hands legacy threads
+    # and unlisted rollout files to cx_sessions_jsonl, which stays registered to parse them.
+    "cx_appserver": (
+        "chinvex_adapters.cx_appserver.adapter:CodexAppServerAdapter", "codex_session_roots"
     ),
+    "cx_sessions_jsonl": ("chinvex_adapters.cx_sessions_jsonl.adapter:CodexRolloutAdapter", None),
     "claude_code": ("chinvex_adapters.claude_code.adapter:ClaudeCodeAdapter", "claude_session_roots"),
 }
 

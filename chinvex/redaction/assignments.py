@@ -66,6 +66,7 @@ _UNQUOTED = re.compile(r"[^\s\"'`,;|<>)}\]\\]{1,513}")
 # `&` ends a value only where a query string goes on (`?access_token=...&state=...`); in a
 # .env line it may be part of the password.
 _NEXT_QUERY_PARAM = re.compile(r"&(?:amp;)?[A-Za-z_][\w.\[\]-]*=")
+_STRING_PREFIX = re.compile(r"[bBrRuUfF]{1,2}(?=[\"'])")
 _LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _BLANK = re.compile(r"\s")
 _EXPRESSION = re.compile(r"[(\[{]")
@@ -169,6 +170,10 @@ def _value_span(text: str, i: int) -> tuple[int, int, bool] | None:
     if i >= n:
         return None
     ch = text[i]
+    prefix = _STRING_PREFIX.match(text, i)
+    if prefix is not None:
+        i = prefix.end()  # a Python string prefix: b"...", r'...', rb"..."
+        ch = text[i]
     if ch == "\\" and i + 1 < n and text[i + 1] in "\"'":
         inner = _quoted(text, i + 2, "\\" + text[i + 1])
         return None if inner is None else (*inner, True)

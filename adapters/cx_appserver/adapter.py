@@ -1,0 +1,504 @@
+"""The `cx_appserver` adapter: Codex sessions through `codex app-server`, with the rollout files
+as the reader of legacy threads and the fallback for everything the server cannot give.
+
+Why a composite: the app-server is the best *enumerator* (it knows every thread, its history
+mode and its `updatedAt`, so unchanged threads are skipped without reading) and the only reader
+of *paginated* threads that sees their SQLite projection, but codex 0.169.0's `thread/read` of
+a *legacy* thread drops every tool call and the assistant text that exists only as
+response_item, which the rollout parser keeps. So, per include root that is a CODEX_HOME:
+
+1. the server lists the threads (one child process per CODEX_HOME and run, started lazily);
+2. a listed legacy thread whose rollout file is under the root becomes a `cx_sessions_jsonl`
+   candidate for that file (stat fingerprint, append-aware re-ingest); a paginated thread (and,
+   with `codex_appserver.legacy_read = "appserver"`, a legacy one) becomes a `cx_appserver`
+   candidate `codex://thread/<id>` fingerprinted by `updatedAt`, which `parse` reads through the
+   server and, when the server gives no turns or fails, from its rollout file (one warning and a
+   count per thread);
+3. every rollout file under the root that no listed thread covers (CRLF and era-B files, files
+   the server skipped, archived or sub-agent files not listed) becomes a `cx_sessions_jsonl`
+   candidate, so the index never depends on what the server can list.
+
+When the server is disabled, missing, or fails to start or list, the root is read exactly as the
+`cx_sessions_jsonl` adapter alone would read it, with one warning. A thread is one document in
+either case (doc id from the thread id); `precedence_key` makes a real server read win over a
+rollout copy of the same thread, and a fallback read compete like any rollout copy.
+
+Run-level output (the warning above, which path each thread took, listing counts) cannot travel
+through `ParseReport`, so the adapter keeps it per run — a run is identified by the
+`AdapterOptions` object the pipeline hands to every `enumerate` of one run — and returns it from
+`end_run(options)`, which also stops the run's app-server children. Children of a run whose
+`end_run` is never called are stopped when its options object is collected, or at exit.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import threading
+import weakref
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from chinvex.models import CodexAppServerConfig, ConversationDoc
+from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
+from chinvex_adapters.cx_sessions_jsonl.adapter import CodexRolloutAdapter
+from chinvex_adapters.cx_sessions_jsonl.discover import SESSION_DIRS, find_rollout_for_thread
+
+from .client import (
+    AppServerClient,
+    AppServerClientError,
+    AppServerDied,
+    AppServerTimeout,
+    AppServerUnavailable,
+)
+from .normalize import SOURCE, SOURCE_TYPE, source_uri_for
+from .source import (
+    AppServerSource,
+    AppServerSourceOptions,
+    ThreadSummary,
+    client_factory_from,
+    resolve_rollout_path,
+)
+
+log = logging.getLogger(__name__)
+
+ROLLOUT_ADAPTER = "cx_sessions_jsonl"
+BINARY_ENV = "CHINVEX_CODEX_BIN"
+"""Overrides the executable of `codex_appserver.command` (command[0]) when set and non-empty."""
+
+LegacyRead = Literal["rollout", "appserver"]
+
+# Which way a thread was (or will be) read, as shown in IngestSummary.paths.
+PATH_APPSERVER = "app-server"
+PATH_ROLLOUT = "rollout"
+PATH_FALLBACK = "fallback"
+
+
+# -- settings -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AppServerSettings:
+    """context.json's `codex_appserver` block, with the keys chinvex adds beyond the schema
+    (`legacy_read`) and the CHINVEX_CODEX_BIN override."""
+
+    config: CodexAppServerConfig
+    legacy_read: LegacyRead = "rollout"
+    binary: str | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.config.enabled
+
+    @classmethod
+    def from_options(cls, options: AdapterOptions, environ: dict[str, str] | None = None) -> "AppServerSettings":
+        raw = (options.settings or {}).get("codex_appserver") or {}
+        if not isinstance(raw, dict):
+            raise SourceError(f"context {options.context_name}: codex_appserver must be an object, not {raw!r}")
+        try:
+            config = CodexAppServerConfig.model_validate(raw)
+        except ValueError as exc:
+            first = str(exc).splitlines()
+            raise SourceError(f"context {options.context_name}: invalid codex_appserver settings "
+                              f"({first[1].strip() if len(first) > 1 else exc})") from None
+        legacy_read = (config.model_extra or {}).get("legacy_read", "rollout")
+        if legacy_read not in ("rollout", "appserver"):
+            raise SourceError(f"context {options.context_name}: codex_appserver.legacy_read must be "
+                              f"\"rollout\" or \"appserver\", not {legacy_read!r}")
+        env = os.environ if environ is None else environ
+        return cls(config=config, legacy_read=legacy_read, binary=env.get(BINARY_ENV) or None)
+
+
+def codex_home_for(root: Path) -> Path | None:
+    """The CODEX_HOME an include root is, or sits in: a folder holding `sessions/` or
+    `archived_sessions/`, or the parent of a root named like one of those."""
+    if not root.is_dir():
+        return None
+    if any((root / name).is_dir() for name in SESSION_DIRS):
+        return root
+    if root.name in SESSION_DIRS:
+        return root.parent
+    return None
+
+
+def _one_line(exc: BaseException | str, limit: int = 400) -> str:
+    """An exception as one summary line (the client's messages append stderr tails on
+    further lines; they are kept, joined, up to `limit` characters)."""
+    parts = [part.strip() for part in str(exc).splitlines() if part.strip()]
+    text = " | ".join(parts) if parts else (type(exc).__name__ if isinstance(exc, BaseException) else "")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _real(path: str | Path) -> str:
+    return os.path.realpath(path)
+
+
+def _inside(real: str, root_real: str) -> bool:
+    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+
+
+# -- per-run state ------------------------------------------------------------------------------
+
+
+@dataclass
+class _HomeSession:
+    """One CODEX_HOME during one run: its app-server source and what it listed."""
+
+    home: str
+    source: AppServerSource | None = None
+    summaries: dict[str, ThreadSummary] = field(default_factory=dict)
+    unavailable: str | None = None
+    """Why the server could not list this home in this run (it is not tried again)."""
+    gave_up: str | None = None
+    """Set when the server died more often than the restart budget allows: later threads of
+    this run go straight to their rollout files."""
+
+    def close(self) -> None:
+        if self.source is not None:
+            try:
+                self.source.close()
+            except Exception as exc:  # noqa: BLE001 - stopping a child must never fail a run
+                log.debug("closing app-server for %s: %s", self.home, exc)
+            self.source = None
+
+
+@dataclass
+class _RunState:
+    sessions: dict[str, _HomeSession] = field(default_factory=dict)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+    paths: dict[str, dict[str, Any]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def close(self) -> None:
+        with self.lock:
+            sessions = list(self.sessions.values())
+        for session in sessions:
+            session.close()
+
+    def note(self, uri: str, thread_id: str | None, path: str, reason: str, **extra: Any) -> None:
+        entry: dict[str, Any] = {"thread_id": thread_id, "path": path, "reason": reason}
+        entry.update({k: v for k, v in extra.items() if v is not None})
+        self.paths[uri] = entry
+
+    def report(self) -> dict[str, Any]:
+        return {"warnings": list(self.warnings), "counts": dict(self.counts), "paths": dict(self.paths)}
+
+
+def _close_run(runs: dict[int, _RunState], key: int) -> None:
+    state = runs.pop(key, None)
+    if state is not None:
+        state.close()
+
+
+ClientFactoryBuilder = Callable[[AppServerSettings, Path], Callable[[], AppServerClient]]
+
+
+def default_client_factory(settings: AppServerSettings, home: Path) -> Callable[[], AppServerClient]:
+    return client_factory_from(settings.config, codex_home=str(home), binary=settings.binary)
+
+
+# -- the adapter --------------------------------------------------------------------------------
+
+
+class CodexAppServerAdapter:
+    name = SOURCE
+    source_type = SOURCE_TYPE
+    parser_version = "cx_appserver_v1"
+    include_key = "codex_session_roots"
+
+    def __init__(self, rollout: CodexRolloutAdapter | None = None,
+                 client_factory: ClientFactoryBuilder = default_client_factory):
+        self.rollout = rollout or CodexRolloutAdapter()
+        self._client_factory = client_factory
+        self._runs: dict[int, _RunState] = {}
+        self._finalizers: dict[int, weakref.finalize] = {}
+        self._lock = threading.Lock()
+
+    # -- run bookkeeping ----------------------------------------------------------------------
+
+    def _run(self, options: AdapterOptions) -> tuple[int, _RunState]:
+        key = id(options)
+        with self._lock:
+            state = self._runs.get(key)
+            if state is None:
+                state = self._runs[key] = _RunState()
+                # Stops the children when the run's options object goes away (or at exit) if
+                # the pipeline never calls end_run.
+                self._finalizers[key] = weakref.finalize(options, _close_run, self._runs, key)
+            return key, state
+
+    def end_run(self, options: AdapterOptions) -> dict[str, Any] | None:
+        """Stop this run's app-server children and hand over what only the run can say:
+        `{"warnings": [(source_uri, message)], "counts": {...}, "paths": {source_uri: {...}}}`."""
+        key = id(options)
+        with self._lock:
+            state = self._runs.pop(key, None)
+            finalizer = self._finalizers.pop(key, None)
+        if finalizer is not None:
+            finalizer.detach()
+        if state is None:
+            return None
+        state.close()
+        return state.report()
+
+    def _session(self, state: _RunState, home: Path, settings: AppServerSettings) -> _HomeSession:
+        key = _real(home)
+        with state.lock:
+            session = state.sessions.get(key)
+            if session is None:
+                source = AppServerSource(self._client_factory(settings, home), AppServerSourceOptions())
+                session = state.sessions[key] = _HomeSession(home=str(home), source=source)
+            return session
+
+    # -- enumerate -------------------------------------------------------------------------------
+
+    def enumerate(self, root: Path, options: AdapterOptions) -> Iterator[SourceCandidate | SkippedSource]:
+        root_abs = Path(os.path.abspath(os.path.expanduser(os.fspath(root))))
+        if not root_abs.exists():
+            raise SourceError(f"{root_abs}: Codex sessions folder not found")
+        settings = AppServerSettings.from_options(options)
+        key, state = self._run(options)
+        home = codex_home_for(root_abs)
+
+        listed: list[ThreadSummary] | None = None
+        why_rollout: str
+        if home is None:
+            why_rollout = "not a CODEX_HOME (no sessions/ or archived_sessions/ folder)"
+        elif not settings.enabled:
+            why_rollout = "codex_appserver.enabled is false"
+        else:
+            session = self._session(state, home, settings)
+            listed, problem = self._list(session, settings)
+            if listed is None:
+                why_rollout = f"codex app-server unavailable ({problem})"
+                state.warnings.append((str(root_abs), f"{why_rollout}; reading rollout files directly"))
+                state.counts["roots_appserver_unavailable"] += 1
+                session.close()
+
+        # Listing first: the server may back-fill its own state before files are walked.
+        files = list(self.rollout.enumerate(root_abs, options))
+        if listed is None:
+            for item in files:
+                if isinstance(item, SourceCandidate):
+                    state.counts["threads_rollout"] += 1
+                    state.note(item.source_uri, item.thread_id, PATH_ROLLOUT, why_rollout)
+                yield item
+            return
+        assert home is not None
+        yield from self._route(root_abs, home, key, state, settings, listed, files)
+
+    def _list(self, session: _HomeSession, settings: AppServerSettings) -> tuple[list[ThreadSummary] | None, str]:
+        """The threads the server lists, or None and why not. A server that dies or stalls
+        while listing gets one more try (the source restarts it); one that cannot start does
+        not (it would fail the same way)."""
+        if session.unavailable is not None or session.source is None:
+            return None, session.unavailable or "stopped"
+        problem = ""
+        for attempt in range(2):
+            try:
+                threads = session.source.list_threads(include_subagents=settings.config.include_subagents,
+                                                      include_archived=settings.config.include_archived)
+            except (AppServerTimeout, AppServerUnavailable) as exc:
+                problem = _one_line(exc)
+                if attempt == 0 and isinstance(exc, (AppServerTimeout, AppServerDied)):
+                    continue
+                break
+            except AppServerClientError as exc:
+                problem = f"thread/list failed: {_one_line(exc)}"
+                break
+            except Exception as exc:  # noqa: BLE001 - a listing bug must not cost the root its files
+                log.exception("listing Codex threads in %s", session.home)
+                problem = f"internal error while listing: {type(exc).__name__}: {_one_line(exc)}"
+                break
+            session.summaries.update({t.thread_id: t for t in threads})
+            return threads, ""
+        session.unavailable = problem
+        return None, problem
+
+    def _route(self, root: Path, home: Path, key: int, state: _RunState, settings: AppServerSettings,
+               listed: list[ThreadSummary], files: list[SourceCandidate | SkippedSource],
+               ) -> Iterator[SourceCandidate | SkippedSource]:
+        root_real = _real(root)
+        session = self._session(state, home, settings)
+        for problem in (session.source.list_errors if session.source else []):
+            state.warnings.append((str(root), f"codex app-server listing: {problem}"))
+        if session.source is not None:
+            for name, count in session.source.list_counts.items():
+                state.counts[f"listing_{name}"] += count
+
+        by_real: dict[str, SourceCandidate] = {}
+        skipped_real: set[str] = set()
+        for item in files:
+            if isinstance(item, SourceCandidate) and item.path is not None:
+                by_real[_real(item.path)] = item
+            elif isinstance(item, SkippedSource):
+                skipped_real.add(_real(item.source_uri))
+
+        covered: set[str] = set()
+        for thread in listed:
+            state.counts["threads_listed"] += 1
+            file = thread.rollout_path
+            if file is None:
+                found = find_rollout_for_thread([home], thread.thread_id)
+                file = str(found) if found is not None else None
+            real = _real(file) if file else None
+            if real is not None and not _inside(real, root_real):
+                state.counts["threads_outside_root"] += 1  # e.g. archived threads of a sessions/ root
+                continue
+            if real is not None and real in skipped_real:
+                state.counts["threads_excluded"] += 1  # excluded or skipped file: honour it
+                continue
+            jsonl = by_real.get(real) if real is not None else None
+            if thread.history_mode == "legacy" and jsonl is not None and settings.legacy_read == "rollout":
+                covered.add(real)  # type: ignore[arg-type]
+                state.counts["threads_rollout_legacy"] += 1
+                state.note(jsonl.source_uri, thread.thread_id, PATH_ROLLOUT,
+                           "legacy thread: its rollout file holds the tool calls the server's replay drops")
+                yield replace(jsonl, thread_id=thread.thread_id,
+                              extra={**jsonl.extra, "listed_by_appserver": True,
+                                     "thread_updated_at": thread.updated_at})
+                continue
+            if real is not None:
+                covered.add(real)
+            state.counts["threads_appserver"] += 1
+            why = ("paginated thread" if thread.history_mode != "legacy"
+                   else "legacy thread (codex_appserver.legacy_read = appserver)" if jsonl is not None
+                   else "legacy thread without a rollout file under the root")
+            candidate = SourceCandidate(
+                source_uri=source_uri_for(thread.thread_id),
+                source_type=SOURCE_TYPE,
+                adapter=self.name,
+                root=str(root),
+                path=None,  # fingerprinted by updatedAt, never by a file's stat
+                thread_id=thread.thread_id,
+                thread_updated_at=thread.updated_at,
+                last_turn_id=None,  # thread/list carries no turns
+                extra={"run": key, "codex_home": str(home), "history_mode": thread.history_mode,
+                       "rollout_path": str(jsonl.path) if jsonl is not None and jsonl.path else file,
+                       "source_kind": thread.source_kind, "archived": thread.archived},
+            )
+            state.note(candidate.source_uri, thread.thread_id, PATH_APPSERVER, why,
+                       history_mode=thread.history_mode, read=False)
+            yield candidate
+
+        for item in files:
+            if isinstance(item, SourceCandidate) and item.path is not None and _real(item.path) in covered:
+                continue
+            if isinstance(item, SourceCandidate):
+                state.counts["rollout_files_not_listed"] += 1
+                state.note(item.source_uri, item.thread_id, PATH_ROLLOUT,
+                           "rollout file not listed by the app-server")
+            yield item
+
+    # -- parse -------------------------------------------------------------------------------
+
+    def parse(self, candidate: SourceCandidate, report: ParseReport,
+              previous_state: dict[str, Any] | None) -> Iterator[ConversationDoc]:
+        """An app-server candidate: the server's copy of the thread, or its rollout file's when
+        the server has no turns for it or fails (saying so). Rollout-file candidates that reach
+        this adapter are read by the rollout parser."""
+        if candidate.adapter == ROLLOUT_ADAPTER or not candidate.source_uri.startswith("codex://thread/"):
+            yield from self.rollout.parse(candidate, report, previous_state)
+            return
+        thread_id = candidate.thread_id or candidate.source_uri.rsplit("/", 1)[-1]
+        state = self._runs.get(candidate.extra.get("run", -1))
+        home = candidate.extra.get("codex_home")
+        session = state.sessions.get(_real(home)) if state is not None and home else None
+
+        reason, detail = "no_session", "no app-server session for this run"
+        fallback = candidate.extra.get("rollout_path")
+        if session is not None and session.gave_up:
+            reason, detail = "appserver_gave_up", session.gave_up
+        elif session is not None and session.source is not None:
+            summary = session.summaries.get(thread_id, thread_id)
+            try:
+                outcome = session.source.read_thread_outcome(summary)
+            except (AppServerTimeout, AppServerDied) as exc:
+                # This thread's read was lost with the child; the source starts a fresh one
+                # for the next thread (within its restart budget).
+                reason, detail = "appserver_failed", _one_line(exc)
+            except AppServerUnavailable as exc:
+                # No child could be started (restart budget spent, binary gone): stop trying.
+                reason, detail = "appserver_gave_up", _one_line(exc)
+                session.gave_up = detail
+            except AppServerClientError as exc:
+                reason, detail = "appserver_error", _one_line(exc)
+            else:
+                report.counts.update(outcome.counts)
+                report.warnings.extend(outcome.warnings)
+                if outcome.doc is not None and outcome.doc.turns:
+                    doc = outcome.doc
+                    doc.metadata["read_via"] = PATH_APPSERVER
+                    last = doc.turns[-1].meta.get("codex_turn_id")
+                    report.state = {"via": PATH_APPSERVER, "last_turn_id": last}
+                    report.counts["threads_read_appserver"] += 1
+                    if state is not None:
+                        entry = state.paths.setdefault(candidate.source_uri, {
+                            "thread_id": thread_id, "path": PATH_APPSERVER, "reason": "listed"})
+                        entry["read"] = True
+                    yield doc
+                    return
+                reason = outcome.reason or "no_turns"
+                detail = outcome.detail or "the server returned no turns"
+                fallback = outcome.fallback_path or fallback
+        yield from self._fallback(candidate, thread_id, state, home, fallback, reason, detail, report)
+
+    def _fallback(self, candidate: SourceCandidate, thread_id: str, state: _RunState | None,
+                  home: str | None, fallback: str | None, reason: str, detail: str,
+                  report: ParseReport) -> Iterator[ConversationDoc]:
+        path = self._rollout_file(fallback, home, thread_id)
+        if path is None:
+            raise SourceError(f"codex thread {thread_id}: {reason}: {detail}; no rollout file to read instead")
+        report.warnings.append(f"codex thread {thread_id}: {reason} ({detail}); read its rollout file {path} instead")
+        report.counts["threads_fallback"] += 1
+        report.counts[f"fallback_{reason}"] += 1
+        sub = SourceCandidate(source_uri=str(path), source_type=SOURCE_TYPE, adapter=ROLLOUT_ADAPTER,
+                              root=candidate.root, path=path, thread_id=thread_id)
+        try:
+            docs = list(self.rollout.parse(sub, report, None))
+        except SourceError as exc:
+            raise SourceError(f"codex thread {thread_id}: {reason} ({detail}), and its rollout file "
+                              f"failed too: {_one_line(exc)}") from None
+        rollout_state = report.state or {}
+        report.state = {"via": PATH_FALLBACK, "reason": reason, "rollout_path": str(path),
+                        "last_turn_id": rollout_state.get("last_turn_id")}
+        report.append_from = None  # the stored turns may come from another reader: never splice
+        if state is not None:
+            state.note(candidate.source_uri, thread_id, PATH_FALLBACK, f"{reason}: {detail}",
+                       history_mode=candidate.extra.get("history_mode"), file=str(path), read=True)
+        for doc in docs:
+            if doc.thread_id != thread_id:
+                report.warnings.append(f"codex thread {thread_id}: its rollout file {path} holds thread "
+                                       f"{doc.thread_id}")
+            doc.metadata["read_via"] = PATH_FALLBACK
+            doc.metadata["fallback_reason"] = reason
+            yield doc
+
+    @staticmethod
+    def _rollout_file(fallback: str | None, home: str | None, thread_id: str) -> Path | None:
+        resolved = resolve_rollout_path(fallback) if fallback else None
+        if resolved is not None:
+            return Path(resolved)
+        if home:
+            found = find_rollout_for_thread([Path(home)], thread_id)
+            if found is not None:
+                return found
+        return None
+
+    # -- precedence --------------------------------------------------------------------------
+
+    @staticmethod
+    def precedence_key(doc: Any) -> tuple[Any, ...]:
+        """A thread the server really read (with turns) beats any rollout copy of it; anything
+        else (a fallback read) ranks like the rollout adapter's copies: by updated_at, then by
+        number of turns (the ledger's default)."""
+        updated = doc.updated_at.timestamp() if getattr(doc, "updated_at", None) else -math.inf
+        turns = len(doc.turns) if isinstance(doc, ConversationDoc) else 0
+        if isinstance(doc, ConversationDoc) and doc.source == SOURCE and turns:
+            return (math.inf, updated, turns)
+        return (updated, turns)

@@ -1,0 +1,26 @@
+"""`chinvex doctor`: check a context's index for damage and inconsistency; `--repair` fixes
+what it can and says what it cannot."""
+
+from __future__ import annotations
+
+import typer
+
+from chinvex.cli import app
+from chinvex.cli.options import CONTEXT_HELP, JSON_OPTION
+from chinvex.cli.output import emit
+
+
+@app.command("doctor")
+def doctor(
+    context: str = typer.Option(..., "--context", help=CONTEXT_HELP),
+    repair: bool = typer.Option(False, "--repair", help="Fix what can be fixed (takes the context's lock)."),
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """Check SQLite, the full-text index, vectors, fingerprints and sources; exit 1 while
+    problems remain."""
+    from chinvex.doctor import diagnose, format_report
+
+    report = diagnose(context, repair=repair)
+    emit(report.as_json(), json_mode=json_out, human=format_report(report))
+    if not report.ok:
+        raise typer.Exit(1)
