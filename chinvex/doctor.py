@@ -18,7 +18,6 @@ import os
 import re
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -103,6 +102,7 @@ class Doctor:
     def __init__(self, config: ContextConfig):
         self.config = config
         self.sqlite_path = Path(config.index.sqlite_path)
+        self._findings = _Findings()
 
     def run(self, *, repair: bool = False) -> DoctorReport:
         if not repair:
@@ -132,6 +132,7 @@ class Doctor:
         try:
             conn = db.connect(self.sqlite_path, readonly=readonly)
         except ChinvexError as exc:
+            self._findings.damaged = True
             checks.append(Check("sqlite_integrity").problem(
                 "error", [exc.message], "hybrid.db cannot be opened", repairable=False))
             return checks
@@ -143,32 +144,50 @@ class Doctor:
         return checks
 
     def _index_checks(self, conn: sqlite3.Connection) -> list[Check]:
-        f = self._findings
-        checks = [check_integrity(conn, f), check_foreign_keys(conn, f),
-                  check_fts(conn, self.sqlite_path, f)]
-        embedder_check, store = check_embedder_and_store(self.config, conn, f)
-        checks.append(embedder_check)
-        checks += check_vectors(conn, store, f)
-        checks.append(check_fingerprints(conn, self.config, f))
-        checks.append(check_documents_without_chunks(conn, f))
-        checks += check_ledger(conn, f)
-        checks.append(check_untracked_documents(conn, self.config, f))
-        checks.append(check_failed_sources(conn, self.config))
-        checks.append(check_stale_sources(conn, self.config))
-        checks.append(check_last_run(conn, self.config, f))
-        checks.append(check_lock(self.config))
+        f, config, path = self._findings, self.config, self.sqlite_path
+        store: list[Any] = [None]
+
+        def embedder() -> Check:
+            check, store[0] = check_embedder_and_store(config, conn, f)
+            return check
+
+        steps: list[tuple[str, Any]] = [
+            ("sqlite_integrity", lambda: check_integrity(conn, f)),
+            ("foreign_keys", lambda: check_foreign_keys(conn, f)),
+            ("fts_index", lambda: check_fts(conn, path, f)),
+            ("embedder", embedder),
+            ("vectors_missing", lambda: check_vectors(conn, store[0], f)),
+            ("fingerprints_without_documents", lambda: check_fingerprints(conn, config, f)),
+            ("documents_without_chunks", lambda: check_documents_without_chunks(conn, f)),
+            ("origins_without_documents", lambda: check_ledger(conn, f)),
+            ("untracked_documents", lambda: check_untracked_documents(conn, config, f)),
+            ("failed_sources", lambda: check_failed_sources(conn, config)),
+            ("stale_sources", lambda: check_stale_sources(conn, config)),
+            ("last_ingest", lambda: check_last_run(conn, config, f)),
+            ("lock", lambda: check_lock(config)),
+        ]
+        checks: list[Check] = []
+        for name, step in steps:
+            try:
+                result = step()
+            except sqlite3.DatabaseError as exc:  # a damaged file: report, never a traceback
+                f.damaged = True
+                result = Check(name).problem("error", [f"{type(exc).__name__}: {exc}"],
+                                             "could not be checked: hybrid.db cannot be read",
+                                             repairable=False)
+            checks += result if isinstance(result, list) else [result]
         return checks
 
     # -- repairing ---------------------------------------------------------------------------
 
     def _repair(self, before: list[Check]) -> list[str]:
+        f = self._findings
+        if f.damaged or any(c.name == "sqlite_integrity" and c.status == "error" for c in before):
+            return ["hybrid.db is damaged: nothing was changed (restore it, or delete the index "
+                    "and run 'chinvex ingest --full')"]
         problems = {c.name for c in before if c.status != "ok" and c.repairable}
         if not problems or not self.sqlite_path.exists():
             return []
-        if any(c.name == "sqlite_integrity" and c.status == "error" for c in before):
-            return ["hybrid.db is damaged: nothing was changed (restore it, or delete the index "
-                    "and run 'chinvex ingest --full')"]
-        f = self._findings
         actions: list[str] = []
         conn = db.connect(self.sqlite_path)
         try:
@@ -198,6 +217,7 @@ class _Findings:
     untracked_gone: list[str] = field(default_factory=list)
     interrupted_runs: list[str] = field(default_factory=list)
     rows_deleted: bool = False
+    damaged: bool = False
 
 
 # -- configuration and files ----------------------------------------------------------------
@@ -646,10 +666,6 @@ def check_lock(config: ContextConfig) -> Check:
 # -- repairs --------------------------------------------------------------------------------
 
 
-def _exists(conn: sqlite3.Connection, sql: str, args: Iterable[Any]) -> bool:
-    return conn.execute(sql, tuple(args)).fetchone() is not None
-
-
 def _repair_rows(conn: sqlite3.Connection, config: ContextConfig, f: _Findings,
                  problems: set[str], actions: list[str]) -> None:
     """All row repairs in one transaction: either the ledger, fingerprints and documents agree
@@ -664,23 +680,23 @@ def _repair_rows(conn: sqlite3.Connection, config: ContextConfig, f: _Findings,
             f.rows_deleted = True
             actions.append(f"deleted {len(f.fk_rows)} rows that referred to missing documents")
         if "untracked_documents" in problems and f.untracked_gone:
+            gone = set(f.untracked_gone)
+            conn.executemany("DELETE FROM doc_origins WHERE origin_uri=?", [(o,) for o in gone])
             removed = 0
-            for origin in f.untracked_gone:
-                docs = [r[0] for r in conn.execute(
-                    "SELECT doc_id FROM documents WHERE origin_uri=?", (origin,))]
-                conn.execute("DELETE FROM doc_origins WHERE origin_uri=?", (origin,))
-                for doc_id in docs:
+            for origin in sorted(gone):
+                for (doc_id,) in conn.execute(
+                        "SELECT doc_id FROM documents WHERE origin_uri=?", (origin,)).fetchall():
                     others = [r[0] for r in conn.execute(
                         "SELECT origin_uri FROM doc_origins WHERE doc_id=?", (doc_id,))]
-                    if others:  # another source still has it: let that one write it
+                    if others:  # another source still has it: that one writes it next time
                         forget.update(others)
                         rewrite.add(doc_id)
                     else:
                         conn.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
                         removed += 1
             f.rows_deleted = True
-            actions.append(f"removed {removed} documents of {len(f.untracked_gone)} vanished "
-                           "sources that no ingest had recorded")
+            actions.append(f"removed {removed} documents of {len(gone)} vanished sources that "
+                           "no ingest had recorded")
         if "origins_without_documents" in problems and f.origins_without_docs:
             for doc_id, origin in f.origins_without_docs:
                 conn.execute("DELETE FROM doc_origins WHERE doc_id=? AND origin_uri=?",

@@ -228,6 +228,7 @@ def test_syntax_errors_fall_back_without_exception():
     for path, text in broken.items():
         chunks = chunks_of(text, path)
         assert chunks and all(c.metadata["chunker"] == "fallback" for c in chunks), path
+        assert all(c.metadata["fallback_reason"] == "syntax_error" for c in chunks)
         assert all(c.metadata["symbols"] == [] for c in chunks)
 
 
@@ -236,6 +237,7 @@ def test_unsupported_languages_use_the_paragraph_fallback():
     text = "\n\n".join(paras) + "\n"
     chunks = chunks_of(text, "x.c")
     assert all(c.metadata["chunker"] == "fallback" and c.metadata["language"] == "c" for c in chunks)
+    assert all(c.metadata["fallback_reason"] == "no_grammar" for c in chunks)
     # paragraphs stay whole when they fit
     for c in chunks:
         assert c.text.startswith("int f") and c.text.endswith("}")

@@ -209,6 +209,8 @@ def test_detect_kind():
     assert detect_kind(doc_for("", "Makefile")) == ("code", None)
     assert detect_kind(doc_for("", "a/b.txt")) == ("text", None)
     assert detect_kind(doc_for("", "LICENSE")) == ("text", None)
+    assert detect_kind(doc_for("", "docs/x.rst", language="restructuredtext")) == ("text", None)
+    assert detect_kind(doc_for("", "data.csv", language="csv")) == ("code", None)
 
 
 def test_header_falls_back_to_source_uri_and_is_bounded():

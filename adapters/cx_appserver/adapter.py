@@ -329,7 +329,8 @@ class CodexAppServerAdapter:
             state.warnings.append((str(root), f"codex app-server listing: {problem}"))
         if session.source is not None:
             for name, count in session.source.list_counts.items():
-                state.counts[f"listing_{name}"] += count
+                if count:
+                    state.counts[f"listing_{name}"] += count
 
         by_real: dict[str, SourceCandidate] = {}
         skipped_real: set[str] = set()
@@ -454,7 +455,7 @@ class CodexAppServerAdapter:
         path = self._rollout_file(fallback, home, thread_id)
         if path is None:
             raise SourceError(f"codex thread {thread_id}: {reason}: {detail}; no rollout file to read instead")
-        report.warnings.append(f"codex thread {thread_id}: {reason} ({detail}); read its rollout file {path} instead")
+        report.warnings.append(f"codex thread {thread_id}: {reason} ({detail}); indexed from its rollout file {path}")
         report.counts["threads_fallback"] += 1
         report.counts[f"fallback_{reason}"] += 1
         sub = SourceCandidate(source_uri=str(path), source_type=SOURCE_TYPE, adapter=ROLLOUT_ADAPTER,

@@ -41,7 +41,10 @@ CHUNKER_VERSION = "chunkers-v1"
 
 MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown", ".mdx", ".mdown", ".mkd"})
 MARKDOWN_LANGUAGES = frozenset({"markdown", "md", "mdx"})
-TEXT_LANGUAGES = frozenset({"text", "plaintext", "plain", "txt"})
+TEXT_LANGUAGES = frozenset(
+    {"text", "plaintext", "plain", "txt", "restructuredtext", "rst", "asciidoc", "org", "latex", "tex"}
+)
+"""Prose formats: windows at paragraph/sentence boundaries rather than code paragraphs."""
 
 # Code and configuration without a grammar here: chunked like unparseable code.
 OTHER_CODE_EXTENSIONS = frozenset(
@@ -82,7 +85,7 @@ def detect_kind(doc: Document) -> tuple[str, str | None]:
     ext = _extension(path)
     if declared in MARKDOWN_LANGUAGES or ext in MARKDOWN_EXTENSIONS:
         return "markdown", None
-    if declared in TEXT_LANGUAGES:
+    if declared in TEXT_LANGUAGES or ext in (".txt", ".rst", ".adoc", ".org", ".tex"):
         return "text", None
     if declared or ext in OTHER_CODE_EXTENSIONS:
         return "code", None
@@ -104,13 +107,21 @@ def chunk_document(doc: Document) -> list[Chunk]:
     if kind == "code":
         declared = doc.metadata.get("language")
         language = lang or (str(declared).lower() if declared else None) or _extension(path)[1:] or None
-        drafts = code_drafts(idx, lang, path) if lang is not None else None
-        chunker = "tree-sitter"
+        drafts = None
+        reason = "no_grammar"
+        if lang is not None:
+            try:
+                drafts = code_drafts(idx, lang, path)
+                reason = "syntax_error"
+            except (RecursionError, ValueError, RuntimeError, MemoryError):
+                # a parser or tree walk that gives up is a parse failure like any other
+                reason = "parser_error"
+        meta = {"kind": "code", "language": language, "chunker": "tree-sitter"}
         if drafts is None:
-            chunker = "fallback"
+            meta.update({"chunker": "fallback", "fallback_reason": reason})
             drafts = fallback_drafts(idx, build_header(path), {})
         for d in drafts:
-            d.meta.update({"kind": "code", "language": language, "chunker": chunker})
+            d.meta.update(meta)
             d.meta.setdefault("symbols", [])
     elif kind == "markdown":
         drafts = markdown_drafts(idx, path)

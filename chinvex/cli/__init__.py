@@ -99,3 +99,4 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_FAILURE)
     sys.exit(result if isinstance(result, int) else 0)
 from chinvex.cli import doctor_cmd  # noqa: E402,F401
+from chinvex.cli import mcp_cmd  # noqa: E402,F401

@@ -71,6 +71,9 @@ class ServerState:
         """Flight-recorder entries of one server run share this id (EDI's session when set)."""
         self._lock = threading.Lock()
         self._searcher: Searcher | None = None
+        self.indexing: set[str] = set()
+        """Knowledge items a call is indexing right now (others leave them alone)."""
+        self.indexing_lock = threading.Lock()
 
     # -- warm resources ---------------------------------------------------------------------
 

@@ -183,6 +183,18 @@ def _lookup_contexts(state: ServerState) -> list[Any]:
 
 def _index_items(state: ServerState, config: Any, items: list[R.KnowledgeItem], *, wait: float | bool) -> str | None:
     """Index stored items; None when done, else why they stay pending (they are kept either way)."""
+    ids = [item.item_id for item in items]
+    with state.indexing_lock:
+        state.indexing.update(ids)
+    try:
+        return _index_items_now(state, config, items, wait=wait)
+    finally:
+        with state.indexing_lock:
+            state.indexing.difference_update(ids)
+
+
+def _index_items_now(state: ServerState, config: Any, items: list[R.KnowledgeItem], *,
+                     wait: float | bool) -> str | None:
     from chinvex.errors import ChinvexError, LockedError
     from chinvex.locking import context_lock
     from chinvex.storage import db
@@ -210,13 +222,18 @@ def _index_items(state: ServerState, config: Any, items: list[R.KnowledgeItem], 
                     db.set_meta(h.conn, "embedding_dimension", str(embedder.dimension))
                 elif stored != embedder.name:  # an ingest --full switched models meanwhile
                     return f"context {config.name} changed embedder while the item was prepared; it will be indexed on a later call"
-                store = h.store
-                if store is None:
-                    store = VectorStore.open(config, h.conn, create=True)
-                    # The searcher may have noted "no vectors yet": it sees this store from now on.
-                    h.store, h.store_checked, h.store_error = store, True, None
-                R.write_prepared(h.conn, store, prepared, vectors)
-                R.mark_indexed(h.conn, [item.item_id for item in items])
+                try:
+                    store = h.store
+                    if store is None:
+                        store = VectorStore.open(config, h.conn, create=True)
+                        # The searcher may have noted "no vectors yet": it sees this store from now on.
+                        h.store, h.store_checked, h.store_error = store, True, None
+                    R.write_prepared(h.conn, store, prepared, vectors)
+                    R.mark_indexed(h.conn, [item.item_id for item in items])
+                except (ChinvexError, sqlite3.Error, OSError) as exc:
+                    message = getattr(exc, "message", None) or str(exc)
+                    return (f"the item is stored but writing it to the index failed ({message}); it will be "
+                            "indexed on a later call")
     except LockedError:
         return (f"context {config.name} is being written by another process (an ingest?); the item is "
                 "stored and will be indexed on a later call")
@@ -224,16 +241,33 @@ def _index_items(state: ServerState, config: Any, items: list[R.KnowledgeItem], 
 
 
 def _index_pending(state: ServerState, config: Any) -> str | None:
-    """Index items stored while their context was busy; never waits for a lock."""
+    """Index items stored while their context was busy (or its embedder unavailable); never
+    waits for a lock, and leaves alone the items another call of this server is indexing."""
     h = state.handle(config)
     with h.lock:
-        pending = R.pending_items(h.conn)
+        pending = [item for item in R.pending_items(h.conn) if item.item_id not in state.indexing]
     if not pending:
         return None
-    return _index_items(state, config, pending, wait=False)
+    note = _index_items(state, config, pending, wait=False)
+    if note is None:
+        return None
+    with state.indexing_lock:
+        if state.indexing:  # this server is writing the context itself: retried on the next call
+            return None
+    return f"{len(pending)} knowledge item(s) of {config.name} are stored but not indexed yet: {note}"
 
 
 # -- RECALL tools -------------------------------------------------------------------------------
+
+def _empty_context_warning(state: ServerState, configs: list[Any], warning: str) -> bool:
+    """"no vectors yet" about a context with nothing indexed (a fresh `global`) is noise."""
+    for config in configs:
+        if warning.startswith(f"{config.name}: no vectors yet"):
+            h = state.handle(config)
+            with h.lock:
+                return h.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None
+    return False
+
 
 def _chunk_title(result: Any) -> str:
     meta = result.metadata or {}
@@ -288,7 +322,7 @@ def recall_search(state: ServerState, query: str, types: list[str] | None = None
     fetch = min(200, limit * (5 if wanted else 2) + 10)
     response = state.searcher.search(
         configs, SearchRequest(query=query, k=fetch, source_types=R.source_types_for(wanted) if wanted else None))
-    warnings.extend(response.stats.warnings)
+    warnings.extend(w for w in response.stats.warnings if not _empty_context_warning(state, configs, w))
 
     items: dict[tuple[str, str], R.KnowledgeItem] = {}
     by_context = {c.name: c for c in configs}
@@ -458,9 +492,15 @@ def recall_add(state: ServerState, type: str, title: str, content: str, tags: li
         metadata["related_files"] = files
     item = R.make_item(item_type.lower(), clean_title, content, scope=scope, tags=tag_list, metadata=metadata)
     h = state.handle(config)
-    with h.lock:
-        R.insert_item(h.conn, item)  # durable first: indexing may have to wait
-    pending = _index_items(state, config, [item], wait=LOCK_WAIT_S)
+    with state.indexing_lock:  # so that a concurrent search does not take it for a pending item
+        state.indexing.add(item.item_id)
+    try:
+        with h.lock:
+            R.insert_item(h.conn, item)  # durable first: indexing may have to wait
+        pending = _index_items(state, config, [item], wait=LOCK_WAIT_S)
+    finally:
+        with state.indexing_lock:
+            state.indexing.discard(item.item_id)
     out = {
         "id": item.item_id,
         "item_id": item.item_id,

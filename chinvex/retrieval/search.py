@@ -48,6 +48,9 @@ class SearchRequest:
     mode: Mode = "hybrid"
     fts_depth: int | None = None
     vector_depth: int | None = None
+    complete_scores: bool = True
+    """Score every candidate of the union on both signals (its true cosine and BM25) instead of
+    treating the leg that did not retrieve it as 0."""
 
 
 def prefetch_vector_store() -> None:
@@ -229,8 +232,33 @@ class Searcher:
             for cid, score in _fts_leg(h.conn, req, fts_depth * (4 if filtered else 1)):
                 hit = hits.setdefault(cid, _Hit(config.name, cid))
                 hit.fts = score
+        if req.complete_scores and legs == {"fts", "vector"}:
+            self._complete(h, req, hits, query_vectors)
         mode = "hybrid" if legs == {"fts", "vector"} else ("fts" if "fts" in legs else "vector")
         return list(hits.values()), {mode}
+
+    def _complete(self, h: _ContextHandle, req: SearchRequest, hits: dict[str, _Hit],
+                  query_vectors: dict[str, Any]) -> None:
+        """Give each candidate both signals: BM25 for vector-only hits that do match the query's
+        terms (just below the FTS cut), cosine for lexical-only hits (from their stored vector)."""
+        missing_fts = [cid for cid, hit in hits.items() if hit.fts is None]
+        if missing_fts:
+            for cid, score in _fts_scores_for(h.conn, req, missing_fts):
+                hits[cid].fts = score
+        missing_vec = [cid for cid, hit in hits.items() if hit.vector is None]
+        store = h.store
+        embedder_name = db.get_meta(h.conn, "embedder")
+        query = query_vectors.get(embedder_name or "")
+        if missing_vec and store is not None and query is not None:
+            import numpy as np
+
+            stored = store.embeddings(missing_vec)
+            if stored:
+                ids = list(stored)
+                matrix = np.asarray([stored[i] for i in ids], dtype=np.float32)
+                sims = matrix @ np.asarray(query, dtype=np.float32)
+                for cid, sim in zip(ids, sims.tolist()):
+                    hits[cid].vector = float(sim)
 
     def _vector_leg(self, h: _ContextHandle, req: SearchRequest, warnings: list[str],
                     query_vectors: dict[str, Any], depth: int) -> list[tuple[str, float]] | None:
@@ -291,6 +319,23 @@ def _fts_leg(conn: sqlite3.Connection, req: SearchRequest, depth: int) -> list[t
     except sqlite3.OperationalError as exc:
         raise RetrievalError(f"full-text search failed: {exc}") from None
     # FTS5's bm25() is negative, more negative = more relevant; flip it so higher is better.
+    return [(row[0], -float(row[1])) for row in rows]
+
+
+def _fts_scores_for(conn: sqlite3.Connection, req: SearchRequest,
+                    chunk_ids: list[str]) -> list[tuple[str, float]]:
+    expression = fts_match_expression(req.query)
+    if expression is None or not chunk_ids:
+        return []
+    marks = ",".join("?" * len(chunk_ids))
+    try:
+        rows = conn.execute(
+            "SELECT c.chunk_id, bm25(chunks_fts) FROM chunks_fts JOIN chunks c "
+            f"ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ? AND c.chunk_id IN ({marks})",
+            [expression, *chunk_ids],
+        ).fetchall()
+    except sqlite3.OperationalError as exc:
+        raise RetrievalError(f"full-text search failed: {exc}") from None
     return [(row[0], -float(row[1])) for row in rows]
 
 

@@ -78,8 +78,10 @@ def copy_file(src: Path, dest: Path) -> None:
     dest.write_bytes(src.read_bytes())
 
 
-def build(base: Path, *, seed: int = 7, modules: int = 16, functions: int = 12,
-          notes: int = 14, sections: int = 5) -> Corpus:
+def build(base: Path, *, seed: int = 7, modules: int = 8, functions: int = 4,
+          notes: int = 8, sections: int = 3, big_rollout: bool = False) -> Corpus:
+    """Defaults give about a hundred chunks: seconds to embed, many write batches with a small
+    writer batch. `big_rollout` adds a rollout of about 500 chunks."""
     rng = random.Random(seed)
     corpus = Corpus(base, base / "repo", base / "notes", base / "chat", base / "codex", base / "claude")
     for folder in (corpus.repo, corpus.notes, corpus.chat, corpus.codex, corpus.claude):
@@ -90,12 +92,13 @@ def build(base: Path, *, seed: int = 7, modules: int = 16, functions: int = 12,
         (package / f"mod{i}.py").write_text(python_module(rng, f"codemarker{i}", functions))
     for i in range(notes):
         (corpus.notes / f"note{i}.md").write_text(markdown_note(rng, f"notemarker{i}", sections))
-    copy_file(CHATGPT / "chatgpt2graph" / "conversations.json", corpus.chat / "graph" / "conversations.json")
     copy_file(CHATGPT / "chatlore" / "conversations.json", corpus.chat / "lore" / "conversations.json")
-    for src in sorted((ROLLOUTS / "localpush" / "sessions").rglob("*.jsonl")):
-        copy_file(src, corpus.codex / "sessions" / src.relative_to(ROLLOUTS / "localpush" / "sessions"))
-    for src in sorted((ROLLOUTS / "codemie-code").glob("rollout-*.jsonl")):
-        copy_file(src, corpus.codex / "sessions" / "2026" / "05" / "11" / src.name)
+    sessions = ROLLOUTS / "localpush" / "sessions"
+    for src in sorted(sessions.rglob("*.jsonl")):
+        copy_file(src, corpus.codex / "sessions" / src.relative_to(sessions))
+    if big_rollout:
+        for src in sorted((ROLLOUTS / "codemie-code").glob("rollout-*.jsonl")):
+            copy_file(src, corpus.codex / "sessions" / "2026" / "05" / "11" / src.name)
     for src in sorted(CLAUDE.rglob("*.jsonl")):
         copy_file(src, corpus.claude / "projects" / src.relative_to(CLAUDE))
     return corpus

@@ -1,0 +1,117 @@
+"""Retrieval quality on the public sets in ../shared/bench: SciFact (train claims against 5,183
+abstracts) and LoCoMo (conv-26 + conv-30, turn level). Prints nDCG@10 / recall@10 / MRR for
+fts-only, vector-only and hybrid, with the real built-in embedder.
+
+Data is evaluation material, not shipped: it is materialised under bench/out/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from common import CHINVEX, REPO, SHARED, Figure, print_figures
+
+OUT = REPO / "bench" / "out" / "quality"
+MODES = ("fts", "vector", "hybrid")
+
+
+def _cli(home: Path, *args: str, timeout: float = 7200) -> dict:
+    env = {**os.environ, "CHINVEX_HOME": str(home)}
+    proc = subprocess.run([CHINVEX, *args, "--json"], capture_output=True, text=True, env=env, timeout=timeout)
+    if proc.returncode not in (0, 1) or not proc.stdout.strip():
+        raise RuntimeError(f"chinvex {' '.join(args)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout)
+
+
+def materialise_scifact(target: Path) -> Path:
+    """One note per abstract: `# <title>` then one sentence per line (bench/README.md)."""
+    notes = target / "scifact-notes"
+    marker = notes / ".complete"
+    if marker.exists():
+        return notes
+    notes.mkdir(parents=True, exist_ok=True)
+    with open(SHARED / "bench" / "scifact" / "corpus.jsonl", encoding="utf-8") as handle:
+        for line in handle:
+            doc = json.loads(line)
+            sentences = [s.strip() for s in doc["text"].replace(". ", ".\n").splitlines() if s.strip()]
+            (notes / f"{doc['_id']}.md").write_text(f"# {doc['title']}\n\n" + "\n".join(sentences) + "\n",
+                                                     encoding="utf-8")
+    marker.write_text("ok")
+    return notes
+
+
+def prepare(name: str, roots: list[Path]) -> Path:
+    home = OUT / name / "home"
+    if not (home / "contexts" / name / "context.json").exists():
+        args = ["context", "create", name]
+        for root in roots:
+            args += ["--note-root", str(root)]
+        _cli(home, *args)
+    started = time.perf_counter()
+    summary = _cli(home, "ingest", "--context", name)
+    print(f"  {name}: ingest {summary['sources']['indexed']} sources, {summary['chunks']['embedded']} chunks "
+          f"embedded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return home
+
+
+def evaluate(home: Path, name: str, golden: Path, k: int = 10) -> dict[str, dict]:
+    results = {}
+    for mode in MODES:
+        report = _cli(home, "eval", "--context", name, "--golden", str(golden), "--k", str(k), "--mode", mode)
+        results[mode] = report
+    return results
+
+
+def _figures(label: str, results: dict[str, dict], targets: dict[str, float]) -> list[Figure]:
+    figures: list[Figure] = []
+    for mode in MODES:
+        m = results[mode]["metrics"]
+        for metric, key in (("nDCG@10", "ndcg"), ("recall@10", "recall"), ("MRR", "mrr")):
+            target = targets.get(key) if mode == "hybrid" else None
+            figures.append(Figure(f"{label} {mode} {metric}", m[key], "",
+                                  f">= {target}" if target else "",
+                                  (m[key] >= target) if target else None))
+    best_leg = max(results["fts"]["metrics"]["ndcg"], results["vector"]["metrics"]["ndcg"])
+    hybrid = results["hybrid"]["metrics"]["ndcg"]
+    figures.append(Figure(f"{label} hybrid nDCG@10 minus best single leg", hybrid - best_leg, "",
+                          "> 0 (hybrid beats both)", hybrid > best_leg))
+    return figures
+
+
+def run_locomo() -> list[Figure]:
+    base = SHARED / "bench" / "locomo"
+    home = prepare("locomo", [base / "conv-26", base / "conv-30"])
+    results = evaluate(home, "locomo", base / "golden-conv26-conv30.json")
+    return _figures("LoCoMo conv-26+30 turn level", results, {"recall": 0.65})
+
+
+def run_scifact() -> list[Figure]:
+    notes = materialise_scifact(OUT)
+    home = prepare("scifact", [notes])
+    results = evaluate(home, "scifact", SHARED / "bench" / "scifact" / "golden-train.json")
+    return _figures("SciFact train", results, {"ndcg": 0.70})
+
+
+def run(quick: bool = False) -> list[Figure]:
+    figures = run_locomo()
+    if not quick:
+        figures += run_scifact()
+    return figures
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", choices=["locomo", "scifact", "both"], default="both")
+    args = parser.parse_args()
+    figures: list[Figure] = []
+    if args.set in ("locomo", "both"):
+        figures += run_locomo()
+    if args.set in ("scifact", "both"):
+        figures += run_scifact()
+    print_figures("Retrieval quality (../shared/bench)", figures)

@@ -1,0 +1,142 @@
+"""Words, stems and term weights for deciding whether evidence answers a question.
+
+Stems come from SQLite's own FTS5 `porter unicode61 remove_diacritics 2` tokenizer (the one
+hybrid.db's `chunks_fts` uses), run on an in-memory table: the answer layer then agrees with
+the index about what a word is ("painting" = "paints" = "paint", "café" = "cafe") without a
+second, hand-written stemmer. Term weights are inverse document frequencies read from the
+context's own FTS index through a temporary `fts5vocab` table, so a term that appears in every
+chunk (a speaker's name in a transcript, `self` in Python) counts for little and a rare one
+(`chariti`, `clipboard`) counts for much.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+
+# English function words and the frame words of questions ("what kind of", "how often"):
+# they say what is asked, not what the answer is about, so they never count as coverage.
+STOPWORDS = frozenset(
+    """a about above across after again against all almost also am among an and another any
+    anybody anyone anything anyway are around as at be became because become been before being
+    below beside besides between both but by came can cannot come could did do does doing done
+    down during each either else enough etc even ever every few for from further get gets getting
+    got had has have having he her here hers herself him himself his how however i if in into is
+    it its itself just kind kinds least less let like likely lot lots made make makes many may me
+    might mine more most much must my myself near need needs neither never no nor not now of off
+    often on once one only onto or other others otherwise our ours ourselves out over own per
+    perhaps please quite rather really same several shall she should since so some somebody
+    someone something sometimes sort still such than that the their theirs them themselves then
+    there therefore these they thing things this those though through thus to together too
+    toward towards type types under until up upon us use used uses using very via was way ways
+    we well were what whatever when whenever where whereas wherever whether which while who
+    whoever whom whose why will with within without would yet you your yours yourself
+    yourselves""".split()
+)
+
+# Contractions: their first part decides ("what's" -> "what", "Caroline's" -> "Caroline").
+_APOSTROPHE = re.compile(r"['’]\w*$")
+
+
+def words(text: str) -> list[str]:
+    """Word tokens in order, with apostrophe forms kept whole ("don't", "Caroline's")."""
+    return _WORD.findall(text)
+
+
+def base_word(word: str) -> str:
+    """A word without its clitic: "Caroline's" -> "Caroline", "don't" -> "don"."""
+    return _APOSTROPHE.sub("", word)
+
+
+def content_words(text: str) -> list[str]:
+    """Words that carry meaning: no function words, no single letters, possessives cut."""
+    out: list[str] = []
+    for word in words(text):
+        base = base_word(word)
+        if len(base) < 2 and not base.isdigit():
+            continue
+        if base.lower() in STOPWORDS:
+            continue
+        out.append(base)
+    return out
+
+
+class Stemmer:
+    """Stem sets of many texts at once, through FTS5's porter tokenizer.
+
+    One instance per thread (it owns an in-memory SQLite connection); creating one costs well
+    under a millisecond.
+    """
+
+    def __init__(self) -> None:
+        self._conn = sqlite3.connect(":memory:")
+        self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZER}')")
+        self._conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, t, instance)")
+        self._cache: dict[str, frozenset[str]] = {}
+
+    def stem_sets(self, texts: Sequence[str]) -> list[frozenset[str]]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            self._conn.execute("DELETE FROM t")
+            self._conn.executemany(
+                "INSERT INTO t(rowid, x) VALUES (?, ?)", list(enumerate(missing, start=1))
+            )
+            found: list[set[str]] = [set() for _ in missing]
+            for term, row in self._conn.execute("SELECT term, doc FROM v"):
+                found[row - 1].add(term)
+            for text, stems in zip(missing, found):
+                self._cache[text] = frozenset(stems)
+        return [self._cache[t] for t in texts]
+
+    def stems(self, text: str) -> frozenset[str]:
+        return self.stem_sets([text])[0]
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+class TermWeights:
+    """Inverse document frequency of stems in one context's FTS index.
+
+    `idf = ln((N + 1) / (df + 0.5))`: about ln(2) for a stem in every chunk, large for a rare
+    one, largest for a stem the index has never seen (a question about something absent).
+    """
+
+    def __init__(self, df: dict[str, int], total: int):
+        self.df = df
+        self.total = max(1, total)
+
+    def idf(self, stem: str) -> float:
+        return math.log((self.total + 1) / (self.df.get(stem, 0) + 0.5))
+
+    def weight(self, stems: Iterable[str]) -> float:
+        return sum(self.idf(s) for s in stems)
+
+    @classmethod
+    def uniform(cls) -> TermWeights:
+        """Every stem weighs the same (no index at hand)."""
+        return cls({}, 1)
+
+    @classmethod
+    def from_index(cls, conn: sqlite3.Connection, stems: Iterable[str]) -> TermWeights:
+        """Document frequencies of `stems` in `chunks_fts` (read-only; the vocab table is temp)."""
+        wanted = sorted(set(stems))
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chinvex_answer_vocab "
+            "USING fts5vocab(main, chunks_fts, row)"
+        )
+        df: dict[str, int] = {}
+        for stem in wanted:
+            row = conn.execute(
+                "SELECT doc FROM temp.chinvex_answer_vocab WHERE term = ?", (stem,)
+            ).fetchone()
+            if row is not None:
+                df[stem] = int(row[0])
+        total = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        return cls(df, int(total))

@@ -1,0 +1,317 @@
+"""Evidence chunks cut into the smallest pieces an answer can quote: sentences of prose, turns'
+sentences in dialogues, meaningful lines of code.
+
+Dialogues get extra care because the words of a turn are not all about the same person. In
+`**[D4:3] Caroline:** Thanks, Melanie! This necklace is a gift from my grandma.` the necklace
+is Caroline's: "my" refers to the speaker, "you"/"your" to the one spoken to, and a name used
+as a form of address ("Thanks, Melanie!") says who listens, not who the sentence is about.
+Each dialogue unit therefore records whom it is about (`about`), which lets the extractive
+generator refuse "What was grandma's gift to Melanie?" even though every word of that question
+appears in the turn. A sentence ending in "?" asks rather than tells and never counts as
+support.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from chinvex.retrieval.lexical import index_text
+
+# `**[D1:3] Caroline:** text`, `Caroline: text`, `> **Bob (PM):** text`, `- Alice: text`.
+_SPEAKER_LINE = re.compile(
+    r"^[ \t>*_-]*(?P<tag>\[[^\]\n]{1,40}\]\s*)?(?:[*_]{1,2})?"
+    r"(?P<name>[A-Z][\w.'’-]{0,30}(?: [A-Z][\w.'’-]{0,30}){0,2})"
+    r"\s*(?:\([^)\n]{0,40}\))?\s*(?:[*_]{1,2})?:(?:[*_]{1,2})?(?:\s+|$)"
+)
+# chinvex's own conversation chunks: `[Turn 3 of 12] assistant:` on a line of its own.
+_TURN_MARKER = re.compile(
+    r"^\[Turn (?P<n>\d+)(?: of \d+)?(?:, part \d+/\d+)?\] (?P<name>[\w .()_-]{1,60}):\s*$"
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"'“‘(]?[A-Z0-9]|\[)|\s+(?=\[[a-z][^\]]{8,}\]\s*$)")
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|i’ll|me|my|mine|myself|we|we're|we’re|we've|"
+    r"we’ve|we'd|we’d|we'll|we’ll|our|ours|ourselves|us)\b",
+    re.IGNORECASE,
+)
+_SECOND_PERSON = re.compile(
+    r"\b(?:you|you're|you’re|you've|you’ve|you'd|you’d|you'll|you’ll|your|yours|yourself|"
+    r"yourselves|ya)\b",
+    re.IGNORECASE,
+)
+_GREETING = (
+    r"hey|hi|hello|thanks|thank you|thx|dear|bye|goodbye|congrats|congratulations|oh|wow|yo|"
+    r"aw+|yes|yeah|yep|no|sorry|ok|okay|great|good|nice|woah|whoa|well|hmm|see you|love you|"
+    r"morning|evening|night|cheers"
+)
+_CAPITALISED = re.compile(r"\b[A-Z][a-z][\w’'-]*")
+_CODE_SIGNATURE = re.compile(
+    r"^\s*(?:@\w|(?:async\s+)?def\s|class\s|(?:export\s+)?(?:default\s+)?(?:async\s+)?function\b|"
+    r"(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s|func\s|(?:export\s+)?(?:interface|type|enum|struct|"
+    r"trait|impl)\b|(?:public|private|protected|static)\s)"
+)
+_COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")
+_DOCSTRING_QUOTES = ('"""', "'''")
+_TRIVIAL_CODE = re.compile(r"^[\s{}()\[\];,:.]*$|^\s*(?:pass|return|break|continue|else:|try:|\}\s*else\s*\{)\s*$")
+INHERIT = False
+_MARKDOWN_PREFIX = re.compile(r"^\s{0,3}(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)")
+
+
+@dataclass
+class Unit:
+    """One quotable piece of an evidence chunk."""
+
+    chunk: int  # index of the chunk in the evidence pack
+    order: int  # position within the chunk
+    text: str  # what an answer quotes
+    analysed: str  # what coverage is measured on (forms of address removed)
+    kind: str  # "dialogue", "code" or "prose"
+    label: str | None = None  # "[D1:3] Caroline", "assistant", "L42-45"
+    speaker: str | None = None
+    about: frozenset[str] = field(default_factory=frozenset)  # lower-cased participant names
+    question: bool = False
+    line_start: int | None = None  # 1-based line within the chunk text
+    line_end: int | None = None
+
+
+def chunk_kind(text: str, source_type: str, metadata: dict) -> str:
+    """"code" for source code, "dialogue" for speaker-labelled transcripts, else "prose"."""
+    kind = str(metadata.get("kind") or "").lower()
+    language = str(metadata.get("language") or "").lower()
+    if source_type == "repo" and (kind == "code" or metadata.get("symbols") or (
+            language and language not in ("markdown", "text", "plaintext", "rst", "restructuredtext"))):
+        return "code"
+    if _dialogue_turns(text) is not None:
+        return "dialogue"
+    return "prose"
+
+
+def split_units(text: str, *, chunk: int, kind: str) -> list[Unit]:
+    if kind == "code":
+        return _code_units(text, chunk)
+    if kind == "dialogue":
+        turns = _dialogue_turns(text)
+        if turns is not None:
+            return _dialogue_units(turns, chunk)
+    return _prose_units(text, chunk)
+
+
+# -- dialogue ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Turn:
+    tag: str
+    name: str
+    body: list[str]
+    line: int
+
+
+def _dialogue_turns(text: str) -> list[_Turn] | None:
+    """The chunk's turns if it reads as a dialogue: at least three labelled lines, at least two
+    speakers, one of them speaking more than once (a docstring's `Args:`/`Returns:` is not)."""
+    turns: list[_Turn] = []
+    markers = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        marker = _TURN_MARKER.match(line)
+        if marker:
+            markers += 1
+            turns.append(_Turn(f"Turn {marker.group('n')}", marker.group("name").strip(), [], number))
+            continue
+        label = _SPEAKER_LINE.match(line)
+        if label and not line.lstrip().startswith("#"):
+            tag = (label.group("tag") or "").strip().strip("[]")
+            turns.append(_Turn(tag, label.group("name").strip(), [line[label.end():]], number))
+        elif turns and line.strip():
+            turns[-1].body.append(line)
+    if markers:
+        return turns
+    names = [t.name.lower() for t in turns]
+    distinct = set(names)
+    if len(turns) >= 3 and len(distinct) >= 2 and max(names.count(n) for n in distinct) >= 2:
+        return turns
+    return None
+
+
+def _vocatives(sentence: str, names: set[str]) -> tuple[str, set[str]]:
+    """Remove names used as forms of address ("Thanks, Mel!", "Hey Jon, ...", "..., Gina.")."""
+    found: set[str] = set()
+    out = sentence
+    for name in sorted({m.group(0).rstrip("'’s") for m in _CAPITALISED.finditer(sentence)}, key=len, reverse=True):
+        if not _is_participant(name.lower(), names):
+            continue
+        pattern = re.compile(
+            r"(^\W*|[,;:]\s*|\b(?:" + _GREETING + r")[,!.]?\s+)" + re.escape(name) + r"(?=\s*[,!?.;:…)]|\s*$)",
+            re.IGNORECASE,
+        )
+        if pattern.search(out):
+            found.add(name.lower())
+            out = pattern.sub(lambda m: m.group(1) + " ", out)
+    return out, found
+
+
+def _is_participant(word: str, names: set[str]) -> bool:
+    return any(_same_person(word, n) for n in names)
+
+
+def _same_person(a: str, b: str) -> bool:
+    """"mel" and "melanie" are the same person; a prefix of three letters or more counts."""
+    a, b = a.lower(), b.lower()
+    if a == b:
+        return True
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return len(short) >= 3 and long_.startswith(short)
+
+
+def _dialogue_units(turns: list[_Turn], chunk: int) -> list[Unit]:
+    names = {t.name.lower() for t in turns}
+    units: list[Unit] = []
+    for i, turn in enumerate(turns):
+        speaker = turn.name.lower()
+        addressee = _addressee(turns, i)
+        label = f"[{turn.tag}] {turn.name}" if turn.tag else turn.name
+        previous: frozenset[str] = frozenset()
+        body = " ".join(part.strip() for part in turn.body if part.strip())
+        for sentence in _sentences(body):
+            analysed, called = _vocatives(sentence, names)
+            if addressee is None and called:
+                addressee = sorted(called)[0]
+            about: set[str] = set()
+            first = bool(_FIRST_PERSON.search(analysed))
+            second = bool(_SECOND_PERSON.search(analysed))
+            if first:
+                about.add(speaker)
+            if second and addressee:
+                about.add(addressee)
+            for word in _CAPITALISED.findall(analysed):
+                word = word.rstrip("'’s").lower()
+                for n in names:
+                    if _same_person(word, n):
+                        about.add(n)
+            if INHERIT and not first and not second and not about:
+                about = set(previous)  # "She gave it to me." after "...my grandma." continues
+            frozen = frozenset(about)
+            previous = frozen
+            units.append(Unit(
+                chunk=chunk, order=len(units), text=sentence, analysed=analysed, kind="dialogue",
+                label=label, speaker=turn.name, about=frozen,
+                question=sentence.rstrip(" *_\"'”’)").endswith("?"),
+                line_start=turn.line, line_end=turn.line + max(0, len(turn.body) - 1),
+            ))
+    return units
+
+
+def _addressee(turns: list[_Turn], i: int) -> str | None:
+    """Whom a turn speaks to: in a two-person talk the other one; else the nearest other voice."""
+    speaker = turns[i].name.lower()
+    others = {t.name.lower() for t in turns} - {speaker}
+    if len(others) == 1:
+        return next(iter(others))
+    for j in (i - 1, i + 1, i - 2, i + 2):
+        if 0 <= j < len(turns) and turns[j].name.lower() != speaker:
+            return turns[j].name.lower()
+    return None
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+# -- prose ------------------------------------------------------------------------------------
+
+
+def _prose_units(text: str, chunk: int) -> list[Unit]:
+    units: list[Unit] = []
+    in_fence = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        if not stripped or set(stripped) <= set("-=*_|: "):
+            continue
+        if in_fence:
+            units.append(Unit(chunk=chunk, order=len(units), text=stripped, analysed=index_text(stripped),
+                              kind="prose", line_start=number, line_end=number))
+            continue
+        heading = stripped.startswith("#")
+        body = _MARKDOWN_PREFIX.sub("", line).strip()
+        for sentence in ([body] if heading else _sentences(body)):
+            units.append(Unit(
+                chunk=chunk, order=len(units), text=sentence, analysed=index_text(sentence),
+                kind="prose", question=sentence.endswith("?") or heading,
+                line_start=number, line_end=number,
+            ))
+    return units
+
+
+# -- code -------------------------------------------------------------------------------------
+
+
+def _code_units(text: str, chunk: int) -> list[Unit]:
+    """Signature + docstring together, comment blocks together, other non-trivial lines alone."""
+    lines = text.splitlines()
+    units: list[Unit] = []
+    i = 0
+
+    def add(start: int, end: int) -> None:
+        body = "\n".join(lines[start:end + 1]).strip("\n")
+        if body.strip():
+            units.append(Unit(chunk=chunk, order=len(units), text=_dedent(body), analysed=index_text(body),
+                              kind="code", label=f"L{start + 1}" if start == end else f"L{start + 1}-{end + 1}",
+                              line_start=start + 1, line_end=end + 1))
+
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        if not stripped or _TRIVIAL_CODE.match(line):
+            i += 1
+            continue
+        if _CODE_SIGNATURE.match(line):
+            end = i
+            # a signature may span lines until its colon / brace
+            while end + 1 < len(lines) and not re.search(r"[:{]\s*(#.*)?$|=>|;\s*$", lines[end]) and end - i < 6:
+                end += 1
+            doc_end = _docstring_end(lines, end + 1)
+            add(i, doc_end if doc_end is not None else end)
+            i = (doc_end if doc_end is not None else end) + 1
+            continue
+        if stripped.startswith(_DOCSTRING_QUOTES):
+            doc_end = _docstring_end(lines, i)
+            end = doc_end if doc_end is not None else i
+            add(i, end)
+            i = end + 1
+            continue
+        if _COMMENT.match(line):
+            end = i
+            while end + 1 < len(lines) and _COMMENT.match(lines[end + 1]) and lines[end + 1].strip():
+                end += 1
+            add(i, end)
+            i = end + 1
+            continue
+        add(i, i)
+        i += 1
+    return units
+
+
+def _docstring_end(lines: list[str], start: int) -> int | None:
+    """Index of the last line of a docstring starting at `start` (None if there is none)."""
+    if start >= len(lines):
+        return None
+    opening = lines[start].strip()
+    quote = next((q for q in _DOCSTRING_QUOTES if opening.startswith(q) or opening.startswith(("r" + q, "f" + q))), None)
+    if quote is None:
+        return None
+    rest = opening.split(quote, 1)[1]
+    if quote in rest:
+        return start
+    for j in range(start + 1, min(len(lines), start + 40)):
+        if quote in lines[j]:
+            return j
+    return min(len(lines) - 1, start + 39)
+
+
+def _dedent(text: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(text).strip()

@@ -1,0 +1,250 @@
+"""`chinvex mcp`: the stdio MCP server (official `mcp` SDK, `MCPServer`).
+
+This module only describes the tools (names, argument schemas with descriptions, annotations)
+and turns the plain functions of `tools.py` into tool results: JSON as structured content plus
+the same JSON as text. Every failure, including arguments that do not match the schema and
+unknown tool names, becomes an `isError` result carrying `{"ok": false, "error": {"code",
+"message"}}`; the server itself never goes down for an agent's mistake.
+
+Start-up imports only the SDK and this package's light modules: `initialize` and `tools/list`
+are answered before any embedder, numpy or Chroma is loaded (they load on the first tool call
+that needs them, and stay warm).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any, Literal
+
+import orjson
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
+
+from chinvex import __version__
+from chinvex.mcp import limits as L
+from chinvex.mcp import tools as T
+from chinvex.mcp.limits import ToolFailure
+from chinvex.mcp.state import ServerState
+
+SERVER_NAME = "chinvex"
+
+INSTRUCTIONS = (
+    "chinvex searches the user's indexed knowledge: code repositories, notes, chat exports and "
+    "agent sessions, grouped into contexts (one per project). Use chinvex_search or recall_search "
+    "before re-deriving something that may already be known; cite chunk ids. recall_add stores a "
+    "decision, pattern or lesson so later sessions find it. Without a context argument, tools use "
+    "the project context (the server's --context, CHINVEX_CONTEXT, or the context containing the "
+    "working directory); a context named 'global' holds cross-project knowledge."
+)
+
+_READ = ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False, open_world_hint=False)
+_WRITE = ToolAnnotations(read_only_hint=False, idempotent_hint=False, destructive_hint=False, open_world_hint=False)
+
+Query = Annotated[str, Field(description=f"Natural-language question or keywords (at most {L.QUERY_MAX_BYTES // 1024} KB).")]
+ContextName = Annotated[str | None, Field(
+    description="Context name or alias (see chinvex_list_contexts). Omit for the project context.")]
+SourceTypes = Annotated[list[str] | None, Field(
+    description="Only these source types: repo, codex_session, agent_session, chat, note, memory. Omit for all.")]
+
+
+def _dump(payload: Any) -> str:
+    return orjson.dumps(payload, default=str).decode()
+
+
+def result(payload: dict[str, Any], *, error: bool = False) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=_dump(payload))],
+                          structured_content=payload, is_error=error)
+
+
+def failure(code: str, message: str, **details: Any) -> CallToolResult:
+    return result(ToolFailure(code, message, **details).payload(), error=True)
+
+
+def _validation_message(exc: ValidationError) -> str:
+    """Field and problem only: the rejected values are the caller's data (and may be huge)."""
+    parts = []
+    for err in exc.errors()[:8]:
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        parts.append(f"{where}: {err['msg']}")
+    more = f" (+{exc.error_count() - 8} more)" if exc.error_count() > 8 else ""
+    return "; ".join(parts) + more
+
+
+class ChinvexMCPServer(MCPServer):
+    """MCPServer whose argument and lookup failures carry chinvex's error codes."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if self._tool_manager.get_tool(name) is None:
+            names = ", ".join(t.name for t in self._tool_manager.list_tools())
+            return failure(L.UNKNOWN_TOOL, f"Unknown tool {name[:100]!r}; available tools: {names}.")
+        if not isinstance(arguments, dict):
+            return failure(L.INVALID_ARGUMENT, "arguments must be a JSON object.")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:
+            cause = exc.__cause__
+            sys.stderr.write(f"chinvex mcp: tool {name} crashed: {type(cause).__name__}: {cause}\n")
+            return failure(L.INTERNAL_ERROR, f"internal error in {name} ({type(cause).__name__}); please report it")
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                return failure(L.INVALID_ARGUMENT, f"{name}: {_validation_message(exc.__cause__)}")
+            return failure(L.INVALID_ARGUMENT, str(exc))
+
+
+def _run(fn: Any, state: ServerState, **kwargs: Any) -> CallToolResult:
+    ok, payload = T.run_tool(fn, state, **kwargs)
+    return result(payload, error=not ok)
+
+
+def build_server(state: ServerState) -> ChinvexMCPServer:
+    server = ChinvexMCPServer(name=SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
+                              log_level="WARNING")
+
+    @server.tool(name="chinvex_answer", annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False),
+                 description="Search personal knowledge and return a grounded answer with citations "
+                 "(response schema v1: answer, citations [chunk_id, source_uri, range], evidence_pack, "
+                 "retrieval, errors). With grounded=true every paragraph cites retrieved chunks as "
+                 "[chunk:<id>], or the answer is 'Not stated in retrieved sources.' with GROUNDING_FAILED.")
+    def chinvex_answer(
+        query: Annotated[str, Field(description="Natural language question.")],
+        context: ContextName = None,
+        k: Annotated[int, Field(ge=L.K_MIN, le=L.K_MAX, description="Number of chunks to retrieve.")] = 8,
+        grounded: Annotated[bool, Field(description="Require citations; refuse if unsupported.")] = True,
+        source_types: SourceTypes = None,
+    ) -> CallToolResult:
+        return _run(T.chinvex_answer, state, query=query, context=context, k=k, grounded=grounded,
+                    source_types=source_types)
+
+    @server.tool(name="chinvex_search", annotations=_READ,
+                 description="Hybrid (full-text + vector) search of one or several contexts, ranked with "
+                 "source weights. Returns chunks with chunk_id, source_uri, range, text, scores and "
+                 "freshness (stale when the file changed since indexing).")
+    def chinvex_search(
+        query: Query,
+        context: ContextName = None,
+        contexts: Annotated[list[str] | None, Field(
+            description="Several contexts to search at once (results carry their context).")] = None,
+        k: Annotated[int, Field(ge=L.K_MIN, le=L.K_MAX, description="Number of results.")] = 8,
+        source_types: SourceTypes = None,
+    ) -> CallToolResult:
+        return _run(T.chinvex_search, state, query=query, context=context, contexts=contexts, k=k,
+                    source_types=source_types)
+
+    @server.tool(name="chinvex_get_chunks", annotations=_READ,
+                 description="Read chunks by id (from search results or citations): full text, ranges, "
+                 "metadata, and the ids of the previous and next chunk of the same document.")
+    def chinvex_get_chunks(
+        chunk_ids: Annotated[list[str], Field(description=f"Chunk ids (at most {L.CHUNK_IDS_MAX}).")],
+        context: ContextName = None,
+    ) -> CallToolResult:
+        return _run(T.chinvex_get_chunks, state, chunk_ids=chunk_ids, context=context)
+
+    @server.tool(name="chinvex_list_contexts", annotations=_READ,
+                 description="List the contexts (name, aliases, number of sources of each kind), which "
+                 "one is the project context for this session and how it was chosen.")
+    def chinvex_list_contexts() -> CallToolResult:
+        return _run(T.chinvex_list_contexts, state)
+
+    @server.tool(name="recall_search", annotations=ToolAnnotations(
+                     read_only_hint=True, idempotent_hint=False, destructive_hint=False, open_world_hint=False),
+                 description="Search organizational knowledge including code, documentation, architecture "
+                 "decisions, and session history. Returns ranked results (id, type, title, content, score, "
+                 "metadata). Every call is logged to the flight recorder as a retrieval_query.")
+    def recall_search(
+        query: Annotated[str, Field(description="Natural language search query.")],
+        types: Annotated[list[str] | None, Field(
+            description="Filter by content types: code, doc (documentation), session, decision (adr), "
+            "pattern, failure, context, runbook (playbook), or a type given to recall_add. Omit for all.")] = None,
+        scope: Annotated[Literal["project", "global", "all"], Field(
+            description="'project' = the current project's context, 'global' = the context named "
+            "'global' (cross-project knowledge), 'all' = both.")] = "all",
+        limit: Annotated[int, Field(ge=L.LIMIT_MIN, le=L.LIMIT_MAX,
+                                    description="Maximum number of results to return.")] = 10,
+    ) -> CallToolResult:
+        return _run(T.recall_search, state, query=query, types=types, scope=scope, limit=limit)
+
+    @server.tool(name="recall_get", annotations=_READ,
+                 description="Retrieve the full content of a knowledge item or chunk by its id (from "
+                 "recall_search results). Use after recall_search to get complete context.")
+    def recall_get(
+        id: Annotated[str, Field(description="Item id from search results (e.g. D-1a2b3c4d or a chunk id).")],
+        include_parent: Annotated[bool, Field(
+            description="For a chunk, also return its whole document's text as parent_content.")] = False,
+    ) -> CallToolResult:
+        return _run(T.recall_get, state, id=id, include_parent=include_parent)
+
+    @server.tool(name="recall_add", annotations=_WRITE,
+                 description="Add a knowledge item (a decision, pattern, failure, lesson, runbook, ...) to "
+                 "the knowledge base; it is searchable at once. Returns its id ({P,F,D,C,X,O,R,I}-xxxxxxxx). "
+                 "Secrets in the text are redacted before storing.")
+    def recall_add(
+        type: Annotated[str, Field(description="Kind of knowledge: pattern, failure, decision, context, "
+                                   "code, doc, runbook, lesson, note, ...")],
+        title: Annotated[str, Field(description=f"Brief title (at most {L.TITLE_MAX_CHARS} characters).")],
+        content: Annotated[str, Field(description="Full content of the knowledge item (at most 1 MB).")],
+        tags: Annotated[list[str] | None, Field(description="Optional tags for categorization.")] = None,
+        scope: Annotated[Literal["project", "global"], Field(
+            description="Where to store: the project's context, or the context named 'global'.")] = "project",
+        related_files: Annotated[list[str] | None, Field(
+            description="File paths this knowledge relates to.")] = None,
+    ) -> CallToolResult:
+        return _run(T.recall_add, state, type=type, title=title, content=content, tags=tags, scope=scope,
+                    related_files=related_files)
+
+    @server.tool(name="recall_feedback", annotations=_WRITE,
+                 description="Record whether a retrieved item was useful for the current task (use after "
+                 "recall_search). Give useful=true/false, or feedback = useful | not_useful | outdated | "
+                 "duplicate. Returns the item's updated counts.")
+    def recall_feedback(
+        item_id: Annotated[str, Field(description="ID of the item (from recall_search results).")],
+        useful: Annotated[bool | None, Field(description="True if the item helped, false if not.")] = None,
+        feedback: Annotated[Literal["useful", "not_useful", "outdated", "duplicate"] | None, Field(
+            description="Finer feedback than useful: outdated (stale information), duplicate (same as "
+            "another item).")] = None,
+        context: Annotated[str | None, Field(
+            description="Optional reason why the item was or wasn't useful.")] = None,
+        duplicate_of: Annotated[str | None, Field(
+            description="With feedback='duplicate': the id of the item this one duplicates.")] = None,
+    ) -> CallToolResult:
+        return _run(T.recall_feedback, state, item_id=item_id, useful=useful, feedback=feedback,
+                    context=context, duplicate_of=duplicate_of)
+
+    @server.tool(name="flight_recorder_log", annotations=_WRITE,
+                 description="Log a significant event to the local flight recorder for session continuity: "
+                 "decisions (with rationale), errors (with resolution), milestones, agent switches, "
+                 "observations, retrieval_judgment. Stored locally, never indexed for search.")
+    def flight_recorder_log(
+        type: Annotated[str, Field(description="Event type: decision, error, milestone, agent_switch, "
+                                   "observation, retrieval_judgment, ...")],
+        content: Annotated[str, Field(description="Brief description of the event.")],
+        rationale: Annotated[str | None, Field(description="For decisions: why this choice was made.")] = None,
+        metadata: Annotated[dict[str, Any] | None, Field(
+            description="Any JSON object, e.g. {\"kept\": [...], \"dropped\": [...]} for a retrieval_judgment.")] = None,
+        resolution: Annotated[str | None, Field(description="For errors: how it was resolved.")] = None,
+        from_agent: Annotated[str | None, Field(description="For agent_switch: previous agent mode.")] = None,
+        to_agent: Annotated[str | None, Field(description="For agent_switch: new agent mode.")] = None,
+        related_files: Annotated[list[str] | None, Field(description="Files related to this event.")] = None,
+    ) -> CallToolResult:
+        return _run(T.flight_recorder_log, state, type=type, content=content, rationale=rationale,
+                    metadata=metadata, resolution=resolution, from_agent=from_agent, to_agent=to_agent,
+                    related_files=related_files)
+
+    return server
+
+
+def serve(default_context: str | None = None) -> None:
+    """Run until the client closes stdin. A --context that does not resolve is reported on stderr
+    and by every tool that needs it; the server still starts (the context may be created later)."""
+    state = ServerState(default_context)
+    if default_context:
+        try:
+            state.resolve(default_context)
+        except ToolFailure as exc:
+            sys.stderr.write(f"chinvex mcp: warning: {exc.message}\n")
+    server = build_server(state)
+    try:
+        server.run("stdio")
+    finally:
+        state.close()
