@@ -109,8 +109,9 @@ class Doctor:
             return DoctorReport(self.config.name, self._all_checks(readonly=True))
         from chinvex.locking import context_lock
 
+        unlocked = check_lock(self.config)  # before our own lock note replaces a stale one
         with context_lock(self.config, wait=False, purpose="doctor --repair"):
-            before = self._all_checks(readonly=False)
+            before = [unlocked if c.name == "lock" else c for c in self._all_checks(readonly=False)]
             actions = self._repair(before)
             after = self._all_checks(readonly=False)
         was = {c.name: c for c in before}
@@ -462,8 +463,10 @@ def check_documents_without_chunks(conn: sqlite3.Connection, f: _Findings) -> Ch
         if metadata.get("doc_type") == "conversation":
             if _blank_conversation(conn, doc_id, metadata):
                 continue
-        elif _is_path(origin) and _blank_file(origin.split("#", 1)[0]):
-            continue
+        elif _is_path(origin):
+            path = origin.split("#", 1)[0]
+            if not os.path.exists(path) or _blank_file(path):
+                continue  # gone (stale_sources says so) or nothing but whitespace
         bad.append((doc_id, origin))
     f.docs_without_chunks = bad
     if bad:
@@ -563,7 +566,7 @@ def check_stale_sources(conn: sqlite3.Connection, config: ContextConfig) -> Chec
         path = fp.source_uri.split("#", 1)[0]
         try:
             st = os.stat(path)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             found["deleted"].append(fp.source_uri)
             continue
         except OSError:
@@ -614,7 +617,8 @@ def _alive(pid: int) -> bool:
 
 def _ingest_running(config: ContextConfig) -> bool:
     text, pid = _holder(config)
-    return text is not None and pid is not None and _alive(pid)
+    return (text is not None and text.startswith("ingest") and pid is not None
+            and pid != os.getpid() and _alive(pid))
 
 
 def check_last_run(conn: sqlite3.Connection, config: ContextConfig, f: _Findings) -> Check:
@@ -655,6 +659,9 @@ def check_lock(config: ContextConfig) -> Check:
     text, pid = _holder(config)
     if text is None:
         check.message = "not held"
+        return check
+    if pid == os.getpid():
+        check.message = "held by this repair until it ends"
         return check
     if pid is not None and _alive(pid):
         check.message = f"held by {text}"
@@ -760,6 +767,7 @@ def _repair_vectors(conn: sqlite3.Connection, config: ContextConfig, actions: li
     orphans = sorted(in_chroma - in_sqlite)
     if orphans:
         store.delete(orphans)
+        _vectors_changed(conn)
         actions.append(f"deleted {len(orphans)} vectors that belonged to no chunk")
     missing = sorted(in_sqlite - in_chroma)
     if not missing:
@@ -788,6 +796,7 @@ def _repair_vectors(conn: sqlite3.Connection, config: ContextConfig, actions: li
             flush()
     flush()
     if embedded:
+        _vectors_changed(conn)
         if stored is None:
             db.set_meta(conn, "embedder", embedder.name)
         actions.append(f"embedded {embedded} chunks that had no vector")
@@ -796,6 +805,14 @@ def _repair_vectors(conn: sqlite3.Connection, config: ContextConfig, actions: li
         actions.append(f"{len(unrecoverable)} chunks could not be embedded from what is stored "
                        "(their text does not match its hash); their sources are read again by "
                        "the next 'chinvex ingest'")
+
+
+def _vectors_changed(conn: sqlite3.Connection) -> None:
+    """Tell long-lived searchers (their embedded Chroma client keeps the vector index it loaded)
+    to open the store again; the ingest writer sets the same stamp."""
+    import uuid
+
+    db.set_meta(conn, "vectors_version", uuid.uuid4().hex)
 
 
 def _schedule_rewrite(conn: sqlite3.Connection, config: ContextConfig, doc_ids: list[str]) -> None:

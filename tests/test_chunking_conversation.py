@@ -133,9 +133,26 @@ def test_embed_text_drops_the_volatile_total():
         assert e == c.metadata["header"] + "\n" + stable_text(c.text)
 
 
+def test_each_exchange_starts_a_chunk_by_default():
+    roles = ["user", "assistant", "tool", "assistant", "user", "assistant", "user", "assistant"]
+    turns = [make_turn(i, words(i, 3), role=r) for i, r in enumerate(roles)]
+    _, chunks = render(make_doc(turns))
+    assert [(c.metadata["turn_start"], c.metadata["turn_end"]) for c in chunks] == [(1, 4), (5, 6), (7, 8)]
+
+
+def test_appending_an_exchange_keeps_earlier_embed_texts():
+    roles = ["user", "assistant", "user", "assistant"]
+    turns = [make_turn(i, words(i, 3), role=r) for i, r in enumerate(roles)]
+    _, before = render(make_doc(turns[:2]))
+    _, after = render(make_doc(turns))
+    assert embed_text(after[0]) == embed_text(before[0])
+    assert after[0].text != before[0].text  # "of 2" became "of 4"
+    assert len(after) == 2
+
+
 def test_boundaries_force_new_groups():
     turns = [make_turn(i, words(i, 3)) for i in range(10)]
-    _, free = render(make_doc(turns))
+    _, free = render(make_doc(turns), boundaries=set())
     assert len(free) == 1
     _, forced = render(make_doc(turns), boundaries={4, 7})
     assert [(c.metadata["turn_start"], c.metadata["turn_end"]) for c in forced] == [(1, 4), (5, 7), (8, 10)]

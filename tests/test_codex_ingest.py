@@ -226,6 +226,21 @@ def doc(thread_id: str) -> str:
     return thread_doc_id("codex_session", thread_id)
 
 
+def servers_left(codex_home: Path) -> list[int]:
+    """Pids of processes still running with this CODEX_HOME (app-server children that were
+    not stopped)."""
+    import psutil
+
+    left = []
+    for proc in psutil.process_iter(["pid"]):
+        try:
+            if proc.environ().get("CODEX_HOME") == str(codex_home):
+                left.append(proc.pid)
+        except (psutil.Error, OSError):
+            continue
+    return left
+
+
 # -- registration and routing (in process, no embedding) -----------------------------------------
 
 def test_registration() -> None:
@@ -397,6 +412,7 @@ def full_run(codex_bin, tmp_path_factory):
     first = ingest(chinvex_home, "Cx", env=env)
     stored = stored_threads(chinvex_home, "Cx")
     second = ingest(chinvex_home, "Cx", env=env)
+    assert servers_left(home) == []  # every app-server child was stopped with its run
     return {"home": home, "chinvex_home": chinvex_home, "first": first, "second": second,
             "stored": stored, "listed": listed_ids(codex_bin, home)}
 
@@ -608,3 +624,4 @@ def test_server_killed_every_time_keeps_the_index_and_the_next_run_completes(cod
     assert final.code == 0, final
     assert final.json["errors"] == [] and final.json["status"] == "completed"
     assert set(stored_threads(chinvex_home, "Flaky")) == set(before)
+    assert servers_left(home) == []

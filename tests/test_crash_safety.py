@@ -167,6 +167,53 @@ def _markers(corpus: corpus_mod.Corpus) -> set[str]:
     return found
 
 
+def _convergence_problems(home_a: Path, home_b: Path, db_path: Path, gone: set[str],
+                          present: set[str]) -> list[str]:
+    """Every way the crashed-and-resumed index differs from the clean one, each on one line."""
+    import numpy as np
+
+    problems: list[str] = []
+    got, want = _state(home_a, "Crash"), _state(home_b, "Crash")
+    chunk_ids = [row[0] for row in got["chunks"]]
+    if len(chunk_ids) != len(set(chunk_ids)):
+        problems.append("duplicate chunk ids")
+
+    def compare(label: str, mine: list, clean: list) -> None:
+        extra, missing = set(mine) - set(clean), set(clean) - set(mine)
+        if extra or missing:
+            problems.append(f"{label}: {len(extra)} extra, {len(missing)} missing; extra e.g. "
+                            f"{sorted(map(str, extra))[:2]}, missing e.g. {sorted(map(str, missing))[:2]}")
+
+    compare("chunk ids", chunk_ids, [row[0] for row in want["chunks"]])
+    compare("document ids", [row[0] for row in got["docs"]], [row[0] for row in want["docs"]])
+    compare("chunk rows", got["chunks"], want["chunks"])
+    compare("document rows", got["docs"], want["docs"])
+    compare("origin ledger", got["origins"], want["origins"])
+    compare("fingerprints", got["fingerprints"], want["fingerprints"])
+    compare("stored turns", got["turns"], want["turns"])
+    compare("chroma ids vs sqlite chunk ids", list(got["vectors"]), chunk_ids)
+    if got["fts_rows"] != len(chunk_ids):
+        problems.append(f"FTS indexes {got['fts_rows']} rows for {len(chunk_ids)} chunks")
+    for cid, (vector, meta) in want["vectors"].items():
+        if cid not in got["vectors"]:
+            continue
+        mine, my_meta = got["vectors"][cid]
+        if my_meta != meta:
+            problems.append(f"vector metadata of {cid}: {my_meta} != {meta}")
+        cosine = float(np.dot(vector, mine) / (np.linalg.norm(vector) * np.linalg.norm(mine)))
+        if cosine < 0.999:
+            problems.append(f"chunk {cid} carries another text's vector (cosine {cosine:.3f})")
+    if not gone:
+        problems.append("the edits deleted nothing, so stale postings were not tested")
+    stale = {term: _fts_hits(db_path, term) for term in sorted(gone)}
+    if any(stale.values()):
+        problems.append(f"stale FTS postings for deleted text: {[t for t, h in stale.items() if h]}")
+    for term in sorted(present)[:5]:
+        if not _fts_hits(db_path, term):
+            problems.append(f"{term} is in the sources but not in the FTS index")
+    return problems
+
+
 def _plans(rng: random.Random) -> list[dict]:
     plans: list[dict] = []
     for i in range(MAX_ATTEMPTS):
@@ -218,52 +265,27 @@ def test_sigkill_at_random_points_converges_to_a_clean_run(tmp_path: Path):
     print(f"\n{len(kills)} kills in {len(log)} runs ({time.monotonic() - started:.0f} s): "
           + ", ".join(f"{k} {v}" for k, v in sorted(phases.items())))
     for r in kills:
-        print(f"  killed [{r['plan']['phase']}] after {r['duration']:.2f} s at {r['at']}")
+        print(f"  killed [{r['plan']['phase']}] after {r['duration']:.2f} s; last event {r['at']}")
     assert len(kills) >= 20, [(r["plan"], r["code"]) for r in log]
     assert len(phases) >= 6, phases  # the kills are spread over the phases of a write
 
     final = run_cli("ingest", "--context", "Crash", "--json", env={"CHINVEX_HOME": str(home_a)})
     assert_no_traceback(final)
     assert final.code == 0, final
-    doctor = run_cli("doctor", "--context", "Crash", "--json", env={"CHINVEX_HOME": str(home_a)})
-    assert_no_traceback(doctor)
-    report = doctor.json
-    problems = [c for c in report["checks"] if c["status"] != "ok"]
-    assert doctor.code == 0 and not problems, json.dumps(problems, indent=1)
-
     assert subprocess.run([str(CHINVEX_BIN), "context", "create", "Crash", *flags], env=env_b,
                           capture_output=True).returncode == 0
     clean = run_cli("ingest", "--context", "Crash", "--json", env={"CHINVEX_HOME": str(home_b)})
     assert clean.code == 0, clean
-
-    got, want = _state(home_a, "Crash"), _state(home_b, "Crash")
-    chunk_ids = [row[0] for row in got["chunks"]]
-    assert len(chunk_ids) == len(set(chunk_ids)), "duplicate chunk ids"
-    assert set(chunk_ids) == {row[0] for row in want["chunks"]}, "chunk ids differ from a clean run"
-    assert {row[0] for row in got["docs"]} == {row[0] for row in want["docs"]}, "document ids differ"
-    assert sorted(got["chunks"]) == sorted(want["chunks"]), "chunk rows differ"
-    assert sorted(got["docs"]) == sorted(want["docs"]), "document rows differ"
-    assert sorted(got["origins"]) == sorted(want["origins"]), "origin ledger differs"
-    assert sorted(got["fingerprints"]) == sorted(want["fingerprints"]), "fingerprints differ"
-    assert sorted(got["turns"]) == sorted(want["turns"]), "stored turns differ"
-    assert set(got["vectors"]) == set(chunk_ids), (
-        f"chroma and sqlite disagree: {len(set(got['vectors']) - set(chunk_ids))} orphan vectors, "
-        f"{len(set(chunk_ids) - set(got['vectors']))} chunks without a vector")
-    assert got["fts_rows"] == len(chunk_ids)
-    import numpy as np
-
-    for cid, (vector, meta) in want["vectors"].items():
-        mine, my_meta = got["vectors"][cid]
-        assert my_meta == meta
-        cosine = float(np.dot(vector, mine) / (np.linalg.norm(vector) * np.linalg.norm(mine)))
-        assert cosine > 0.999, f"chunk {cid} carries another text's vector (cosine {cosine:.3f})"
-
-    gone = ever - _markers(corpus)
-    assert gone, "the edits deleted nothing, so stale postings were not tested"
-    stale = {term: _fts_hits(db_path, term) for term in sorted(gone)}
-    assert not any(stale.values()), {t: h for t, h in stale.items() if h}
-    for term in sorted(_markers(corpus))[:5]:
-        assert _fts_hits(db_path, term), term
+    problems = _convergence_problems(home_a, home_b, db_path, ever - _markers(corpus), _markers(corpus))
+    doctor = run_cli("doctor", "--context", "Crash", "--json", env={"CHINVEX_HOME": str(home_a)})
+    assert_no_traceback(doctor)
+    for check in doctor.json["checks"]:
+        if check["status"] != "ok":
+            problems.append(f"doctor {check['name']}: {check['status']} x{check['count']} "
+                            f"{check['message']} {check['examples']}")
+    if doctor.code != 0:
+        problems.append(f"doctor exit status {doctor.code}")
+    assert not problems, "\n".join(problems)
     print(f"converged; whole test {time.monotonic() - started:.0f} s")
 
 

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from chinvex.models import CodexAppServerConfig, ConversationDoc
 from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
 from chinvex_adapters.cx_sessions_jsonl.adapter import CodexRolloutAdapter
@@ -101,10 +103,11 @@ class AppServerSettings:
             raise SourceError(f"context {options.context_name}: codex_appserver must be an object, not {raw!r}")
         try:
             config = CodexAppServerConfig.model_validate(raw)
-        except ValueError as exc:
-            first = str(exc).splitlines()
-            raise SourceError(f"context {options.context_name}: invalid codex_appserver settings "
-                              f"({first[1].strip() if len(first) > 1 else exc})") from None
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first.get("loc", ()))
+            raise SourceError(f"context {options.context_name}: codex_appserver.{where}: "
+                              f"{first.get('msg')}") from None
         legacy_read = (config.model_extra or {}).get("legacy_read", "rollout")
         if legacy_read not in ("rollout", "appserver"):
             raise SourceError(f"context {options.context_name}: codex_appserver.legacy_read must be "
@@ -189,7 +192,8 @@ class _RunState:
         return {"warnings": list(self.warnings), "counts": dict(self.counts), "paths": dict(self.paths)}
 
 
-def _close_run(runs: dict[int, _RunState], key: int) -> None:
+def _close_run(runs: dict[int, _RunState], finalizers: dict[int, Any], key: int) -> None:
+    finalizers.pop(key, None)
     state = runs.pop(key, None)
     if state is not None:
         state.close()
@@ -229,7 +233,8 @@ class CodexAppServerAdapter:
                 state = self._runs[key] = _RunState()
                 # Stops the children when the run's options object goes away (or at exit) if
                 # the pipeline never calls end_run.
-                self._finalizers[key] = weakref.finalize(options, _close_run, self._runs, key)
+                self._finalizers[key] = weakref.finalize(options, _close_run, self._runs,
+                                                         self._finalizers, key)
             return key, state
 
     def end_run(self, options: AdapterOptions) -> dict[str, Any] | None:

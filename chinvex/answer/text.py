@@ -20,6 +20,14 @@ TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 
+# Verbs and nouns that frame a question ("what did X say about", "how does X describe", "the
+# reason for") rather than name its subject: answers rarely repeat them.
+FRAME_WORDS = frozenset(
+    """describe described describes describing mention mentioned mentions say said says saying
+    tell telling tells told think thinks happen happened happens reason reasons general
+    specific particular recently currently""".split()
+)
+
 # English function words and the frame words of questions ("what kind of", "how often"):
 # they say what is asked, not what the answer is about, so they never count as coverage.
 STOPWORDS = frozenset(
@@ -28,7 +36,7 @@ STOPWORDS = frozenset(
     below beside besides between both but by came can cannot come could did do does doing done
     down during each either else enough etc even ever every few for from further get gets getting
     got had has have having he her here hers herself him himself his how however i if in into is
-    it its itself just kind kinds least less let like likely lot lots made make makes many may me
+    it its itself just kind kinds least less let likely lot lots made make makes many may me
     might mine more most much must my myself near need needs neither never no nor not now of off
     often on once one only onto or other others otherwise our ours ourselves out over own per
     perhaps please quite rather really same several shall she should since so some somebody
@@ -38,7 +46,7 @@ STOPWORDS = frozenset(
     we well were what whatever when whenever where whereas wherever whether which while who
     whoever whom whose why will with within without would yet you your yours yourself
     yourselves""".split()
-)
+) | FRAME_WORDS
 
 # Contractions: their first part decides ("what's" -> "what", "Caroline's" -> "Caroline").
 _APOSTROPHE = re.compile(r"['’]\w*$")

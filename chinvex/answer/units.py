@@ -44,6 +44,12 @@ _GREETING = (
     r"aw+|yes|yeah|yep|no|sorry|ok|okay|great|good|nice|woah|whoa|well|hmm|see you|love you|"
     r"morning|evening|night|cheers"
 )
+# `Date: 8 May 2023`, `Subject: ...`: header fields of notes and mails, not voices.
+_FIELD_NAMES = frozenset(
+    """date time subject from to cc bcc title summary tags tag source status author created
+    updated modified version note notes warning todo fixme example examples see url link type
+    category location place attendees participants agenda question answer q a""".split()
+)
 _CAPITALISED = re.compile(r"\b[A-Z][a-z][\w’'-]*")
 _CODE_SIGNATURE = re.compile(
     r"^\s*(?:@\w|(?:async\s+)?def\s|class\s|(?:export\s+)?(?:default\s+)?(?:async\s+)?function\b|"
@@ -53,7 +59,7 @@ _CODE_SIGNATURE = re.compile(
 _COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")
 _DOCSTRING_QUOTES = ('"""', "'''")
 _TRIVIAL_CODE = re.compile(r"^[\s{}()\[\];,:.]*$|^\s*(?:pass|return|break|continue|else:|try:|\}\s*else\s*\{)\s*$")
-INHERIT = False
+_LIST_ITEM = re.compile(r"^\s{0,6}(?:[-*+]|\d+[.)])\s+")
 _MARKDOWN_PREFIX = re.compile(r"^\s{0,3}(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)")
 
 
@@ -72,28 +78,51 @@ class Unit:
     question: bool = False
     line_start: int | None = None  # 1-based line within the chunk text
     line_end: int | None = None
+    heading: bool = False  # a markdown heading: context for its paragraph, never quoted alone
+    block: int = 0  # units of one turn / paragraph share a block; a code chunk is one block
 
 
-def chunk_kind(text: str, source_type: str, metadata: dict) -> str:
-    """"code" for source code, "dialogue" for speaker-labelled transcripts, else "prose"."""
+def chunk_kind(text: str, source_type: str, metadata: dict, speakers: frozenset[str] = frozenset()) -> str:
+    """"code" for source code, "dialogue" for speaker-labelled transcripts, else "prose".
+
+    `speakers` (lower-cased) are voices already seen in other chunks of the same evidence: a
+    chunk holding one or two turns of a known speaker is part of that dialogue too."""
     kind = str(metadata.get("kind") or "").lower()
     language = str(metadata.get("language") or "").lower()
     if source_type == "repo" and (kind == "code" or metadata.get("symbols") or (
             language and language not in ("markdown", "text", "plaintext", "rst", "restructuredtext"))):
         return "code"
-    if _dialogue_turns(text) is not None:
+    if _dialogue_turns(text, speakers) is not None:
         return "dialogue"
     return "prose"
 
 
-def split_units(text: str, *, chunk: int, kind: str) -> list[Unit]:
+def split_units(text: str, *, chunk: int, kind: str, speakers: frozenset[str] = frozenset()) -> list[Unit]:
     if kind == "code":
         return _code_units(text, chunk)
     if kind == "dialogue":
-        turns = _dialogue_turns(text)
+        turns = _dialogue_turns(text, speakers)
         if turns is not None:
-            return _dialogue_units(turns, chunk)
+            return _dialogue_units(turns, chunk, speakers)
     return _prose_units(text, chunk)
+
+
+def split_evidence(chunks: list[tuple[str, str, dict]]) -> tuple[list[str], list[Unit]]:
+    """Kinds and units of (text, source_type, metadata) chunks. Two passes: dialogues found on
+    their own name their speakers, then chunks with a few turns of those speakers join them."""
+    kinds = [chunk_kind(text, st, meta) for text, st, meta in chunks]
+    speakers: set[str] = set()
+    for (text, _, _), kind in zip(chunks, kinds):
+        if kind == "dialogue":
+            speakers.update(t.name.lower() for t in (_dialogue_turns(text) or []))
+    known = frozenset(speakers)
+    if known:
+        kinds = [k if k != "prose" else chunk_kind(text, st, meta, known)
+                 for (text, st, meta), k in zip(chunks, kinds)]
+    units: list[Unit] = []
+    for i, ((text, _, _), kind) in enumerate(zip(chunks, kinds)):
+        units.extend(split_units(text, chunk=i, kind=kind, speakers=known))
+    return kinds, units
 
 
 # -- dialogue ---------------------------------------------------------------------------------
@@ -107,9 +136,10 @@ class _Turn:
     line: int
 
 
-def _dialogue_turns(text: str) -> list[_Turn] | None:
+def _dialogue_turns(text: str, speakers: frozenset[str] = frozenset()) -> list[_Turn] | None:
     """The chunk's turns if it reads as a dialogue: at least three labelled lines, at least two
-    speakers, one of them speaking more than once (a docstring's `Args:`/`Returns:` is not)."""
+    speakers, one of them speaking more than once (a docstring's `Args:`/`Returns:` is not); or
+    any labelled line of a speaker known from elsewhere in the evidence."""
     turns: list[_Turn] = []
     markers = 0
     for number, line in enumerate(text.splitlines(), start=1):
@@ -119,7 +149,7 @@ def _dialogue_turns(text: str) -> list[_Turn] | None:
             turns.append(_Turn(f"Turn {marker.group('n')}", marker.group("name").strip(), [], number))
             continue
         label = _SPEAKER_LINE.match(line)
-        if label and not line.lstrip().startswith("#"):
+        if label and not line.lstrip().startswith("#") and label.group("name").lower() not in _FIELD_NAMES:
             tag = (label.group("tag") or "").strip().strip("[]")
             turns.append(_Turn(tag, label.group("name").strip(), [line[label.end():]], number))
         elif turns and line.strip():
@@ -129,6 +159,8 @@ def _dialogue_turns(text: str) -> list[_Turn] | None:
     names = [t.name.lower() for t in turns]
     distinct = set(names)
     if len(turns) >= 3 and len(distinct) >= 2 and max(names.count(n) for n in distinct) >= 2:
+        return turns
+    if speakers and turns and all(n in speakers for n in distinct):
         return turns
     return None
 
@@ -163,14 +195,13 @@ def _same_person(a: str, b: str) -> bool:
     return len(short) >= 3 and long_.startswith(short)
 
 
-def _dialogue_units(turns: list[_Turn], chunk: int) -> list[Unit]:
-    names = {t.name.lower() for t in turns}
+def _dialogue_units(turns: list[_Turn], chunk: int, speakers: frozenset[str] = frozenset()) -> list[Unit]:
+    names = {t.name.lower() for t in turns} | set(speakers)
     units: list[Unit] = []
     for i, turn in enumerate(turns):
         speaker = turn.name.lower()
-        addressee = _addressee(turns, i)
+        addressee = _addressee(turns, i, names)
         label = f"[{turn.tag}] {turn.name}" if turn.tag else turn.name
-        previous: frozenset[str] = frozenset()
         body = " ".join(part.strip() for part in turn.body if part.strip())
         for sentence in _sentences(body):
             analysed, called = _vocatives(sentence, names)
@@ -188,29 +219,33 @@ def _dialogue_units(turns: list[_Turn], chunk: int) -> list[Unit]:
                 for n in names:
                     if _same_person(word, n):
                         about.add(n)
-            if INHERIT and not first and not second and not about:
-                about = set(previous)  # "She gave it to me." after "...my grandma." continues
+            if not first and not second and not about:
+                # "That race sounds great, Mel!" comments on the one addressed; "Started hitting
+                # the gym last week." drops its "I" and is the speaker's.
+                about = set(called) if called else {speaker}
             frozen = frozenset(about)
-            previous = frozen
             units.append(Unit(
                 chunk=chunk, order=len(units), text=sentence, analysed=analysed, kind="dialogue",
-                label=label, speaker=turn.name, about=frozen,
-                question=sentence.rstrip(" *_\"'”’)").endswith("?"),
-                line_start=turn.line, line_end=turn.line + max(0, len(turn.body) - 1),
+                label=label, speaker=turn.name, about=frozen, question=_asks(sentence),
+                line_start=turn.line, line_end=turn.line + max(0, len(turn.body) - 1), block=i,
             ))
     return units
 
 
-def _addressee(turns: list[_Turn], i: int) -> str | None:
+def _addressee(turns: list[_Turn], i: int, names: set[str]) -> str | None:
     """Whom a turn speaks to: in a two-person talk the other one; else the nearest other voice."""
     speaker = turns[i].name.lower()
-    others = {t.name.lower() for t in turns} - {speaker}
+    others = names - {speaker}
     if len(others) == 1:
         return next(iter(others))
     for j in (i - 1, i + 1, i - 2, i + 2):
         if 0 <= j < len(turns) and turns[j].name.lower() != speaker:
             return turns[j].name.lower()
     return None
+
+
+def _asks(sentence: str) -> bool:
+    return sentence.rstrip(" *_\"'”’)`").endswith("?")
 
 
 def _sentences(text: str) -> list[str]:
@@ -221,27 +256,55 @@ def _sentences(text: str) -> list[str]:
 
 
 def _prose_units(text: str, chunk: int) -> list[Unit]:
+    """Sentences of paragraphs (wrapped lines joined first), grouped into blocks: a blank line,
+    a heading or a list item starts a new one. The nearest heading is analysed with each
+    sentence under it ("### Retrieval" tells what the list below it is about)."""
     units: list[Unit] = []
+    block = 0
+    pending: list[tuple[int, str]] = []
+    heading = ""
+
+    def flush() -> None:
+        if not pending:
+            return
+        first, last = pending[0][0], pending[-1][0]
+        body = " ".join(part for _, part in pending)
+        pending.clear()
+        for sentence in _sentences(body):
+            units.append(Unit(chunk=chunk, order=len(units), text=sentence,
+                              analysed=index_text(f"{sentence} {heading}".strip()),
+                              kind="prose", question=_asks(sentence), line_start=first, line_end=last,
+                              block=block))
+
     in_fence = False
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if stripped.startswith(("```", "~~~")):
+            flush()
             in_fence = not in_fence
             continue
-        if not stripped or set(stripped) <= set("-=*_|: "):
-            continue
         if in_fence:
-            units.append(Unit(chunk=chunk, order=len(units), text=stripped, analysed=index_text(stripped),
-                              kind="prose", line_start=number, line_end=number))
+            if stripped:
+                units.append(Unit(chunk=chunk, order=len(units), text=stripped, analysed=index_text(stripped),
+                                  kind="prose", question=_asks(stripped), line_start=number,
+                                  line_end=number, block=block))
             continue
-        heading = stripped.startswith("#")
-        body = _MARKDOWN_PREFIX.sub("", line).strip()
-        for sentence in ([body] if heading else _sentences(body)):
-            units.append(Unit(
-                chunk=chunk, order=len(units), text=sentence, analysed=index_text(sentence),
-                kind="prose", question=sentence.endswith("?") or heading,
-                line_start=number, line_end=number,
-            ))
+        if not stripped or set(stripped) <= set("-=*_|: "):
+            flush()
+            block += 1
+            continue
+        if stripped.startswith("#"):
+            flush()
+            block += 1
+            heading = _MARKDOWN_PREFIX.sub("", line).strip().strip("#").strip()
+            units.append(Unit(chunk=chunk, order=len(units), text=heading, analysed=index_text(heading),
+                              kind="prose", heading=True, line_start=number, line_end=number, block=block))
+            continue
+        if _LIST_ITEM.match(line):
+            flush()
+            block += 1
+        pending.append((number, _MARKDOWN_PREFIX.sub("", line).strip()))
+    flush()
     return units
 
 

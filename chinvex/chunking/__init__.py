@@ -36,7 +36,7 @@ __all__ = [
     "stable_text",
 ]
 
-CHUNKER_VERSION = "chunkers-v1"
+CHUNKER_VERSION = "chunkers-v2"
 """Changes whenever any chunker's output (text, ranges, ids, metadata, embed_text) changes."""
 
 MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown", ".mdx", ".mdown", ".mkd"})

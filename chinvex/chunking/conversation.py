@@ -132,15 +132,24 @@ def _split_body(body: str, n: int, label: str, budget: int) -> list[tuple[int, i
         reserve += 8
 
 
+def exchange_starts(turns: list[Turn]) -> set[int]:
+    """Every user turn opens a new exchange. Chunks never span two exchanges: a retrieved chunk
+    is about one question and its answer, and appending a new exchange to a session never
+    changes the chunks of the earlier ones (only their "of M", which embedding ignores)."""
+    return {i for i, turn in enumerate(turns) if i > 0 and turn.role == "user"}
+
+
 def render_conversation(
     doc: ConversationDoc, boundaries: set[int] | None = None
 ) -> tuple[str, list[Chunk]]:
     """The transcript of `doc` and its chunks (`chunk.text == transcript[start:end]`).
 
-    `boundaries`: 0-based turn indices where a new chunk must start (for instance where a
-    session was compacted or resumed); grouping stays greedy otherwise.
+    `boundaries`: 0-based turn indices where a new chunk must start; by default the start of
+    every exchange (`exchange_starts`). Grouping is greedy within an exchange.
     """
     turns = doc.turns
+    if boundaries is None:
+        boundaries = exchange_starts(turns)
     total = len(turns)
     header = conversation_header(doc)
     budget = text_budget(header)

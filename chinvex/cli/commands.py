@@ -47,6 +47,15 @@ def ingest(
         ]
         if skipped:
             lines.append(f"not indexed: {skipped}")
+        if summary.paths:
+            from collections import Counter
+
+            routes = Counter(str(info.get("path")) for info in summary.paths.values() if isinstance(info, dict))
+            lines.append("codex threads: " + ", ".join(f"{n} via {route}" for route, n in sorted(routes.items())))
+            if verbose:
+                for uri, info in sorted(summary.paths.items()):
+                    reason = f" ({info['reason']})" if isinstance(info, dict) and info.get("reason") else ""
+                    lines.append(f"  {info.get('path') if isinstance(info, dict) else info}: {uri}{reason}")
         if summary.redactions:
             lines.append("secrets redacted: " + ", ".join(f"{n} {k}" for k, n in summary.redactions.items()))
         for warning in summary.warnings[:20]:

@@ -138,6 +138,7 @@ class _Run:
         self.ledger = OriginLedger(conn)
         self.reingest: set[str] = set()
         self.work_by_uri: dict[str, _Work] = {}
+        self.root_adapters: set[str] = set()
 
     # -- run --------------------------------------------------------------------------------
 
@@ -185,8 +186,32 @@ class _Run:
             self.summary.errors.append(SourceMessage(source_uri=self.config.name, message=str(exc)))
             raise
         finally:
+            self._end_adapters()
             self._finish()
         return self.summary
+
+    def _end_adapters(self) -> None:
+        """Adapters that hold something for the length of a run (the Codex app-server child)
+        release it here, and report what they can only say about a whole root: warnings (put
+        first: one line about a root outweighs many about its sources), counts, and in
+        verbose mode which path each Codex thread took."""
+        notes: list[SourceMessage] = []
+        for name in sorted(self.root_adapters):
+            try:
+                end = getattr(load_adapter(name), "end_run", None)
+                report = end(self.adapter_options) if callable(end) else None
+            except Exception as exc:  # finishing must never fail a run
+                notes.append(SourceMessage(source_uri=name, adapter=name, message=(
+                    f"adapter {name} failed to finish the run: {type(exc).__name__}: {exc}")))
+                continue
+            if not report:
+                continue
+            for uri, message in report.get("warnings") or ():
+                notes.append(SourceMessage(source_uri=uri, adapter=name, message=message))
+            self.adapter_counts.setdefault(name, Counter()).update(report.get("counts") or {})
+            if self.options.verbose:
+                self.summary.paths.update(report.get("paths") or {})
+        self.summary.warnings[0:0] = notes
 
     def _finish(self) -> None:
         s = self.summary
@@ -264,6 +289,7 @@ class _Run:
         chosen: dict[str, tuple[int, _Work]] = {}
         skipped_uris: set[str] = set()
         for order, root in enumerate(roots):
+            self.root_adapters.add(root.adapter)
             try:
                 adapter = load_adapter(root.adapter)
                 items = list(adapter.enumerate(Path(root.root), self.adapter_options))
@@ -441,6 +467,9 @@ class _Run:
         both stores — except under a root that could not be listed this time (an unmounted
         disk must not wipe an index)."""
         failed_roots = {r.root for r in roots if not r.ok}
+        # The ledger must see this run's writes before deciding what a vanished source took
+        # with it (a thread that moved from its rollout file to codex://thread/<id>).
+        self.writer.flush()
         unreadable_dirs = tuple(p.rstrip("/") + "/" for p in self.unreadable)
         for uri, fp in self.known.items():
             if uri in seen or uri in self.unreadable or uri.startswith(unreadable_dirs):

@@ -11,7 +11,8 @@ are answered before any embedder, numpy or Chroma is loaded (they load on the fi
 that needs them, and stay warm).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: the SDK would have to eval every tool
+# annotation back from a string at start-up, which the handshake pays for.
 
 import sys
 from typing import Annotated, Any, Literal

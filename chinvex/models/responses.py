@@ -76,10 +76,12 @@ class Citation(_Strict):
 
 
 class EvidenceScores(_Strict):
-    fts: float | None = None
-    vector: float | None = None
+    fts: float | None = Field(None, description="Raw BM25 relevance (higher is better); None if no query term matched.")
+    vector: float | None = Field(None, description="Raw cosine similarity; None if the chunk has no vector.")
     blended: float
     rank: float
+    weight: float | None = Field(None, description="Source-type weight applied to the blended score.")
+    position: int | None = Field(None, description="1-based position in the evidence pack (search rank).")
 
 
 class EvidenceChunk(_Strict):
@@ -97,7 +99,11 @@ class Retrieval(_Strict):
     k: int
     filters: dict[str, Any] = Field(default_factory=dict)
     weights_used: dict[str, float] = Field(default_factory=dict)
-    generator: str | None = None
+    generator: str | None = Field(None, description="extractive, anthropic or ollama.")
+    model: str | None = Field(None, description="The LLM that wrote the answer (None for extractive).")
+    mode: str | None = Field(None, description="hybrid, fts or vector: what retrieval could use.")
+    warnings: list[str] = Field(default_factory=list)
+    took_ms: float | None = None
 
 
 class AnswerError(_Strict):

@@ -1,0 +1,81 @@
+"""The one interface every answer generator offers, and the choice among them.
+
+A generator turns a question and its evidence into answer text citing `[chunk:<id>]`; it never
+decides whether the answer is grounded (the gate in grounding.py does, the same way for all).
+The choice: the `generator` argument (CLI `--generator`), else context.json `answer.generator`,
+else `extractive`, which runs offline and deterministically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from chinvex.errors import ChinvexError, UsageError
+
+if TYPE_CHECKING:
+    from chinvex.answer.evidence import Evidence
+    from chinvex.answer.text import TermWeights
+    from chinvex.models import ContextConfig
+
+GENERATORS = ("extractive", "anthropic", "ollama")
+DEFAULT_GENERATOR = "extractive"
+
+
+class GeneratorError(ChinvexError):
+    """The generator could not run (SDK missing, no API key, service unreachable, bad reply)."""
+
+    code = "GENERATOR_ERROR"
+
+
+@dataclass
+class GenerationRequest:
+    query: str
+    evidence: list[Evidence]
+    config: ContextConfig
+    term_weights: Callable[[Iterable[str]], TermWeights] | None = None
+    """Inverse document frequencies from the context's index (extractive only)."""
+    embedder: Callable[[], object] | None = None
+
+
+@dataclass
+class Generated:
+    text: str
+    model: str | None = None
+    reason: str | None = None
+    """Why a generator refused, when it can say (shown as the GROUNDING_FAILED detail)."""
+    notes: dict[str, object] = field(default_factory=dict)
+
+
+class Generator(Protocol):
+    name: str
+
+    def generate(self, request: GenerationRequest) -> Generated: ...
+
+
+def generator_name(requested: str | None, config: ContextConfig) -> str:
+    name = (requested or (config.answer.generator if config.answer else None) or DEFAULT_GENERATOR).strip().lower()
+    if name not in GENERATORS:
+        raise UsageError(f"--generator {requested!r}: expected one of {', '.join(GENERATORS)}")
+    return name
+
+
+def make_generator(name: str, config: ContextConfig) -> Generator:
+    """The generator called `name`, configured from the context's `answer` settings."""
+    settings = config.answer
+    model = settings.model if settings else None
+    host = settings.host if settings else None
+    if name == "extractive":
+        from chinvex.answer.extractive import ExtractiveGenerator
+
+        return ExtractiveGenerator()
+    if name == "anthropic":
+        from chinvex.answer.anthropic_gen import AnthropicGenerator
+
+        return AnthropicGenerator(model=model, base_url=host)
+    if name == "ollama":
+        from chinvex.answer.ollama_gen import OllamaGenerator
+
+        return OllamaGenerator(model=model, host=host)
+    raise UsageError(f"unknown generator {name!r}: expected one of {', '.join(GENERATORS)}")

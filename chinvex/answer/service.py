@@ -1,0 +1,121 @@
+"""`answer()`: retrieve an evidence pack, let a generator write, put the result through the
+grounding gate, and return the seed spec's response schema v1 (§6).
+
+It never raises for the failures the schema has codes for: an empty query (EMPTY_QUERY), an
+unreadable index (RETRIEVAL_ERROR), a generator that cannot run (GENERATOR_ERROR) and an
+answer that fails the gate (GROUNDING_FAILED) all come back in `errors`, with the evidence
+that was retrieved. CONTEXT_NOT_FOUND is the registry's (raised before this is called); a bad
+`k` or generator name is a usage error and is raised.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable
+
+from chinvex.answer.base import GenerationRequest, GeneratorError, generator_name, make_generator
+from chinvex.answer.evidence import Evidence, build_evidence, citation_for, evidence_pack
+from chinvex.answer.grounding import REFUSAL, validate
+from chinvex.answer.text import TermWeights
+from chinvex.errors import ChinvexError, UsageError
+from chinvex.models import AnswerError, AnswerResponse, ContextConfig, Retrieval
+from chinvex.retrieval.search import RetrievalError, Searcher, SearchRequest
+
+
+def answer(config: ContextConfig, query: str, *, k: int = 8, grounded: bool = True,
+           source_types: list[str] | None = None, generator: str | None = None,
+           searcher: Searcher | None = None) -> AnswerResponse:
+    started = time.perf_counter()
+    name = generator_name(generator, config)
+    types = [t for t in dict.fromkeys(source_types or []) if t] or None
+    retrieval = Retrieval(k=k, filters={"source_types": types} if types else {},
+                          weights_used=_weights_used(config, types), generator=name)
+
+    def response(**fields) -> AnswerResponse:
+        retrieval.took_ms = round((time.perf_counter() - started) * 1000, 2)
+        base = {"context": config.name, "query": query, "grounded": False, "answer": "", "retrieval": retrieval}
+        return AnswerResponse(**{**base, **fields})
+
+    if not query or not query.strip():
+        return response(errors=[AnswerError(code="EMPTY_QUERY", detail="The query is empty or whitespace only.")])
+
+    own_searcher = searcher is None
+    searcher = searcher or Searcher()
+    try:
+        try:
+            found = searcher.search([config], SearchRequest(query=query, k=k, source_types=types))
+        except UsageError:
+            raise
+        except RetrievalError as exc:
+            return response(errors=[AnswerError(code="RETRIEVAL_ERROR", detail=exc.message)])
+        except ChinvexError as exc:
+            return response(errors=[AnswerError(code="RETRIEVAL_ERROR", detail=exc.message)])
+        except (sqlite3.Error, OSError) as exc:
+            return response(errors=[AnswerError(code="RETRIEVAL_ERROR",
+                                                detail=f"the index of context {config.name} cannot be read ({exc})")])
+        retrieval.mode = found.stats.mode
+        retrieval.warnings = list(found.stats.warnings)
+        evidence = build_evidence(found.results, _created_at(searcher, config, found.results))
+        pack = evidence_pack(evidence)
+
+        generator_impl = make_generator(name, config)
+        model = getattr(generator_impl, "model", None)
+        retrieval.model = model if name != "extractive" else None
+        request = GenerationRequest(
+            query=query, evidence=evidence, config=config,
+            term_weights=lambda stems: _term_weights(searcher, config, stems),
+        )
+        try:
+            generated = generator_impl.generate(request)
+        except GeneratorError as exc:
+            return response(evidence_pack=pack, errors=[AnswerError(code="GENERATOR_ERROR", detail=exc.message)])
+        if generated.model:
+            retrieval.model = generated.model
+        return _gate(response, generated.text, generated.reason, evidence, pack, grounded)
+    finally:
+        if own_searcher:
+            searcher.close()
+
+
+def _gate(response, text: str, reason: str | None, evidence: list[Evidence], pack, grounded: bool) -> AnswerResponse:
+    by_id = {item.chunk_id: item for item in evidence}
+    check = validate(text, by_id)
+    citations = [citation_for(by_id[cid]) for cid in check.cited]
+    if check.ok:
+        return response(grounded=True, answer=text.strip(), citations=citations, evidence_pack=pack)
+    detail = reason or check.detail
+    error = AnswerError(code="GROUNDING_FAILED", detail=detail)
+    if grounded:
+        return response(grounded=False, answer=REFUSAL, citations=[], evidence_pack=pack, errors=[error])
+    return response(grounded=False, answer=text.strip(), citations=citations, evidence_pack=pack, errors=[error])
+
+
+def _weights_used(config: ContextConfig, types: list[str] | None) -> dict[str, float]:
+    weights = config.effective_weights()
+    if types:
+        return {t: config.weight_for(t) for t in types}
+    return weights
+
+
+def _term_weights(searcher: Searcher, config: ContextConfig, stems: Iterable[str]) -> TermWeights:
+    handle = searcher.handle(config)
+    with handle.lock:
+        return TermWeights.from_index(handle.conn, stems)
+
+
+def _created_at(searcher: Searcher, config: ContextConfig, results) -> dict[str, str | None]:
+    """Documents' created_at (search results carry only updated_at); best effort."""
+    doc_ids = sorted({r.doc_id for r in results})
+    if not doc_ids:
+        return {}
+    try:
+        handle = searcher.handle(config)
+        with handle.lock:
+            rows = handle.conn.execute(
+                f"SELECT doc_id, created_at FROM documents WHERE doc_id IN ({','.join('?' * len(doc_ids))})",
+                doc_ids,
+            ).fetchall()
+        return {row[0]: row[1] for row in rows}
+    except (ChinvexError, sqlite3.Error):
+        return {}
