@@ -273,7 +273,9 @@ def test_recall_add_search_get_feedback_and_flight_recorder(world):
                            "edi_project_path": "/work/payflow", "edi_project_name": "payflow"}.items():
             assert added["metadata"][key] == value
 
-        found = await call(client, "recall_search", query="zanzibar chargebacks settlement", limit=5)
+        # RECALL's own argument set (rerank included) is accepted as is
+        found = await call(client, "recall_search", query="zanzibar chargebacks settlement", limit=5,
+                           scope="all", rerank=True)
         assert found["_judge_reminder"].startswith("Apply the retrieval-judge skill")
         first = found["results"][0]
         assert first["id"] == added["id"] and first["type"] == "decision" and first["content"] == content

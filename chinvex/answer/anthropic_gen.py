@@ -15,7 +15,8 @@ import os
 from chinvex.answer.base import GenerationRequest, Generated, GeneratorError
 from chinvex.answer.prompt import SYSTEM_PROMPT, user_prompt
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"
+"""A current Claude model id of the installed SDK's list; context.json `answer.model` overrides."""
 MAX_TOKENS = 1024
 TIMEOUT_S = 120.0
 
@@ -43,7 +44,6 @@ class AnthropicGenerator:
             message = client.messages.create(
                 model=self.model,
                 max_tokens=MAX_TOKENS,
-                temperature=0,
                 system=SYSTEM_PROMPT,
                 messages=[{"role": "user", "content": user_prompt(request.query, request.evidence)}],
             )

@@ -54,24 +54,30 @@ class Evidence:
     def is_code(self) -> bool:
         return self.result.range.line_start is not None and str(self.metadata.get("kind", "")) == "code"
 
+    def relative_path(self) -> str | None:
+        return self.metadata.get("path") or relative_path(str(self.metadata.get("header") or ""), self.source_uri)
+
     def display_path(self) -> str:
         """Where the chunk comes from, short: `chinvex/retrieval/fusion.py:29-48`."""
-        path = self.metadata.get("path") or _path_from_header(str(self.metadata.get("header") or ""),
-                                                             self.source_uri)
+        path = self.relative_path() or _short_source(self.source_uri)
         r = self.result.range
         if r.line_start is not None:
             return f"{path}:{r.line_start}-{r.line_end}"
         return str(path)
 
 
-def _path_from_header(header: str, source_uri: str) -> str:
+def relative_path(header: str, source_uri: str) -> str | None:
     """The relative path chunk headers start with ("chinvex/x.py · def f", "notes/a.md › H"),
-    when it is a suffix of the source; else the source itself."""
-    first = re.split(r" [·›] ", header, maxsplit=1)[0].strip()
+    when the source ends with it."""
+    first = re.split(r" [·›] ", header, maxsplit=1)[0].strip().replace("\\", "/")
     plain = source_uri.split("#", 1)[0].replace("\\", "/")
-    if first and "/" in first and plain.endswith("/" + first):
+    if first and not first.startswith("/") and plain.endswith("/" + first):
         return first
-    parts = plain.rstrip("/").split("/")
+    return None
+
+
+def _short_source(source_uri: str) -> str:
+    parts = source_uri.split("#", 1)[0].replace("\\", "/").rstrip("/").split("/")
     return "/".join(parts[-2:]) if len(parts) >= 2 else source_uri
 
 
@@ -111,6 +117,9 @@ def evidence_chunk(item: Evidence) -> EvidenceChunk:
         },
         "freshness": {"stale": r.freshness.stale, "reason": r.freshness.reason},
     }
+    path = item.relative_path()
+    if path:
+        metadata["path"] = path
     for key in _CHUNK_KEYS:
         if key in item.metadata and key not in metadata:
             metadata[key] = item.metadata[key]

@@ -12,9 +12,10 @@ Two steps.
      realize after her charity race?"), only what the dialogue says about that person counts
      (units.py resolves "I", "you" and forms of address), and if the evidence says much more
      about someone else (Melanie ran the race) the support drops by CONTRAST times the gap.
-   - *relatedness*: the raw cosine of the best chunk, and whether the two legs of retrieval
-     agree on it (it is among the best few of both BM25 and cosine). A chunk no leg thinks is
-     close (cosine under MIN_COSINE) cannot carry an answer.
+   - *relatedness*: the raw cosine of the closest chunk (under MIN_COSINE nothing retrieved is
+     about the question, whatever words it shares), and whether the two legs of retrieval agree
+     on the best passage's chunk (among the best few by BM25 *and* by cosine), which lowers the
+     coverage needed by AGREEMENT_RELIEF.
    Below the threshold of the passage kind, the generator refuses with the refusal text and a
    reason, and the grounding gate reports GROUNDING_FAILED.
 
@@ -39,7 +40,7 @@ from chinvex.answer.text import Stemmer, TermWeights, content_words
 from chinvex.answer.units import Unit, _same_person, split_evidence
 from chinvex.retrieval.lexical import index_text
 
-MIN_SUPPORT = {"dialogue": 0.42, "prose": 0.5, "code": 0.5}
+MIN_SUPPORT = {"dialogue": 0.46, "prose": 0.5, "code": 0.5}
 """Least support (IDF-weighted share of the question's terms in one passage) per passage kind."""
 AGREEMENT_RELIEF = 0.1
 """Support needed drops by this much when both retrieval legs rank the passage's chunk top-3."""
@@ -47,6 +48,9 @@ CONTRAST = 2.0
 """How much a better description of someone else lowers the support for the one asked about."""
 MIN_COSINE = 0.2
 """Below this raw cosine (when vectors exist) a chunk is unrelated whatever words it shares."""
+USER_ROLES = frozenset({"user", "human", "you", "me", "prompt"})
+REPLY_ROLES = frozenset({"assistant", "ai", "model", "chatgpt", "claude", "bot", "tool", "response"})
+"""Role labels of chat transcripts: a reply's passage includes the request it answers."""
 MAX_CHUNKS = 4
 MAX_QUOTES = 4
 RELATIVE_FLOOR = 0.5
@@ -121,19 +125,28 @@ def analyse(request: GenerationRequest, stemmer: Stemmer) -> Analysis:
     headers = stemmer.stem_sets([index_text(_header(item)) for item in evidence])
     unit_stems = {id(u): s for u, s in zip(units, stem_sets)}
 
+    echo = _normalised(request.query)
+    requests: dict[tuple[int, int], frozenset[str]] = {}
+    for u in units:
+        if u.kind == "dialogue" and (u.speaker or "").lower() in USER_ROLES:
+            key = (u.chunk, u.block)
+            requests[key] = requests.get(key, frozenset()) | unit_stems[id(u)]
+
     def passages(about: frozenset[str] | None) -> list[Passage]:
         grouped: dict[tuple[int, int], list[Unit]] = defaultdict(list)
         for u in units:
-            if u.question:
-                continue
+            if u.question or (echo and echo in _normalised(u.text)):
+                continue  # a question asks, and a passage repeating this one does not answer it
             if about is not None and u.kind == "dialogue" and not (u.about & about):
                 continue
             grouped[(u.chunk, u.block)].append(u)
         out = []
-        for (chunk, _), members in grouped.items():
+        for (chunk, block), members in grouped.items():
             stems = frozenset().union(*(unit_stems[id(u)] for u in members))
             if kinds[chunk] != "dialogue":
                 stems |= headers[chunk]
+            elif _is_reply(members[0].speaker) and (chunk, block - 1) in requests:
+                stems |= requests[(chunk, block - 1)]  # an assistant's turn answers the request before it
             p = Passage(chunk, members, stems)
             p.coverage = weights.weight(terms & stems) / total
             out.append(p)
@@ -155,28 +168,33 @@ def analyse(request: GenerationRequest, stemmer: Stemmer) -> Analysis:
     agree = best is not None and _legs_agree(evidence, best.chunk)
     if agree:
         threshold -= AGREEMENT_RELIEF
-    cosine = evidence[best.chunk].result.scores.vector if best else None
+    cosines = [e.result.scores.vector for e in evidence if e.result.scores.vector is not None]
+    cosine = max(cosines) if cosines else None
     notes = {
         "coverage": round(coverage, 3), "support": round(support, 3), "threshold": round(threshold, 3),
         "other_coverage": round(other_best, 3), "legs_agree": agree, "cosine": cosine,
         "participants": sorted(participants), "terms": sorted(terms),
     }
     analysis = Analysis(terms, participants, found, best, support, threshold, other_best, None, notes)
-    if best is None or coverage == 0.0:
-        analysis.reason = "No retrieved chunk contains the terms of the question."
-    elif cosine is not None and cosine < MIN_COSINE:
-        analysis.reason = (f"The retrieved chunks are unrelated to the question (best passage's "
-                           f"cosine {cosine:.2f} < {MIN_COSINE}).")
-    elif support < threshold:
+    if cosine is not None and cosine < MIN_COSINE:
+        analysis.reason = (f"The retrieved chunks are unrelated to the question (best cosine "
+                           f"{cosine:.2f} < {MIN_COSINE}).")
+    elif support < threshold or best is None or coverage == 0.0:
         if participants and other_best > coverage:
             who = ", ".join(sorted(participants))
             analysis.reason = (f"No retrieved chunk supports a direct answer: what the evidence says on "
                                f"this is about someone other than {who} (coverage {coverage:.0%} vs "
                                f"{other_best:.0%}).")
+        elif coverage == 0.0:
+            analysis.reason = "No retrieved chunk contains the terms of the question."
         else:
             analysis.reason = (f"No retrieved chunk supports a direct answer: the best passage covers "
                                f"{coverage:.0%} of the question's terms (needs {threshold:.0%}).")
     return analysis
+
+
+def _is_reply(speaker: str | None) -> bool:
+    return (speaker or "").lower().split(" ")[0] in REPLY_ROLES
 
 
 def _weights(request: GenerationRequest, terms: frozenset[str]) -> TermWeights:
@@ -249,18 +267,17 @@ def _best_units(passage: Passage, terms: frozenset[str], stemmer: Stemmer, limit
         key=lambda x: (x[0], x[1]), reverse=True,
     )
     picked = [u for n, _, u in scored if n > 0][:limit]
-    if not picked:
-        picked = [candidates[0]]
-    if passage.units[0].kind == "code":
-        signature = next((u for u in candidates if u.line_start == 1 or u.label == "L1"), None)
-        if signature is not None and signature not in picked:
-            picked = [signature, *picked][:max(limit, 2)]
-    return picked
+    return picked or [candidates[0]]
+
+
+def _normalised(text: str) -> str:
+    return " ".join("".join(ch if ch.isalnum() else " " for ch in text.lower()).split())
 
 
 def _paragraph(item: Evidence, units: list[Unit]) -> str:
     source = item.display_path()
     if units[0].kind == "code":
+        symbol = _symbol(item)
         lines: list[str] = []
         for u in units:
             body = u.text.splitlines()
@@ -270,7 +287,8 @@ def _paragraph(item: Evidence, units: list[Unit]) -> str:
                 lines.append("...")
             lines.extend(body)
         language = str(item.metadata.get("language") or "")
-        return f"In `{source}` {cite(item.chunk_id)}:\n```{language}\n" + "\n".join(lines) + "\n```"
+        where = f"`{source}`" + (f" ({symbol})" if symbol else "")
+        return f"In {where} {cite(item.chunk_id)}:\n```{language}\n" + "\n".join(lines) + "\n```"
     quoted = []
     last_label = None
     for u in units:
@@ -281,6 +299,12 @@ def _paragraph(item: Evidence, units: list[Unit]) -> str:
         else:
             quoted.append(f"“{text}”")
     return f"{' '.join(quoted)} ({source}) {cite(item.chunk_id)}"
+
+
+def _symbol(item: Evidence) -> str:
+    """"def fuse" from a code chunk's header "chinvex/retrieval/fusion.py · def fuse"."""
+    header = str(item.metadata.get("header") or "")
+    return header.split(" · ", 1)[1].strip() if " · " in header else ""
 
 
 def _clip(text: str) -> str:

@@ -100,3 +100,4 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(result if isinstance(result, int) else 0)
 from chinvex.cli import doctor_cmd  # noqa: E402,F401
 from chinvex.cli import mcp_cmd  # noqa: E402,F401
+from chinvex.cli import answer_cmd  # noqa: E402,F401

@@ -6,10 +6,13 @@ time (DESIGN.md §9). The pipeline reproduces sentence-transformers: WordPiece w
 
 Speed on a small CPU comes from three choices, each measured (bench/embedder.py):
 - texts are sorted by token length and batched by a padded-token budget, so a batch pads little
-  and its activations stay in cache (batches of ~1k tokens beat batches of 8 long chunks);
+  and its activations stay in cache (on mixed lengths, 1.5x the rate of unsorted batches of 8;
+  batches of 16-32 long chunks cost ~10 % more CPU per chunk than batches of 1-4, and 3x the
+  memory);
 - the session runs single-threaded and batches run on several threads at once: one session is
   safe to run concurrently, and parallel batches avoid the per-operator synchronisation of
-  onnxruntime's intra-op pool, which costs 5-15 % on this model;
+  onnxruntime's intra-op pool, which costs 10-15 % on an idle machine and 35-70 % more CPU per
+  chunk on a busy one (its threads spin waiting for each other);
 - the session is created lazily on first use and kept, so importing and constructing are free
   (the MCP handshake and `--help` never wait for it).
 
@@ -45,9 +48,10 @@ ENV_MODEL_PATH = "CHINVEX_EMBED_MODEL_PATH"
 ENV_MODEL_SHA256 = "CHINVEX_EMBED_MODEL_SHA256"
 ENV_THREADS = "CHINVEX_EMBED_THREADS"
 
-DEFAULT_BATCH_TOKENS = 1024
-"""Padded tokens per batch (rows x longest row). Measured best region on a 2-core AVX2 machine:
-4 chunks of 256 tokens, 8 of 120, 16-24 of 40."""
+DEFAULT_BATCH_TOKENS = 512
+"""Padded tokens per batch (rows x longest row): 2 chunks of 250 tokens, 4 of 120, 12 of 40.
+On a 2-core AVX2 machine budgets of 512-1024 cost the least CPU per chunk; 512 was a few per
+cent better at every length and needs less memory (bench/embedder.py)."""
 DEFAULT_MAX_BATCH = 64
 MAX_THREADS = 8
 

@@ -236,14 +236,10 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
 
 
 def serve(default_context: str | None = None) -> None:
-    """Run until the client closes stdin. A --context that does not resolve is reported on stderr
-    and by every tool that needs it; the server still starts (the context may be created later)."""
+    """Run until the client closes stdin. Nothing is resolved or loaded before the handshake: a
+    --context that does not exist is reported by every tool that needs it (the server still
+    starts; the context may be created later), and the registry is read on each call."""
     state = ServerState(default_context)
-    if default_context:
-        try:
-            state.resolve(default_context)
-        except ToolFailure as exc:
-            sys.stderr.write(f"chinvex mcp: warning: {exc.message}\n")
     server = build_server(state)
     try:
         server.run("stdio")

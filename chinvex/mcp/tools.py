@@ -141,7 +141,14 @@ def chinvex_answer(state: ServerState, query: str, context: str | None = None, k
         raise ToolFailure(L.NOT_AVAILABLE, f"grounded answers are not available in this build ({exc}); "
                           "use chinvex_search instead") from None
     response = answer(config, query, k=k, grounded=grounded, source_types=types, searcher=state.searcher)
-    return response.model_dump(mode="json")
+    payload = response.model_dump(mode="json")
+    # GROUNDING_FAILED is an answer ("not stated"); anything else in `errors` means the tool
+    # could not do its job, reported like every other tool failure (the v1 response, evidence
+    # included, rides along in details).
+    failed = [e for e in response.errors if e.code != L.GROUNDING_FAILED]
+    if failed:
+        raise ToolFailure(failed[0].code, failed[0].detail, response=payload)
+    return payload
 
 
 # -- RECALL: scopes -----------------------------------------------------------------------------

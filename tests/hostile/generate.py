@@ -34,6 +34,9 @@ class Hostile:
     """source path -> why it is hostile (for messages)"""
     ok_anyway: set[str] = field(default_factory=set)
     """hostile files that are still fine to index (e.g. invalid UTF-8 is replaced)"""
+    survives: dict[str, list[str]] = field(default_factory=dict)
+    """hostile source path -> marker words that must still be searchable (the damage is local:
+    one bad byte, line or value must not cost the rest of the file)"""
 
     def includes(self) -> dict[str, list[str]]:
         keys = {"repo": "repos", "notes": "note_roots", "chat": "chat_roots",
@@ -57,6 +60,17 @@ def _rollout(thread: str, *texts: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _append_to_user_text(conversation: dict, text: str) -> None:
+    """Add `text` to the first user message of a ChatGPT export conversation."""
+    for node in (conversation.get("mapping") or {}).values():
+        message = node.get("message") or {}
+        parts = (message.get("content") or {}).get("parts")
+        if (message.get("author") or {}).get("role") == "user" and parts and isinstance(parts[0], str):
+            parts[0] = f"{parts[0]} {text}"
+            return
+    raise ValueError("no user message to mark")
+
+
 def _deep_json(levels: int) -> str:
     return "[" * levels + "]" * levels
 
@@ -74,7 +88,7 @@ def _tiny_conversations(count: int) -> bytes:
     return ("[" + ",".join(parts) + "]").encode()
 
 
-def build(base: Path, *, tiny_conversations: int = 100_000) -> Hostile:
+def build(base: Path, *, tiny_conversations: int = 10_000) -> Hostile:
     rng = random.Random(9)
     roots = {name: base / name for name in ("repo", "notes", "chat", "codex", "claude")}
     for root in roots.values():
@@ -106,6 +120,7 @@ def build(base: Path, *, tiny_conversations: int = 100_000) -> Hostile:
     latin = bad(repo / "invalid_utf8.py", "invalid UTF-8",
                 b"def caf\xe9():\n    return 'cr\xe8me invalidutfmarker \xff\xfe'\n")
     h.ok_anyway.add(str(latin))
+    h.survives[str(latin)] = ["invalidutfmarker"]
     bad(repo / "big_line.json", "10 MB single-line JSON",
         json.dumps({"rows": ["x" * 100] * 100_000}).encode())
     deep = bad(repo / "deep.json", "100k-level nested JSON", _deep_json(DEEP))
@@ -143,15 +158,18 @@ def build(base: Path, *, tiny_conversations: int = 100_000) -> Hostile:
     broken_yaml = bad(notes / "broken_front_matter.md", "front matter that is not YAML",
                       "---\ntitle: [unclosed\n: : :\n---\n\nbrokenyamlmarker body\n")
     h.ok_anyway.add(str(broken_yaml))
+    h.survives[str(broken_yaml)] = ["brokenyamlmarker"]
     laughs = ["---", 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     for i, (prev, cur) in enumerate(zip("abcdefgh", "bcdefghi")):
         laughs.append(f"{cur}: &{cur} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]")
     laughs += ["---", "", "billionlaughsmarker body", ""]
     bomb = bad(notes / "yaml_bomb.md", "billion-laughs YAML front matter", "\n".join(laughs))
     h.ok_anyway.add(str(bomb))
+    h.survives[str(bomb)] = ["billionlaughsmarker"]
     nested = bad(notes / "deep_front_matter.md", "100k-level nested YAML front matter",
                  "---\nx: " + "[" * DEEP + "]" * DEEP + "\n---\n\ndeepyamlmarker body\n")
     h.ok_anyway.add(str(nested))
+    h.survives[str(nested)] = ["deepyamlmarker"]
     os.mkfifo(notes / "pipe.md")
     h.bad[str(notes / "pipe.md")] = "a FIFO named .md"
 
@@ -160,7 +178,7 @@ def build(base: Path, *, tiny_conversations: int = 100_000) -> Hostile:
     good = chat / "good" / "conversations.json"
     copy_file(CHATGPT / "chatlore" / "conversations.json", good)
     data = json.loads(good.read_text())
-    data[0]["title"] = "chatgoodmarker conversation"
+    _append_to_user_text(data[0], "chatgoodmarker")
     good.write_text(json.dumps(data))
     h.good[str(good)] = "chatgoodmarker"
     bad(chat / "notjson" / "conversations.json", "conversations.json that is not JSON",
@@ -175,6 +193,13 @@ def build(base: Path, *, tiny_conversations: int = 100_000) -> Hostile:
                _tiny_conversations(tiny_conversations))
     h.ok_anyway.add(str(tiny))
     bad(chat / "zip" / "export.zip", "a .zip that is not a zip", b"PK\x03\x04 broken" + rng.randbytes(200))
+    surrogates = json.loads((CHATGPT / "chatlore" / "conversations.json").read_text())
+    _append_to_user_text(surrogates[0], "cut emoji LONE lonechatmarker")
+    _append_to_user_text(surrogates[1], "chatafterlonemarker")
+    lone = bad(chat / "surrogate" / "conversations.json", "lone surrogate escapes (an emoji cut in half)",
+               json.dumps(surrogates).replace("LONE", "\\udc80 \\ud83d"))
+    h.ok_anyway.add(str(lone))
+    h.survives[str(lone)] = ["lonechatmarker", "chatafterlonemarker"]
 
     # -- codex sessions -------------------------------------------------------------------------
     codex = roots["codex"]
@@ -197,17 +222,24 @@ def build(base: Path, *, tiny_conversations: int = 100_000) -> Hostile:
         {"type": "input_text", "text": "bigrolloutmarker after the 5 MB line"}]}) + "\n"
     big = bad(rollout_name(3), "rollout with a 5 MB line", big_line)
     h.ok_anyway.add(str(big))
+    h.survives[str(big)] = ["bigrolloutmarker"]
     deep_line = _rollout("019c0000-0000-7000-8000-000000000004", "deeprolloutmarker before").rstrip("\n")
     deep_line += "\n" + '{"timestamp":"2026-03-01T10:00:00.000Z","type":"response_item","payload":' \
         + _deep_json(DEEP) + "}\n"
     deep_rollout = bad(rollout_name(4), "rollout with a 100k-level nested line", deep_line)
     h.ok_anyway.add(str(deep_rollout))
+    h.survives[str(deep_rollout)] = ["deeprolloutmarker"]
     bad(rollout_name(5), "binary rollout", b"\x00\x01\x02" + rng.randbytes(3000))
     bad(rollout_name(6), "rollout with NUL bytes and invalid UTF-8 in text",
         _rollout("019c0000-0000-7000-8000-000000000006", "nul\x00inside").encode()
         + b'{"timestamp":"x","type":"response_item","payload":{"type":"message","role":"user",'
           b'"content":[{"type":"input_text","text":"caf\xe9 \xff"}]}}\n')
     h.ok_anyway.add(str(rollout_name(6)))
+    lone_rollout = bad(rollout_name(8), "rollout with a lone surrogate escape",
+                       _rollout("019c0000-0000-7000-8000-000000000008", "lone LONE lonerolloutmarker",
+                                "loneroutmarker second").replace("LONE", "\\udc80"))
+    h.ok_anyway.add(str(lone_rollout))
+    h.survives[str(lone_rollout)] = ["lonerolloutmarker", "loneroutmarker"]
     bad(sessions / "rollout-2026-03-01T10-00-07-019c0000-0000-7000-8000-000000000007.jsonl.zst",
         "a .zst that is not zstd", b"not zstd at all")
     logs = codex / "log"
@@ -229,6 +261,12 @@ def build(base: Path, *, tiny_conversations: int = 100_000) -> Hostile:
             break
     good.write_text("\n".join(json.dumps(r) for r in records) + "\n")
     h.good[str(good)] = "claudegoodmarker"
+    lone_claude = bad(project / "55555555-5555-4555-8555-555555555555.jsonl",
+                      "Claude transcript with a lone surrogate escape",
+                      "\n".join(json.dumps(r) for r in records).replace("claudegoodmarker", "lone LONE claudelonemarker")
+                      .replace("LONE", "\\udc80") + "\n")
+    h.ok_anyway.add(str(lone_claude))
+    h.survives[str(lone_claude)] = ["claudelonemarker"]
     bad(project / "11111111-1111-4111-8111-111111111111.jsonl", "empty Claude transcript", b"")
     bad(project / "22222222-2222-4222-8222-222222222222.jsonl", "garbage Claude transcript",
         rng.randbytes(2000))

@@ -31,20 +31,11 @@ from common import CHINVEX, Figure, median, pct, print_figures  # noqa: E402
 
 
 def _sdk() -> Any:
-    """The `mcp` SDK package. This file is also called mcp.py, and the folder it runs from is on
-    sys.path, so the SDK is imported with that folder taken off the path for the moment."""
-    loaded = sys.modules.get("mcp")
-    if loaded is not None and hasattr(loaded, "__path__"):
-        return loaded
-    saved = list(sys.path)
-    if loaded is not None:
-        del sys.modules["mcp"]
-    try:
-        sys.path[:] = [p for p in sys.path if Path(p or os.getcwd()).resolve() != _HERE]
-        import mcp as sdk
-    finally:
-        sys.path[:] = saved
+    """The `mcp` SDK package, imported when a measurement needs it."""
+    import mcp as sdk
+
     return sdk
+
 
 N_CHUNKS = 10_000
 CHUNKS_PER_DOC = 20

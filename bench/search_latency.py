@@ -1,0 +1,139 @@
+"""Search latency (issue 4): warm in-process p50/p95 at ~10k and ~100k chunks, and a cold
+`chinvex search` process.
+
+- 10k: the SciFact index built by bench/quality.py (real text, real built-in embeddings).
+- 100k: SciFact's chunk rows replicated ten times into a fresh index through the storage layer,
+  each copy with its own doc id, a copy tag in its text, and its real vector jittered and
+  re-normalised. Embedding 100k chunks with the built-in model would take hours on this machine;
+  search cost depends on the index sizes, not on what the vectors mean.
+Queries are SciFact training claims.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+from common import CHINVEX, REPO, SHARED, Figure, pct, print_figures, time_command
+
+QUALITY_HOME = REPO / "bench" / "out" / "quality" / "scifact" / "home"
+BIG_HOME = REPO / "bench" / "out" / "latency" / "home-100k"
+
+
+def _queries(n: int) -> list[str]:
+    golden = json.loads((SHARED / "bench" / "scifact" / "golden-train.json").read_text())
+    return [q["query"] for q in golden["queries"][:n]]
+
+
+def _warm(home: Path, context: str, queries: list[str]) -> tuple[list[float], int]:
+    os.environ["CHINVEX_HOME"] = str(home)
+    from chinvex.registry import Registry
+    from chinvex.retrieval.search import SearchRequest, Searcher
+
+    config = Registry().resolve(context)
+    searcher = Searcher()
+    for q in queries[:5]:
+        searcher.search([config], SearchRequest(query=q, k=10))
+    timings = []
+    for q in queries:
+        started = time.perf_counter()
+        searcher.search([config], SearchRequest(query=q, k=10))
+        timings.append((time.perf_counter() - started) * 1000)
+    chunks = searcher.handle(config).conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    searcher.close()
+    return timings, chunks
+
+
+def build_100k(copies: int = 10) -> None:
+    """Replicate the SciFact index `copies` times (see the module docstring)."""
+    import numpy as np
+
+    os.environ["CHINVEX_HOME"] = str(BIG_HOME)
+    from chinvex.registry import Registry
+    from chinvex.storage import db
+    from chinvex.storage.vectors import VectorStore
+
+    marker = BIG_HOME / ".complete"
+    if marker.exists():
+        return
+    shutil.rmtree(BIG_HOME, ignore_errors=True)
+    registry = Registry()
+    registry.create("big")
+    config = registry.resolve("big")
+    source = sqlite3.connect(QUALITY_HOME / "indexes" / "scifact" / "hybrid.db")
+    source.row_factory = sqlite3.Row
+    src_config = json.loads((QUALITY_HOME / "contexts" / "scifact" / "context.json").read_text())
+    os.environ["CHINVEX_HOME"] = str(QUALITY_HOME)
+    src_store = VectorStore.open(Registry().resolve("scifact"), source, create=False)
+    os.environ["CHINVEX_HOME"] = str(BIG_HOME)
+    docs = [dict(r) for r in source.execute("SELECT * FROM documents")]
+    chunks = [dict(r) for r in source.execute("SELECT * FROM chunks")]
+    vectors = src_store.embeddings([c["chunk_id"] for c in chunks])
+    conn = db.connect(Path(config.index.sqlite_path))
+    for key in ("embedder", "embedding_provider", "embedding_model", "embedding_dimension"):
+        value = db.get_meta(source, key)
+        if value:
+            db.set_meta(conn, key, value)
+    store = VectorStore.open(config, conn, create=True)
+    rng = np.random.default_rng(7)
+    for copy in range(copies):
+        conn.execute("BEGIN")
+        for d in docs:
+            conn.execute(
+                "INSERT INTO documents(doc_id, source_type, source_uri, title, created_at, updated_at, "
+                "metadata_json, indexed_at, origin_uri, content_hash) VALUES(?,?,?,?,?,?,?,?,?,?)",
+                (f"{d['doc_id']}-{copy}", d["source_type"], f"{d['source_uri']}#copy{copy}", d["title"],
+                 d["created_at"], d["updated_at"], d["metadata_json"], d["indexed_at"],
+                 f"memory://bench/{copy}/{d['doc_id']}", d["content_hash"]))
+        ids, vecs, metas = [], [], []
+        for c in chunks:
+            cid = f"{c['chunk_id']}{copy:x}"
+            text = c["text"] + f"\n(copy {copy})"
+            conn.execute(
+                "INSERT INTO chunks(chunk_id, doc_id, chunk_index, text, search_text, embed_hash, char_start, "
+                "char_end, line_start, line_end, metadata_json) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                (cid, f"{c['doc_id']}-{copy}", c["chunk_index"], text, c["search_text"] + f" copy{copy}",
+                 f"{c['embed_hash']}{copy}", c["char_start"], c["char_end"], c["line_start"], c["line_end"],
+                 c["metadata_json"]))
+            base = np.asarray(vectors[c["chunk_id"]], dtype=np.float32)
+            jittered = base + rng.normal(0, 0.02, base.shape).astype(np.float32)
+            ids.append(cid)
+            vecs.append(jittered / np.linalg.norm(jittered))
+            metas.append({"doc_id": f"{c['doc_id']}-{copy}", "source_type": "note"})
+        conn.execute("COMMIT")
+        store.upsert(ids, np.stack(vecs), metas)
+        print(f"  copy {copy + 1}/{copies}: {len(ids)} chunks", flush=True)
+    conn.close()
+    marker.write_text(f"copies={copies} source={src_config['name']}")
+
+
+def run(quick: bool = False) -> list[Figure]:
+    n = 100 if quick else 300
+    queries = _queries(n)
+    figures: list[Figure] = []
+    small, count_small = _warm(QUALITY_HOME, "scifact", queries)
+    figures += [
+        Figure(f"warm search p50 at {count_small:,} chunks", statistics.median(small), "ms"),
+        Figure(f"warm search p95 at {count_small:,} chunks", pct(small, 95), "ms"),
+    ]
+    build_100k()
+    big, count_big = _warm(BIG_HOME, "big", queries)
+    figures += [
+        Figure(f"warm search p50 at {count_big:,} chunks", statistics.median(big), "ms"),
+        Figure(f"warm search p95 at {count_big:,} chunks", pct(big, 95), "ms", "< 50 ms", pct(big, 95) < 50),
+    ]
+    cold = time_command([CHINVEX, "search", "--context", "scifact", queries[0], "--json"], runs=5 if quick else 10,
+                        env={"CHINVEX_HOME": str(QUALITY_HOME)})
+    figures.append(Figure("cold `chinvex search` process p50", statistics.median(cold), "s", "< 1.5 s",
+                          statistics.median(cold) < 1.5, note=f"p95 {pct(cold, 95):.2f} s"))
+    return figures
+
+
+if __name__ == "__main__":
+    print_figures("Search latency", run())

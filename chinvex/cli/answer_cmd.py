@@ -1,0 +1,153 @@
+"""`chinvex answer`: a grounded, cited answer from a context (seed spec §3, §6).
+
+With --json stdout is exactly the response schema v1 document (errors included, nothing added);
+the outcome is also in the exit status: 0 answered (or --no-grounded), 1 grounding failed /
+unknown context / unreadable index / generator error, 2 empty query or bad flag.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from chinvex.cli import app
+from chinvex.cli.options import CONTEXT_HELP, JSON_OPTION
+from chinvex.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+
+_EXIT_FOR = {
+    "EMPTY_QUERY": EXIT_USAGE,
+    "CONTEXT_NOT_FOUND": EXIT_FAILURE,
+    "RETRIEVAL_ERROR": EXIT_FAILURE,
+    "GENERATOR_ERROR": EXIT_FAILURE,
+}
+
+
+@app.command("answer")
+def answer_command(
+    query: str = typer.Argument(..., help="The question, in plain words."),
+    context: str = typer.Option(..., "--context", help=CONTEXT_HELP),
+    grounded: bool = typer.Option(
+        True, "--grounded/--no-grounded",
+        help="Refuse unless every paragraph cites the evidence (default); --no-grounded returns "
+        "the generator's answer anyway, marked grounded=false if it does not pass."),
+    k: int = typer.Option(8, "--k", help="Chunks of evidence to retrieve (1-200)."),
+    source_types: str = typer.Option(
+        None, "--source-types", help="Comma-separated: repo,codex_session,chat,note,agent_session,memory."),
+    generator: str = typer.Option(
+        None, "--generator",
+        help="extractive (offline, default), anthropic or ollama; default: context.json answer.generator."),
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """Answer a question from a context's index, citing the chunks it rests on."""
+    from chinvex.errors import ContextNotFoundError, UsageError
+    from chinvex.models import AnswerError, AnswerResponse, Retrieval
+
+    if not 1 <= k <= 200:
+        raise UsageError(f"--k must be between 1 and 200 (got {k})")
+    types = [t.strip() for t in (source_types or "").split(",") if t.strip()] or None
+
+    def failure(code: str, detail: str) -> None:
+        response = AnswerResponse(
+            context=context, query=query, grounded=False, answer="",
+            retrieval=Retrieval(k=k, filters={"source_types": types} if types else {}, generator=generator),
+            errors=[AnswerError(code=code, detail=detail)],  # type: ignore[arg-type]
+        )
+        _finish(response, json_out=json_out, grounded=grounded)
+
+    if not query.strip():
+        failure("EMPTY_QUERY", "The query is empty or whitespace only.")
+        return
+    from chinvex.registry import Registry
+
+    try:
+        config = Registry().resolve(context)
+    except ContextNotFoundError as exc:
+        failure("CONTEXT_NOT_FOUND", exc.message)
+        return
+    from chinvex.answer.base import generator_name
+
+    generator_name(generator, config)  # a bad --generator is a usage error, before any work
+    from chinvex.answer.service import answer
+    from chinvex.retrieval.search import prefetch_vector_store
+
+    prefetch_vector_store()
+    response = answer(config, query, k=k, grounded=grounded, source_types=types, generator=generator)
+    _finish(response, json_out=json_out, grounded=grounded)
+
+
+def exit_code(response, *, grounded: bool) -> int:
+    """DESIGN.md §10: 0 success, 1 failure (nothing found where something must be), 2 usage."""
+    codes = [e.code for e in response.errors]
+    for code in codes:
+        if code in _EXIT_FOR:
+            return _EXIT_FOR[code]
+    if "GROUNDING_FAILED" in codes and grounded:
+        return EXIT_FAILURE
+    return EXIT_OK
+
+
+def _finish(response, *, json_out: bool, grounded: bool) -> None:
+    from chinvex.cli.output import print_json
+
+    if json_out:
+        print_json(response)
+    else:
+        _print_human(response)
+    code = exit_code(response, grounded=grounded)
+    if code != EXIT_OK:
+        raise typer.Exit(code)
+
+
+def _print_human(response) -> None:
+    import sys
+
+    from rich.markup import escape
+
+    from chinvex.cli.output import console
+
+    errors = {e.code: e.detail for e in response.errors}
+    for code in ("EMPTY_QUERY", "CONTEXT_NOT_FOUND", "RETRIEVAL_ERROR", "GENERATOR_ERROR"):
+        if code in errors:
+            sys.stderr.write(f"error: {errors[code]}\n")
+            return
+    out = console()
+    out.print(escape(response.answer))
+    chunks = {c.chunk_id: c for c in response.evidence_pack.chunks}
+    lines: list[str] = []
+    if response.citations:
+        lines.append("")
+        lines.append("[bold]Sources[/bold]")
+        for n, citation in enumerate(response.citations, start=1):
+            lines.append("  " + escape(f"[{n}] {_where(citation.source_uri, citation.range, chunks.get(citation.chunk_id))}"
+                                       f"  chunk {citation.chunk_id}"))
+    if "GROUNDING_FAILED" in errors:
+        lines.append("")
+        lines.append(f"[yellow]not grounded:[/yellow] {escape(errors['GROUNDING_FAILED'])}")
+        if response.evidence_pack.chunks and not response.citations:
+            lines.append("[bold]Retrieved[/bold] (best first)")
+            for chunk in response.evidence_pack.chunks[:5]:
+                lines.append("  " + escape(f"{chunk.scores.position}. {_where(chunk.metadata.get('source_uri', ''), None, chunk)}"
+                                           f"  score {chunk.scores.rank:.3f}  chunk {chunk.chunk_id}"))
+    r = response.retrieval
+    status = "grounded" if response.grounded else "not grounded"
+    model = f" ({r.model})" if r.model else ""
+    lines.append(f"[dim]{status} · {len(response.citations)} citation(s) · {r.generator}{model} · "
+                 f"{len(response.evidence_pack.chunks)} chunks · {r.mode or 'no retrieval'} · "
+                 f"{(r.took_ms or 0):.0f} ms[/dim]")
+    for warning in r.warnings:
+        lines.append(f"[yellow]warning:[/yellow] {escape(warning)}")
+    out.print("\n".join(lines))
+
+
+def _where(source_uri: str, rng, chunk) -> str:
+    meta = chunk.metadata if chunk is not None else {}
+    where = str(meta.get("path") or source_uri)
+    line_start = (rng.line_start if rng is not None else None) or meta.get("line_start")
+    line_end = (rng.line_end if rng is not None else None) or meta.get("line_end")
+    if line_start is not None:
+        where += f":{line_start}-{line_end}"
+    elif meta.get("turn_start") is not None:
+        where += f" turns {meta['turn_start']}-{meta['turn_end']}"
+    fresh = meta.get("freshness") or {}
+    if fresh.get("stale"):
+        where += f" [STALE: {fresh.get('reason')}]"
+    return where

@@ -1,0 +1,112 @@
+"""Loopback stand-ins for the Anthropic Messages API and Ollama's chat API.
+
+The real services cannot be reached from the test machines (no network, no local models), so
+the generators are exercised through their official SDKs against these servers, which speak
+the documented wire formats: `POST /v1/messages` answering a Message object with content
+blocks (https://docs.anthropic.com/en/api/messages) and `POST /api/chat` answering a
+non-streamed chat response (https://github.com/ollama/ollama/blob/main/docs/api.md#chat).
+Each server records the requests it got and answers with whatever its `reply` callable returns.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Reply = Callable[[dict[str, Any]], str]
+
+
+def chunk_ids_in(prompt: str) -> list[str]:
+    """The evidence chunk ids a generator put into its prompt (`<chunk id="...">`)."""
+    return re.findall(r'<chunk id="([^"]+)"', prompt)
+
+
+class _Server:
+    def __init__(self, routes: dict[str, Callable[[dict[str, Any], dict[str, str]], tuple[int, dict[str, Any]]]]):
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server API)
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                outer.requests.append(body)
+                outer.headers.append(headers)
+                route = routes.get(self.path.split("?", 1)[0])
+                status, payload = route(body, headers) if route else (404, {"error": f"no route {self.path}"})
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> _Server:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def anthropic_server(reply: Reply, *, status: int = 200, model: str = "claude-test-model") -> _Server:
+    """`POST /v1/messages` -> a Message with one text block (or an error object)."""
+
+    def messages(body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        if status != 200:
+            return status, {"type": "error", "error": {"type": "api_error", "message": "scripted failure"}}
+        if not headers.get("x-api-key") and not headers.get("authorization"):
+            return 401, {"type": "error", "error": {"type": "authentication_error", "message": "missing key"}}
+        text = reply(body)
+        return 200, {
+            "id": "msg_loopback_01", "type": "message", "role": "assistant", "model": body.get("model", model),
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 100, "output_tokens": 20},
+        }
+
+    return _Server({"/v1/messages": messages})
+
+
+def ollama_server(reply: Reply, *, status: int = 200) -> _Server:
+    """`POST /api/chat` -> a non-streamed chat response (or Ollama's `{"error": ...}`)."""
+
+    def chat(body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        if status != 200:
+            return status, {"error": f"model '{body.get('model')}' not found" if status == 404 else "scripted failure"}
+        return 200, {
+            "model": body.get("model"), "created_at": "2026-01-01T00:00:00.000000Z",
+            "message": {"role": "assistant", "content": reply(body)},
+            "done": True, "done_reason": "stop", "total_duration": 1000, "load_duration": 10,
+            "prompt_eval_count": 100, "prompt_eval_duration": 100, "eval_count": 20, "eval_duration": 100,
+        }
+
+    return _Server({"/api/chat": chat})
+
+
+def user_text(body: dict[str, Any]) -> str:
+    """The user message of a Messages or chat request (string or content-block form)."""
+    for message in body.get("messages", []):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            return "".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
+    return ""
