@@ -452,7 +452,7 @@ def generate_export(path: Path, target_bytes: int) -> int:
 
 
 MEASURE = """
-import gc, json, resource, sys, time
+import gc, json, sys, time
 import psutil
 from chinvex.sources import ParseReport
 from chinvex_adapters.chat_export.adapter import parse_conversations
@@ -466,14 +466,16 @@ for doc in parse_conversations(lambda: open(path, "rb"), path, path, report):
     count += 1
     turns += len(doc.turns)
 elapsed = time.perf_counter() - started
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
+# VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so it would report the pytest
+# process that forked this interpreter (hundreds of MB) instead of this one.
+peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM")) * 1024
 print(json.dumps({"count": count, "turns": turns, "seconds": elapsed, "warnings": report.warnings,
                   "growth_mb": (peak - baseline) / 1024 / 1024}))
 """
 
 
 def measure_parse(path: Path) -> dict:
-    """Parse in a fresh interpreter: its peak RSS (ru_maxrss) minus its RSS before parsing."""
+    """Parse in a fresh interpreter: its peak RSS (VmHWM) minus its RSS before parsing."""
     proc = subprocess.run([sys.executable, "-c", MEASURE, str(path)], capture_output=True, text=True,
                           timeout=300, check=True)
     return json.loads(proc.stdout)

@@ -283,6 +283,8 @@ def _enumerate(home_or_root: Path, settings: dict, binary: str | None = None, ex
     old = os.environ.get("CHINVEX_CODEX_BIN")
     if binary:
         os.environ["CHINVEX_CODEX_BIN"] = binary
+    else:  # the configured command is what is tested (scripts/test.sh exports the variable)
+        os.environ.pop("CHINVEX_CODEX_BIN", None)
     try:
         items = list(adapter.enumerate(home_or_root, options))
     finally:

@@ -90,6 +90,9 @@ def fuse(candidates: Sequence[Candidate], weights: Mapping[str, Mapping[str, flo
 
 
 def _order(item: Fused) -> tuple:
+    """Sort key: higher rank score first; equal rank scores are tie-broken as seed spec §4
+    orders them (newer updated_at, then source priority, then chunk id), so the same index and
+    query always give the same ranking."""
     c = item.candidate
     # Newer first: ISO 8601 'Z' strings sort chronologically; missing dates sort last.
     newest = _invert(c.updated_at) if c.updated_at else "\U0010ffff"
