@@ -789,3 +789,28 @@ def test_fuzz_mutated_rollout_lines(lines: list, grow: int) -> None:
     report = _parse_bytes(raw)
     if report is not None:  # and resuming after an append (possibly ending mid-line)
         _parse_bytes(raw + raw[:grow], report.state)
+
+
+def test_lone_surrogates_and_huge_integers_cost_one_value_not_the_rollout(tmp_path: Path) -> None:
+    """`\\udc80` (an emoji cut in half) makes orjson refuse the line and the stdlib parser give a
+    lone surrogate; a NaN literal sends a line to the stdlib parser, which reads a 70-bit integer
+    that orjson cannot write back. The rollout is still read, and what it stores is writable."""
+    from chinvex.ingest.prepare import prepare
+
+    lines = [meta_line(), *user_msg("before LONE lonemarker"),
+             ev("token_count", info={"total_token_usage": {"input_tokens": 2**70, "output_tokens": 5}},
+                rate=float("nan")),
+             *user_msg("second question after"),
+             ri("function_call", name="shell", call_id="c1",
+                arguments=json.dumps({"seed": 2**70, "cmd": ["echo", "x"]}))]
+    path = write(tmp_path / ROLLOUT_NAME, [entry.replace("LONE", "\\udc80") for entry in lines])
+    doc, report = parse(path)
+    texts = [t.text for t in doc.turns]
+    assert any("\ufffd lonemarker" in t for t in texts), texts
+    assert any("second question after" in t for t in texts)
+    orjson.dumps(report.state)  # the resume state is stored with plain orjson
+    prepared = prepare(doc, origin_uri=str(path), redact=True)
+    assert any("lonemarker" in c.search_text for c in prepared.chunks)
+    orjson.dumps(prepared.metadata)
+    for turn in prepared.turns or []:
+        turn.model_dump_json()

@@ -24,10 +24,11 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import CHINVEX_BIN, REPO_ROOT
+from chinvex.models import ToolCall, Turn
+from conftest import CHINVEX_BIN
 from hostile import generate
 
 MEMORY_LIMIT = 4 << 30
@@ -221,7 +222,7 @@ def test_an_export_of_100k_tiny_conversations_streams(tmp_path: Path):
     (The whole ingest of it is measured in the report, not here: it takes minutes on 2 cores,
     most of it in Chroma upserts.)"""
     script = """
-import resource, sys, time
+import sys, time
 from pathlib import Path
 from chinvex.ingest.adapters import adapter
 from chinvex.ingest.prepare import prepare
@@ -233,7 +234,8 @@ report, started, count, chunks = ParseReport(), time.monotonic(), 0, 0
 for doc in ad.parse(cand, report, None):
     count += 1
     chunks += len(prepare(doc, origin_uri=cand.source_uri, redact=True).chunks)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+# VmHWM, not ru_maxrss: the latter keeps the high-water mark of the forked parent before exec.
+peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM")) // 1024
 print(count, chunks, round(time.monotonic() - started, 1), peak)
 """
     root = tmp_path / "chat"
@@ -261,8 +263,6 @@ _long_text = st.builds(lambda unit, n: unit * n, st.sampled_from(["x", "word ", 
 
 
 def _turns(draw_texts):
-    from chinvex.models import ToolCall, Turn
-
     roles = st.sampled_from(["user", "assistant", "tool", "system"])
     json_values = st.recursive(st.none() | st.booleans() | st.integers() | _odd_text,
                                lambda inner: st.lists(inner, max_size=3)
@@ -274,6 +274,8 @@ def _turns(draw_texts):
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@example(turns=[Turn(turn_id="t", role="tool", tool=ToolCall(name="x", input={"seed": 2**70}))],
+         title=None, source="cx_sessions_jsonl")  # json.loads gives ints orjson cannot write
 @given(turns=_turns(_odd_text | _long_text), title=st.none() | _odd_text,
        source=st.sampled_from(["chatgpt_export", "cx_sessions_jsonl", "claude_code", "cx_appserver"]))
 def test_fuzz_prepare_conversations_never_raises(turns, title, source):
@@ -325,3 +327,111 @@ def _check_prepared(prepared) -> None:
         c.search_text.encode("utf-8")
         orjson.dumps(c.chunk.metadata, default=str)
     orjson.dumps(prepared.metadata, default=str)
+
+
+@pytest.mark.parametrize("kind", ["document", "conversation"])
+def test_engine_replaces_lone_surrogates_from_any_adapter(kind: str):
+    """Whatever an adapter (a third-party one included) yields, a lone surrogate in it must not
+    cost the document: `prepare` gives rows UTF-8 can hold, with U+FFFD in its place."""
+    from chinvex.ingest.prepare import prepare
+    from chinvex.models import ConversationDoc, Document, ToolCall, Turn
+
+    if kind == "document":
+        doc = Document(doc_id="s" * 16, source_type="note", source_uri="/n/a.md", title="t\udc80",
+                       text="# Head\n\nbroken \udc80 emoji \ud83d then surrogatekeptmarker\n",
+                       metadata={"path": "a.md", "tags": ["x\udc80"]})
+    else:
+        doc = ConversationDoc(source="claude_code", source_type="agent_session", source_uri="/c/s.jsonl",
+                              doc_id="s" * 16, thread_id="s", title="t\ud800",
+                              turns=[Turn(turn_id="1", role="user", text="broken \udc80 surrogatekeptmarker"),
+                                     Turn(turn_id="2", role="tool", text="out",
+                                          tool=ToolCall(name="x", input={"k\udc80": "v\udc80"}))])
+    prepared = prepare(doc, origin_uri=doc.source_uri, redact=True)
+    _check_prepared(prepared)
+    assert any("surrogatekeptmarker" in c.search_text and "\ufffd" in c.search_text for c in prepared.chunks)
+
+
+# -- the helpers every adapter and the engine share -------------------------------------------
+
+def test_clean_str_costs_one_character_per_lone_surrogate():
+    from chinvex.textsafe import clean_str, replace_surrogates
+
+    plain = "plain ascii"
+    assert clean_str(plain) is plain
+    unicode = "ünï 名前 🦄"
+    assert clean_str(unicode) is unicode
+    assert clean_str("a\udc80b") == "a\ufffdb"
+    assert clean_str("\ud83d x \udc80\ud800") == "\ufffd x \ufffd\ufffd"
+    assert clean_str("split \ud83d\ude00 pair") == "split 😀 pair"  # joined, not replaced
+    assert replace_surrogates("a\ud83d\ude00b") == "a\ufffd\ufffdb"  # length kept for offsets
+
+
+_escape_pieces = st.lists(st.sampled_from(
+    ["a", " ", "\\\\", "\\\"", "\\n", "\\u0041", "\\udc80", "\\uD83D", "\\ud83d\\ude00",
+     "\\uDBFF\\uDFFF", "\\ud800\\u0041", "\\\\udc80", "é"]), max_size=30).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=_escape_pieces, cuts=st.lists(st.integers(0, 400), max_size=6))
+def test_json_escape_repair_is_the_same_in_pieces(body: str, cuts: list[int]):
+    """Lone surrogate escapes become \\ufffd wherever the read boundaries fall; pairs, escaped
+    backslashes and everything else are left alone, and the result is JSON orjson reads."""
+    import orjson
+
+    from chinvex.textsafe import JsonEscapeRepairer, repair_json_escapes
+
+    data = ('["' + body + '"]').encode()
+    whole = repair_json_escapes(data)
+    assert len(whole) == len(data)
+    repairer = JsonEscapeRepairer()
+    points = sorted({min(c, len(data)) for c in cuts})
+    pieces = [data[a:b] for a, b in zip([0, *points], [*points, len(data)])]
+    assert b"".join(repairer.feed(p) for p in pieces) + repairer.flush() == whole
+    [decoded] = orjson.loads(whole)
+    [reference] = json.loads(data)  # the stdlib keeps lone surrogates: compare after cleaning
+    from chinvex.textsafe import clean_str
+
+    assert decoded == clean_str(reference)
+
+
+def test_jsonable_makes_anything_orjson_can_write():
+    import orjson
+
+    from chinvex.jsonio import TOO_DEEP, dumps, dumps_text, jsonable
+
+    clean = {"a": [1, "b", {"c": None, "d": 1.5}], "e": (2, 3)}
+    assert jsonable(clean) is clean
+    hostile = {"big": 2**70, "small": -(2**70), "k\udc80": ["v\ud800", b"\x00\x01"], 3: True,
+               None: 1, "ok": 2**64 - 1}
+    fixed = jsonable(hostile)
+    assert fixed == {"big": str(2**70), "small": str(-(2**70)), "k\ufffd": ["v\ufffd", "<2 bytes>"],
+                     "3": True, "null": 1, "ok": 2**64 - 1}
+    orjson.dumps(fixed)
+    deep: list = []
+    cursor = deep
+    for _ in range(100_000):
+        cursor.append([])
+        cursor = cursor[0]
+    text = dumps_text({"deep": deep})
+    assert TOO_DEEP in text
+    assert orjson.loads(dumps(hostile)) == orjson.loads(dumps(fixed))
+    assert dumps_text({"seed": 2**70}) == '{"seed":"1180591620717411303424"}'
+
+
+def test_prepare_keeps_clean_documents_untouched():
+    """The sanitising pass allocates nothing for a document that needs no change."""
+    from chinvex.ingest.prepare import sanitize_document
+    from chinvex.models import ConversationDoc, Document
+
+    doc = Document(doc_id="c" * 16, source_type="note", source_uri="/n/a.md", title="ünï",
+                   text="# Head\n\nbody 🦄\n", metadata={"path": "a.md", "tags": ["x"], "n": 2})
+    assert sanitize_document(doc) is doc
+    conv = ConversationDoc(source="claude_code", source_type="agent_session", source_uri="/c/s.jsonl",
+                           doc_id="c" * 16, thread_id="s", title="t",
+                           turns=[Turn(turn_id="1", role="user", text="hi"),
+                                  Turn(turn_id="2", role="tool", tool=ToolCall(name="x", input={"k": [1]}))])
+    assert sanitize_document(conv) is conv
+    broken = conv.model_copy(update={"turns": [*conv.turns, Turn(turn_id="3", role="user", text="a\udc80")]})
+    fixed = sanitize_document(broken)
+    assert fixed.turns[2].text == "a\ufffd" and fixed.turns[0] is conv.turns[0]
+    assert broken.turns[2].text == "a\udc80"  # the input is never modified

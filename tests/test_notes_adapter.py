@@ -343,3 +343,59 @@ def test_random_notes_never_crash(files: dict[str, bytes]) -> None:
                     assert doc.title
             except SourceError:
                 pass
+
+
+# ------------------------------------------------------------------------- hostile notes
+
+def test_a_blank_file_name_and_blank_body_still_give_a_title(tmp_path: Path) -> None:
+    doc, _ = note(tmp_path, " .md", "\t")
+    assert doc.title == ".md"
+    doc, _ = note(tmp_path / "b", "   .txt", "   \n\n")
+    assert doc.title.strip() == doc.title and doc.title
+
+
+def test_front_matter_date_out_of_range_is_a_warning(tmp_path: Path) -> None:
+    doc, report = note(tmp_path, "d.md", "---\ncreated: 2024-13-45\n---\n\ndatebody text\n")
+    assert "datebody" in doc.text and doc.metadata["front_matter"] == {}
+    assert any("front matter" in w for w in report.warnings)
+
+
+@pytest.mark.parametrize("yaml_text", [
+    "x: " + "[" * 100_000 + "]" * 100_000,
+    "x: " + "{a: " * 50_000 + "1" + "}" * 50_000,
+    "x:\n" + "- " * 100_000 + "a",
+    "".join(" " * i + f"k{i}:\n" for i in range(600)),
+])
+def test_pathological_yaml_nesting_is_refused_before_parsing(tmp_path: Path, yaml_text: str) -> None:
+    started = time.monotonic()
+    fm = split_front_matter(f"---\n{yaml_text}\n---\nbody\n")
+    assert fm.present and fm.data == {} and "nests more than" in (fm.error or "")
+    assert time.monotonic() - started < 2
+
+
+_yaml_values = st.recursive(
+    st.none() | st.integers() | st.text(alphabet="ab -:?[]{}#'\"\n", max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet="k -:[", max_size=3),
+                                                                  inner, max_size=3),
+    max_leaves=40)
+
+
+def _yaml_depth(value) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_yaml_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_yaml_depth(v) for v in value), default=0)
+    return 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_yaml_values, flow=st.none() | st.booleans(), indent=st.integers(2, 6))
+def test_yaml_nesting_bound_is_never_below_the_real_depth(value, flow, indent) -> None:
+    """The pre-parse bound that protects libyaml must hold for every style YAML can be
+    written in (block, flow, mixed), or a deep document could slip through to the C parser."""
+    import yaml
+
+    from chinvex_adapters.notes.frontmatter import nesting_bound
+
+    text = yaml.safe_dump(value, default_flow_style=flow, indent=indent, allow_unicode=True)
+    assert nesting_bound(text) >= _yaml_depth(yaml.safe_load(text))

@@ -29,7 +29,14 @@ from chinvex.sources import (
 
 from .chatgpt import conversation_to_doc, thread_id_of
 from .fswalk import walk
-from .json_stream import SNIFF_BYTES, NotAnArray, StreamProblems, array_start, iter_array
+from .json_stream import (
+    MAX_NESTING,
+    SNIFF_BYTES,
+    NotAnArray,
+    StreamProblems,
+    array_start,
+    iter_array,
+)
 from .markdown_chat import parse_markdown
 
 CONVERSATIONS_JSON = "conversations.json"
@@ -242,6 +249,9 @@ def parse_conversations(
         counts["read_errors"] += 1
         _warn(report, f"{label}: reading stopped ({damaged}); {yielded} conversations kept")
     if entries == 0 and (problems.unrecovered_error or problems.truncated):
+        if problems.too_deep:
+            raise SourceError(f"{label}: refused: {problems.too_deep_error}; no conversation "
+                              "nests like that, and reading it would take unbounded memory")
         raise SourceError(f"{label}: not valid JSON ({problems.first_error})")
     if entries and not conversation_like:
         raise SourceError(f"{label}: a JSON array, but not of ChatGPT conversations")
@@ -252,6 +262,10 @@ def parse_conversations(
     if problems.trailing_garbage:
         counts["trailing_garbage"] += 1
         _warn(report, f"{label}: unexpected data after the conversations array was ignored")
+    if problems.too_deep:
+        counts["json_too_deep"] += problems.too_deep
+        _warn(report, f"{label}: data nested deeper than {MAX_NESTING} levels was skipped "
+                      f"({problems.too_deep_error})")
     if problems.resyncs:
         counts["json_resyncs"] += problems.resyncs
         _warn(report, f"{label}: invalid JSON near byte {problems.first_error_offset} "

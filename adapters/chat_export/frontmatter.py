@@ -1,7 +1,9 @@
 """YAML front matter of markdown exports: split it off and read it without ever failing.
 
 Exporters write front matter by string templates (pionxzh: `Source: https://…`, convoviz:
-quoted scalars), so invalid YAML happens; it must not cost the file, only its metadata.
+quoted scalars), so invalid YAML happens; it must not cost the file, only its metadata. YAML is
+parsed by the notes adapter's `load_yaml`, which refuses pathological nesting before libyaml can
+overflow the C stack or spend minutes on it.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import re
 from typing import Any
 
 import yaml
+
+from chinvex_adapters.notes.frontmatter import YAMLTooDeep, load_yaml
 
 from .textutil import json_safe
 
@@ -24,7 +28,9 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str, str | None]:
         return {}, text, None
     body = text[match.end():]
     try:
-        data = yaml.safe_load(match.group(1))
+        data = load_yaml(match.group(1))
+    except YAMLTooDeep as exc:
+        return {}, body, f"invalid YAML front matter: {exc}"
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""

@@ -14,6 +14,7 @@ from datetime import date, datetime
 from typing import Any
 
 from chinvex.models import Turn
+from chinvex.textsafe import clean_str
 
 # A data: URI carrying base64 (inline images in markdown, tool outputs, ...).
 _DATA_URI = re.compile(r"data:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=\s]{16,}")
@@ -22,14 +23,11 @@ _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{1000,}={0,2}")
 
 
 def clean_text(value: str) -> str:
-    """Drop NULs and replace lone surrogates so the text is valid UTF-8 everywhere downstream."""
+    """Drop NULs and replace lone surrogates (one U+FFFD each) so the text is valid UTF-8
+    everywhere downstream."""
     if "\x00" in value:
         value = value.replace("\x00", "")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        value = value.encode("utf-8", "replace").decode("utf-8")
-    return value
+    return clean_str(value)
 
 
 def strip_base64(text: str) -> tuple[str, int]:
@@ -89,8 +87,10 @@ def json_safe(value: Any, depth: int = 0, max_items: int = 200) -> Any:
     """A copy of `value` that orjson can always write (metadata comes from untrusted files)."""
     if depth > 8:
         return None
-    if value is None or isinstance(value, bool | int):
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, int):  # orjson writes 64-bit integers only
+        return value if -(2**63) <= value < 2**64 else str(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, str):

@@ -17,6 +17,8 @@ from typing import Any
 
 import orjson
 
+from chinvex.textsafe import repair_json_escapes
+
 
 @dataclass
 class Record:
@@ -72,8 +74,15 @@ def _loads(line: bytes) -> Any:
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
-        # orjson rejects invalid UTF-8 and lone surrogates; the stdlib, on replaced text, does not.
-        return json.loads(line.decode("utf-8", "replace"))
+        pass
+    # orjson rejects invalid UTF-8 and lone surrogate escapes (an emoji cut in half): those
+    # escapes become U+FFFD, bad bytes are replaced, and orjson then the stdlib (NaN literals)
+    # read the rest.
+    text = repair_json_escapes(line).decode("utf-8", "replace")
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def read_records(path: Path, counts: Counter[str]) -> ReadResult:

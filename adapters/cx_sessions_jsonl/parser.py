@@ -39,6 +39,7 @@ from typing import Any
 
 import orjson
 
+from chinvex.jsonio import dumps
 from chinvex.models import Attachment, ToolCall, Turn
 from chinvex.timeutil import iso_z, to_utc
 
@@ -112,7 +113,10 @@ def new_context() -> dict[str, Any]:
 
 
 def copy_context(ctx: dict[str, Any]) -> dict[str, Any]:
-    return orjson.loads(orjson.dumps(ctx))
+    """A deep copy that is also what the stored resume state will hold: JSON, and writable by
+    orjson (`dumps` turns what orjson refuses, e.g. a >64-bit integer from a line only the
+    stdlib parser read, into a string)."""
+    return orjson.loads(dumps(ctx))
 
 
 def _add_unique(items: list[Any], value: Any, limit: int = 200) -> None:

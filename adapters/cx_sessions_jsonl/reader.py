@@ -18,6 +18,8 @@ from typing import IO, Any
 
 import orjson
 
+from chinvex.textsafe import repair_json_escapes
+
 CHUNK_BYTES = 1 << 20
 HEAD_FINGERPRINT_BYTES = 4096
 _BOM = b"\xef\xbb\xbf"
@@ -95,9 +97,10 @@ def iter_raw_lines(stream: IO[bytes], start: int = 0) -> Iterator[RawLine]:
 def decode_json(data: bytes) -> tuple[Any, bool]:
     """Parse one line; returns (value, ok). Invalid UTF-8 is replaced, never fatal.
 
-    orjson is tried on the raw bytes first (fast, strict); a line it refuses is decoded with
+    orjson is tried on the raw bytes first (fast, strict); a line it refuses has its lone
+    surrogate escapes (`\\udc80`, an emoji cut in half) rewritten as U+FFFD, is decoded with
     `errors="replace"` and retried, then handed to the stdlib parser, which also accepts the
-    NaN/Infinity literals some writers emit.
+    NaN/Infinity literals some writers emit. No string of the result holds a lone surrogate.
     """
     if data.startswith(_BOM):
         data = data[len(_BOM):]
@@ -105,7 +108,7 @@ def decode_json(data: bytes) -> tuple[Any, bool]:
         return orjson.loads(data), True
     except orjson.JSONDecodeError:
         pass
-    text = data.decode("utf-8", errors="replace")
+    text = repair_json_escapes(data).decode("utf-8", errors="replace")
     try:
         return orjson.loads(text), True
     except orjson.JSONDecodeError:

@@ -96,10 +96,7 @@ class NotesAdapter:
         tags = _dedupe(tags + inline_tags(masked))
         aliases = _dedupe(alias_list(keyed.get("aliases")) + alias_list(keyed.get("alias")))
 
-        title = keyed.get("title")
-        if not isinstance(title, (str, int, float)) or isinstance(title, bool) or not str(title).strip():
-            title = first_h1(masked, body) or Path(rel).stem
-        title = str(title).strip()
+        title = note_title(keyed.get("title"), first_h1(masked, body), rel, candidate.source_uri)
 
         created = _first_date(keyed, _CREATED_KEYS)
         updated = _first_date(keyed, _UPDATED_KEYS) or mtime_datetime(tf.mtime_ns)
@@ -125,6 +122,22 @@ class NotesAdapter:
                 "body_start": fm.end,
             },
         )
+
+
+def note_title(front_matter_title: Any, h1: str | None, rel: str, source_uri: str) -> str:
+    """The first non-blank of: the front matter title, the first H1, the file name without its
+    extension, the file name, the relative path, the source URI. Never empty: a note named
+    ` .md` holding only whitespace still needs a title to be listed and cited by."""
+    candidates: list[Any] = []
+    if isinstance(front_matter_title, (str, int, float)) and not isinstance(front_matter_title, bool):
+        candidates.append(front_matter_title)
+    path = Path(rel)
+    candidates += [h1, path.stem, path.name, rel, source_uri]
+    for candidate in candidates:
+        text = str(candidate).strip() if candidate is not None else ""
+        if text:
+            return text
+    return "untitled note"
 
 
 def _first_date(raw: dict[str, Any], keys: tuple[str, ...]) -> datetime | None:

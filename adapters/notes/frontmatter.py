@@ -2,7 +2,8 @@
 
 The note text is never cut: the front matter stays in the document so that chunk offsets are
 file offsets; this module only says where it ends and what it holds. Bad YAML is a warning,
-never a failure: the note is still indexed, just without properties.
+never a failure: the note is still indexed, just without properties. `load_yaml` is the one
+safe way to parse untrusted YAML (the chat export adapter uses it too).
 """
 
 from __future__ import annotations
@@ -28,6 +29,59 @@ _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 MAX_NODES = 10_000
 MAX_DEPTH = 32
 
+MAX_NESTING = 1000
+"""Front matter that may nest deeper is refused before any YAML parser sees it: libyaml's
+composer recurses in C and overflows the C stack near 50k levels (SIGSEGV, which no `except`
+catches), and its scanner takes quadratic time in flow nesting (100k levels: 30 s in C, minutes
+in pure Python). Real front matter nests a few levels; only MAX_DEPTH levels are kept anyway."""
+
+# A block indicator: `- `, `? ` or `: ` (or at the end of a line). Every block collection
+# needs one, so their count bounds how many can start on one line.
+_BLOCK_INDICATOR = re.compile(r"[-?:](?=[ \t]|$)", re.MULTILINE)
+_FLOW_BRACKET = re.compile(r"[\[\]{}]")
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
+class YAMLTooDeep(ValueError):
+    """YAML that may nest deeper than MAX_NESTING levels (refused unparsed)."""
+
+
+def nesting_bound(raw: str) -> int:
+    """An upper bound on the nesting depth of YAML `raw`, without parsing it (pure, linear).
+
+    Flow collections (`[`, `{`) nest at most as deep as the running count of opening minus
+    closing brackets, quoted or not (counting brackets inside scalars too only loosens the
+    bound). Block collections nest by indentation: an ancestor starts at a column no greater
+    than its descendants', at most two per column (a sequence may sit at its parent key's
+    column), and collections opened on the line itself each need an indicator. A flow
+    collection holds no block collection, so the two bounds add up.
+    """
+    opens = raw.count("[") + raw.count("{")
+    if opens <= MAX_NESTING:
+        flow = opens
+    else:
+        flow = depth = 0
+        for match in _FLOW_BRACKET.finditer(raw):
+            depth = depth + 1 if match.group(0) in "[{" else max(depth - 1, 0)
+            flow = max(flow, depth)
+    block = 0
+    for line in _LINE_BREAK.split(raw):
+        body = line.lstrip(" ")
+        if not body:
+            continue
+        indent = len(line) - len(body)
+        block = max(block, 2 * (indent + 1) + len(_BLOCK_INDICATOR.findall(body)))
+    return block + flow
+
+
+def load_yaml(raw: str) -> Any:
+    """`yaml.safe_load` that cannot crash the process or hang: YAMLTooDeep for text that may
+    nest deeper than MAX_NESTING; yaml.YAMLError (and ValueError, TypeError, RecursionError for
+    odd tags and values) as the parser raises them."""
+    if nesting_bound(raw) > MAX_NESTING:
+        raise YAMLTooDeep(f"front matter nests more than {MAX_NESTING} levels deep (not read)")
+    return yaml.load(raw, Loader=_Loader)  # noqa: S506 - a safe loader
+
 
 @dataclass
 class FrontMatter:
@@ -48,12 +102,18 @@ def split_front_matter(text: str) -> FrontMatter:
     raw = text[opening.end() : closing.start()]
     fm = FrontMatter(end=closing.end(), present=True)
     try:
-        loaded = yaml.load(raw, Loader=_Loader)  # noqa: S506 - a safe loader
+        loaded = load_yaml(raw)
+    except YAMLTooDeep as exc:
+        fm.error = f"invalid YAML front matter: {exc}"
+        return fm
     except yaml.YAMLError as exc:
         fm.error = f"invalid YAML front matter: {_one_line(exc)}"
         return fm
     except RecursionError:
         fm.error = "invalid YAML front matter: nested too deeply"
+        return fm
+    except (ValueError, TypeError) as exc:  # odd tags, dates out of range
+        fm.error = f"invalid YAML front matter ({type(exc).__name__}: {str(exc)[:120]})"
         return fm
     if loaded is None:
         return fm
@@ -80,8 +140,10 @@ def _jsonable(value: Any, budget: list[int], depth: int) -> Any:
     budget[0] -= 1
     if budget[0] < 0 or depth > MAX_DEPTH:
         return None
-    if value is None or isinstance(value, (bool, int, str)):
+    if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, int):  # YAML integers are unbounded; orjson writes 64 bits only
+        return value if -(2**63) <= value < 2**64 else str(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, datetime):

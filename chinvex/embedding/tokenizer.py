@@ -10,6 +10,8 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 
+from chinvex.textsafe import replace_surrogates
+
 MODEL_MAX_TOKENS = 256
 """The window the built-in embedder is run with (sentence-transformers' max_seq_length)."""
 
@@ -43,16 +45,33 @@ def load_tokenizer(max_tokens: int = MODEL_MAX_TOKENS):
     return tok
 
 
+# The Rust tokenizer refuses strings holding lone surrogates (a TypeError, as they cannot be
+# UTF-8). Text from the engine is sanitised before it gets here, but a query typed with
+# undecodable bytes or a third-party caller must not crash: on that error the text is retried
+# with each surrogate replaced by U+FFFD (length kept, so offsets still index the original).
+
+
 def count_tokens(text: str) -> int:
     """WordPiece tokens of `text`, excluding [CLS]/[SEP]."""
-    return len(_counting_tokenizer().encode(text, add_special_tokens=False).ids)
+    try:
+        return len(_counting_tokenizer().encode(text, add_special_tokens=False).ids)
+    except TypeError:
+        return len(_counting_tokenizer().encode(replace_surrogates(text), add_special_tokens=False).ids)
 
 
 def count_tokens_batch(texts: list[str]) -> list[int]:
-    encodings = _counting_tokenizer().encode_batch(texts, add_special_tokens=False)
+    try:
+        encodings = _counting_tokenizer().encode_batch(texts, add_special_tokens=False)
+    except TypeError:
+        encodings = _counting_tokenizer().encode_batch(
+            [replace_surrogates(t) for t in texts], add_special_tokens=False)
     return [len(e.ids) for e in encodings]
 
 
 def token_offsets(text: str) -> list[tuple[int, int]]:
     """Character span of every token of `text` (for cutting at token boundaries)."""
-    return list(_counting_tokenizer().encode(text, add_special_tokens=False).offsets)
+    try:
+        encoding = _counting_tokenizer().encode(text, add_special_tokens=False)
+    except TypeError:
+        encoding = _counting_tokenizer().encode(replace_surrogates(text), add_special_tokens=False)
+    return list(encoding.offsets)

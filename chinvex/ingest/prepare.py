@@ -1,5 +1,11 @@
 """Turn one parsed document into the rows the writer stores: redacted, chunked, with the exact
-text each chunk is embedded and full-text indexed as. Pure: no I/O here."""
+text each chunk is embedded and full-text indexed as. Pure: no I/O here.
+
+Whatever an adapter yields (a third-party one included) is first made storable by
+`sanitize_document`: SQLite, orjson, pydantic's JSON and the tokenizer all refuse lone
+surrogates, and orjson refuses integers beyond 64 bits; one such value must cost one character,
+never the document.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +13,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
+from pydantic import BaseModel
 
 from chinvex.ids import sha256_hex
+from chinvex.jsonio import dumps_text, jsonable
 from chinvex.models import Chunk, ConversationDoc, Document, Turn
 from chinvex.retrieval.lexical import index_text
+from chinvex.textsafe import clean_str, replace_surrogates
 from chinvex.timeutil import iso_z
 
 
@@ -41,6 +49,67 @@ class PreparedDoc:
     redactions: Counter[str] = field(default_factory=Counter)
 
 
+def sanitize_document(doc: Document | ConversationDoc) -> Document | ConversationDoc:
+    """`doc` with every stored value made storable (see `chinvex.jsonio.jsonable`): lone
+    surrogates become U+FFFD in the text, title, metadata (keys included), links and, per turn,
+    in its id, text, tool call, attachments and meta; integers beyond 64 bits become strings.
+
+    Runs before redaction and chunking, so secrets are matched and tokens counted on the text
+    that is stored. Returns `doc` itself when nothing needs a change (the common case costs one
+    `isascii()` per string); the input is never modified. Identity fields (doc_id, source_uri,
+    thread_id) are the pipeline's keys and are left as they are.
+    """
+    update: dict[str, Any] = {}
+    if doc.title is not None:
+        _put(update, "title", doc.title, clean_str(doc.title))
+    _put(update, "metadata", doc.metadata, jsonable(doc.metadata))
+    if isinstance(doc, Document):
+        # Offsets into a document's text (chunk ranges, an adapter's `body_start`) must stay
+        # valid: one U+FFFD per surrogate code point, the length kept.
+        _put(update, "text", doc.text, replace_surrogates(doc.text))
+    else:
+        turns = [_sanitize_turn(turn) for turn in doc.turns]
+        if any(new is not old for new, old in zip(turns, doc.turns)):
+            update["turns"] = turns
+        _put(update, "links", doc.links, _sanitize_model(doc.links))
+    return doc.model_copy(update=update) if update else doc
+
+
+def _put(update: dict[str, Any], name: str, old: Any, new: Any) -> None:
+    if new is not old:
+        update[name] = new
+
+
+def _sanitize_turn(turn: Turn) -> Turn:
+    update: dict[str, Any] = {}
+    _put(update, "turn_id", turn.turn_id, clean_str(turn.turn_id))
+    _put(update, "text", turn.text, clean_str(turn.text))
+    if turn.tool is not None:
+        _put(update, "tool", turn.tool, _sanitize_model(turn.tool))
+    if turn.attachments:
+        attachments = [_sanitize_model(a) for a in turn.attachments]
+        if any(new is not old for new, old in zip(attachments, turn.attachments)):
+            update["attachments"] = attachments
+    if turn.meta:
+        _put(update, "meta", turn.meta, jsonable(turn.meta))
+    return turn.model_copy(update=update) if update else turn
+
+
+def _sanitize_model(model: BaseModel) -> Any:
+    """A small model of plain fields (ToolCall, Attachment, ConversationLinks), extras included."""
+    update: dict[str, Any] = {}
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        _put(update, name, value, jsonable(value))
+    extra = model.__pydantic_extra__
+    if extra:
+        new_extra = jsonable(extra)
+        if new_extra is not extra:  # keys may change too: rebuild rather than update
+            fields = {name: getattr(model, name) for name in type(model).model_fields}
+            return type(model).model_validate({**new_extra, **fields, **update})
+    return model.model_copy(update=update) if update else model
+
+
 def redact_document(doc: Document | ConversationDoc, *, stored_turns: int = 0) -> tuple[Any, Counter[str]]:
     """Replace secrets before anything is stored or embedded. Turns before `stored_turns` came
     from the index and were redacted when first stored."""
@@ -63,8 +132,7 @@ def redact_document(doc: Document | ConversationDoc, *, stored_turns: int = 0) -
             continue
         update: dict[str, Any] = {"text": clean(turn.text)}
         if turn.tool is not None and turn.tool.input is not None:
-            raw = turn.tool.input if isinstance(turn.tool.input, str) else orjson.dumps(
-                turn.tool.input, default=str).decode()
+            raw = turn.tool.input if isinstance(turn.tool.input, str) else dumps_text(turn.tool.input)
             cleaned = clean(raw)
             if cleaned != raw:
                 update["tool"] = turn.tool.model_copy(update={"input": cleaned})
@@ -91,6 +159,7 @@ def prepare(
 
     counts: Counter[str] = Counter()
     turns_from = 0
+    doc = sanitize_document(doc)  # before merging: stored turns were sanitised when stored
     if isinstance(doc, ConversationDoc) and append_from is not None:
         prior = (stored_turns or [])[:append_from]
         doc = doc.model_copy(update={"turns": prior + list(doc.turns)})
@@ -116,6 +185,9 @@ def prepare(
 
     prepared: list[PreparedChunk] = []
     for chunk in chunks:
+        chunk_metadata = jsonable(chunk.metadata)
+        if chunk_metadata is not chunk.metadata:
+            chunk = chunk.model_copy(update={"metadata": chunk_metadata})
         text = embed_text(chunk)
         prepared.append(PreparedChunk(chunk=chunk, embed_text=text, embed_hash=sha256_hex(text),
                                       search_text=index_text(text)))

@@ -194,6 +194,10 @@ def build(base: Path, *, tiny_conversations: int = 10_000) -> Hostile:
     h.ok_anyway.add(str(tiny))
     bad(chat / "zip" / "export.zip", "a .zip that is not a zip", b"PK\x03\x04 broken" + rng.randbytes(200))
     surrogates = json.loads((CHATGPT / "chatlore" / "conversations.json").read_text())
+    for conv in surrogates:  # a copy with the good export's ids would be the same documents
+        for key in ("id", "conversation_id"):
+            if conv.get(key):
+                conv[key] = "lonecopy-" + conv[key]
     _append_to_user_text(surrogates[0], "cut emoji LONE lonechatmarker")
     _append_to_user_text(surrogates[1], "chatafterlonemarker")
     lone = bad(chat / "surrogate" / "conversations.json", "lone surrogate escapes (an emoji cut in half)",
