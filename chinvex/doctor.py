@@ -7,9 +7,12 @@ warnings are states a plain `chinvex ingest` settles (a source changed since it 
 interrupted run). The exit status is 1 while any error remains.
 
 Checks only read: without `--repair` nothing is written and no lock is taken, so a doctor can
-run beside an ingest. `--repair` takes the context's lock, applies the repairs in dependency
-order (rows, then the full-text index, then vectors), and runs every check again: what it
-reports is the state after the repair, never a promise.
+run beside an ingest. (FTS5's 'integrity-check' is a write statement that changes nothing; it
+holds SQLite's write lock while it runs, so it is skipped while an ingest is writing, and the
+checks that compare the two stores report warnings then, since a batch may be half-written.)
+`--repair` takes the context's lock, applies the repairs in dependency order (rows, then the
+full-text index, then vectors), and runs every check again: what it reports is the state after
+the repair, never a promise.
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ from chinvex.storage import db
 Status = Literal["ok", "warning", "error"]
 MAX_EXAMPLES = 5
 EMBED_BATCH = 128
+STALE_SAMPLE = 24
+STALE_COSINE = 0.98
+"""The same text embeds to cosine ~1.0 (0.999+ across batch shapes); a changed header drops it
+to ~0.9."""
 SINGLE_DOCUMENT_ADAPTERS = frozenset({"repo", "notes", "cx_sessions_jsonl"})
 """Adapters that turn every source they accept into exactly one document (or raise). The others
 may legitimately produce none: an export without conversations, a transcript with no turn yet."""
@@ -138,10 +145,17 @@ class Doctor:
                 "error", [exc.message], "hybrid.db cannot be opened", repairable=False))
             return checks
         try:
-            self._findings = _Findings()
+            self._findings = _Findings(ingest_running=_ingest_running(self.config))
             checks += self._index_checks(conn)
         finally:
             conn.close()
+        if self._findings.ingest_running:
+            for check in checks:
+                if check.name in MID_WRITE_CHECKS and check.status == "error":
+                    check.status = "warning"
+                    check.repairable = False
+                    check.message = ("an ingest is writing, so this may be a half-written batch; "
+                                     "check again when it ends: " + check.message)
         return checks
 
     def _index_checks(self, conn: sqlite3.Connection) -> list[Check]:
@@ -158,6 +172,7 @@ class Doctor:
             ("fts_index", lambda: check_fts(conn, path, f)),
             ("embedder", embedder),
             ("vectors_missing", lambda: check_vectors(conn, store[0], f)),
+            ("vectors_stale", lambda: check_stale_vectors(conn, config, store[0], f)),
             ("fingerprints_without_documents", lambda: check_fingerprints(conn, config, f)),
             ("documents_without_chunks", lambda: check_documents_without_chunks(conn, f)),
             ("origins_without_documents", lambda: check_ledger(conn, f)),
@@ -199,15 +214,26 @@ class Doctor:
             _repair_runs(conn, f, problems, actions)
             if problems & {"vectors_missing", "vectors_orphaned"} or f.rows_deleted:
                 _repair_vectors(conn, self.config, actions)
+            if "vectors_stale" in problems and f.stale_docs:
+                _reembed_documents(conn, self.config, f.stale_docs, actions)
         finally:
             conn.close()
         return actions
+
+
+MID_WRITE_CHECKS = frozenset({
+    "vectors_missing", "vectors_orphaned", "fingerprints_without_documents",
+    "documents_without_chunks", "origins_without_documents", "documents_without_origins",
+    "untracked_documents"})
+"""Checks that compare states an ingest changes one after the other (Chroma, then SQLite, then
+fingerprints): while it runs, a mismatch may be a batch in flight rather than damage."""
 
 
 @dataclass
 class _Findings:
     """What the checks found, kept for the repairs (the checks themselves stay pure reports)."""
 
+    ingest_running: bool = False
     fk_rows: list[tuple[str, int]] = field(default_factory=list)
     embedder_ok: bool = True
     chroma_ids: set[str] = field(default_factory=set)
@@ -217,6 +243,7 @@ class _Findings:
     docs_without_origins: list[tuple[str, str]] = field(default_factory=list)
     untracked_gone: list[str] = field(default_factory=list)
     interrupted_runs: list[str] = field(default_factory=list)
+    stale_docs: list[str] = field(default_factory=list)
     rows_deleted: bool = False
     damaged: bool = False
 
@@ -313,7 +340,7 @@ def check_foreign_keys(conn: sqlite3.Connection, f: _Findings) -> Check:
 
 def check_fts(conn: sqlite3.Connection, path: Path, f: _Findings) -> Check:
     check = Check("fts_index")
-    state = cons.fts_state(conn, path)
+    state = cons.fts_state(conn, path, deep=not f.ingest_running)
     if not state.ok:
         items = []
         if state.error:
@@ -323,7 +350,8 @@ def check_fts(conn: sqlite3.Connection, path: Path, f: _Findings) -> Check:
         return check.problem("error", items, "the full-text index does not match the chunks "
                              "(stale or missing postings); a rebuild fixes it", repairable=True,
                              count=abs(state.indexed_rows - state.chunk_rows) or 1)
-    check.message = f"{state.chunk_rows} chunks indexed"
+    check.message = f"{state.chunk_rows} chunks indexed" + (
+        "" if state.deep else " (row counts only: the full check waits until the ingest ends)")
     return check
 
 
@@ -359,7 +387,10 @@ def check_embedder_and_store(config: ContextConfig, conn: sqlite3.Connection,
             store_error = f"cannot list vectors ({type(exc).__name__}: {exc})"
     dimension = db.get_meta(conn, "embedding_dimension")
     if store is not None and f.chroma_ids and not store_error:
-        actual = cons.collection_dimension(store, min(f.chroma_ids))
+        try:
+            actual = cons.collection_dimension(store, min(f.chroma_ids))
+        except Exception:  # an id written by a running ingest after this client loaded
+            actual = None
         if dimension and actual is not None and int(dimension) != actual:
             problems.append(f"meta says {dimension} dimensions, the stored vectors have {actual}")
     f.embedder_ok = not problems and not store_error
@@ -391,12 +422,60 @@ def check_vectors(conn: sqlite3.Connection, store: Any, f: _Findings) -> list[Ch
     else:
         missing_check.message = f"{len(in_sqlite)} chunks, each with its vector"
     if orphans:
+        journaled = cons.journaled_vector_ids(conn) & set(orphans)
+        note = (f" ({len(journaled)} of them recorded by the interrupted write, which the next "
+                "'chinvex ingest' deletes too)" if journaled else "")
         orphan_check.problem("error", orphans, f"{len(orphans)} vectors belong to no chunk "
-                             "(leftovers of an interrupted write; repair deletes them)",
+                             f"(leftovers of an interrupted write; repair deletes them){note}",
                              repairable=True)
     else:
         orphan_check.message = "every vector belongs to a chunk"
     return [missing_check, orphan_check]
+
+
+def check_stale_vectors(conn: sqlite3.Connection, config: ContextConfig, store: Any,
+                        f: _Findings) -> Check:
+    """A sample of chunks is embedded again and compared with the stored vectors: a vector that
+    no longer describes its chunk's text (kept after the text it was embedded from changed) is
+    invisible damage, found by nothing else. Sampled because embedding costs ~50 ms a chunk."""
+    import random
+
+    check = Check("vectors_stale")
+    if not f.embedder_ok or store is None or f.ingest_running:
+        check.message = "not checked" + (": an ingest is writing" if f.ingest_running else "")
+        return check
+    ids = sorted(cons.chunk_ids(conn) & f.chroma_ids)
+    if not ids:
+        check.message = "no vectors to compare"
+        return check
+    sample = random.Random(len(ids)).sample(ids, min(STALE_SAMPLE, len(ids)))
+    try:
+        from chinvex.embedding.factory import make_embedder
+
+        rows = [r for r in cons.iter_chunk_rows(conn, sample) if cons.embed_text_of(r) is not None]
+        stored = store.embeddings([r["chunk_id"] for r in rows])
+        rows = [r for r in rows if r["chunk_id"] in stored]
+        fresh = make_embedder(config.embedding).embed_documents([cons.embed_text_of(r) for r in rows])
+    except Exception as exc:  # e.g. an Ollama server that is not running
+        check.message = f"not checked: cannot embed ({type(exc).__name__}: {exc})"
+        return check
+    import numpy as np
+
+    stale: list[tuple[str, str]] = []
+    for row, vector in zip(rows, fresh):
+        old = np.asarray(stored[row["chunk_id"]], dtype=np.float32)
+        cosine = float(np.dot(old, vector) / max(float(np.linalg.norm(old) * np.linalg.norm(vector)), 1e-12))
+        if cosine < STALE_COSINE:
+            stale.append((row["chunk_id"], row["doc_id"]))
+    f.stale_docs = sorted({doc for _, doc in stale})
+    if stale:
+        return check.problem("error", [cid for cid, _ in stale],
+                             f"{len(stale)} of {len(rows)} sampled vectors do not match their "
+                             "chunk's text (embedded before the text changed); repair embeds the "
+                             "chunks of their documents again; run doctor again afterwards, as "
+                             "the check is a sample", repairable=True)
+    check.message = f"{len(rows)} sampled vectors match their chunks"
+    return check
 
 
 # -- fingerprints, documents and their origins ----------------------------------------------
@@ -767,8 +846,10 @@ def _repair_vectors(conn: sqlite3.Connection, config: ContextConfig, actions: li
     orphans = sorted(in_chroma - in_sqlite)
     if orphans:
         store.delete(orphans)
-        _vectors_changed(conn)
         actions.append(f"deleted {len(orphans)} vectors that belonged to no chunk")
+    # The write journal's entries for ids without a chunk are settled now (the store holds no
+    # vector of such an id any more); entries of owned ids are left to the next ingest.
+    conn.execute("DELETE FROM vector_journal WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)")
     missing = sorted(in_sqlite - in_chroma)
     if not missing:
         return
@@ -796,7 +877,6 @@ def _repair_vectors(conn: sqlite3.Connection, config: ContextConfig, actions: li
             flush()
     flush()
     if embedded:
-        _vectors_changed(conn)
         if stored is None:
             db.set_meta(conn, "embedder", embedder.name)
         actions.append(f"embedded {embedded} chunks that had no vector")
@@ -807,12 +887,28 @@ def _repair_vectors(conn: sqlite3.Connection, config: ContextConfig, actions: li
                        "the next 'chinvex ingest'")
 
 
-def _vectors_changed(conn: sqlite3.Connection) -> None:
-    """Tell long-lived searchers (their embedded Chroma client keeps the vector index it loaded)
-    to open the store again; the ingest writer sets the same stamp."""
-    import uuid
+def _reembed_documents(conn: sqlite3.Connection, config: ContextConfig, doc_ids: list[str],
+                       actions: list[str]) -> None:
+    from chinvex.embedding.factory import make_embedder
+    from chinvex.storage.vectors import VectorStore
 
-    db.set_meta(conn, "vectors_version", uuid.uuid4().hex)
+    store = VectorStore.open(config, conn, create=False)
+    if store is None:
+        return
+    ids: list[str] = []
+    for start in range(0, len(doc_ids), 500):
+        part = doc_ids[start:start + 500]
+        ids += [r[0] for r in conn.execute(
+            f"SELECT chunk_id FROM chunks WHERE doc_id IN ({','.join('?' * len(part))})", part)]
+    embedder = make_embedder(config.embedding)
+    rows = [r for r in cons.iter_chunk_rows(conn, ids) if cons.embed_text_of(r) is not None]
+    for start in range(0, len(rows), EMBED_BATCH):
+        part = rows[start:start + EMBED_BATCH]
+        vectors = embedder.embed_documents([cons.embed_text_of(r) for r in part])
+        store.upsert([r["chunk_id"] for r in part], vectors,
+                     [{"doc_id": r["doc_id"], "source_type": r["source_type"]} for r in part])
+    actions.append(f"embedded the {len(rows)} chunks of {len(doc_ids)} documents with stale "
+                   "vectors again")
 
 
 def _schedule_rewrite(conn: sqlite3.Connection, config: ContextConfig, doc_ids: list[str]) -> None:

@@ -355,8 +355,28 @@ def _case_newer_export_killed_after_ledger_entry_then_deleted(repo: Path, chat: 
     return "record:end:1"
 
 
+def _case_edit_killed_after_sqlite_commit_then_reverted(repo: Path, chat: Path) -> str:
+    """SQLite holds the edit, the fingerprint the original: reverted, the file matches its
+    fingerprint again (same size, same content hash), yet the index holds the edit."""
+    (repo / "a.py").write_text(_module("alphamarker", variant="v2"))
+    return "ids_for_docs:start:1"
+
+
+def _case_rename_killed_after_chroma_upsert_then_reverted(repo: Path, chat: Path) -> str:
+    """A renamed conversation keeps its chunk ids (the title is only in the embedded header):
+    Chroma gets the renamed vectors under ids whose rows still hold the old header."""
+    export = chat / "2025" / "conversations.json"
+    data = json.loads(export.read_text())
+    for conv in data:
+        conv["title"] = f"Renamed: medieval falconry {conv.get('title')}"
+    export.write_text(json.dumps(data))
+    return "upsert:end:1"
+
+
 CASES = {
     "edit_killed_after_sqlite_commit": _case_edit_killed_after_sqlite_commit,
+    "edit_killed_after_sqlite_commit_then_reverted": _case_edit_killed_after_sqlite_commit_then_reverted,
+    "rename_killed_after_chroma_upsert_then_reverted": _case_rename_killed_after_chroma_upsert_then_reverted,
     "new_file_killed_before_fingerprint_then_deleted": _case_new_file_killed_before_fingerprint_then_deleted,
     "new_file_killed_after_chroma_upsert_then_deleted": _case_new_file_killed_after_chroma_upsert_then_deleted,
     "edit_killed_after_chroma_upsert_then_reverted": _case_edit_killed_after_chroma_upsert_then_reverted,
@@ -373,7 +393,7 @@ def test_exact_crash_point_leaves_no_trace(case: str, tmp_path: Path, chinvex_ho
     _lore_export(chat / "2025" / "conversations.json", "oldermarker", 1_700_000_000.0)
     env = _env(chinvex_home)
     assert run_cli("context", "create", "Point", "--repo", str(repo), "--chat-root", str(chat)).code == 0
-    original = (repo / "a.py").read_bytes()
+    originals = {path: path.read_bytes() for path in (repo / "a.py", chat / "2025" / "conversations.json")}
     assert run_cli("ingest", "--context", "Point").code == 0
 
     kill_at = CASES[case](repo, chat)
@@ -385,7 +405,8 @@ def test_exact_crash_point_leaves_no_trace(case: str, tmp_path: Path, chinvex_ho
             if path.exists():
                 path.unlink()
     if case.endswith("then_reverted"):
-        (repo / "a.py").write_bytes(original)
+        for path, data in originals.items():
+            path.write_bytes(data)
     again = run_cli("ingest", "--context", "Point", "--json")
     assert again.code == 0, again
     if case.startswith("newer_export"):
@@ -404,3 +425,47 @@ def test_exact_crash_point_leaves_no_trace(case: str, tmp_path: Path, chinvex_ho
         hits = run_cli("search", "--context", "Point", term, "--json", "--mode", "fts").json
         assert not [r for r in hits["results"] if term in r["text"]], term
     assert _consistent(chinvex_home, "Point") == {}
+    assert _chunks_not_in_their_files(db_path) == []
+    assert _vectors_not_matching_their_rows(chinvex_home, "Point") == []
+
+
+def _chunks_not_in_their_files(db_path: Path) -> list[str]:
+    """Every chunk of a file's document is a slice of the file as it is now (an index holding
+    an edit the file no longer has fails this, whatever its fingerprint says)."""
+    with sqlite3.connect(db_path) as conn:
+        rows = conn.execute("SELECT c.chunk_id, c.text, d.origin_uri FROM chunks c "
+                            "JOIN documents d USING(doc_id) WHERE d.source_type='repo'").fetchall()
+    return [cid for cid, text, origin in rows if text not in Path(origin).read_text()]
+
+
+def _vectors_not_matching_their_rows(home: Path, context: str) -> list[str]:
+    """Every stored vector is the embedding of its row's embedded text (all of them, where
+    doctor's vectors_stale check samples)."""
+    import numpy as np
+
+    from chinvex.doctor import STALE_COSINE
+    from chinvex.embedding.factory import make_embedder
+    from chinvex.registry import Registry
+    from chinvex.storage import consistency as cons
+    from chinvex.storage import db
+    from chinvex.storage.vectors import VectorStore
+
+    os.environ["CHINVEX_HOME"] = str(home)
+    config = Registry().resolve(context)
+    conn = db.connect(Path(config.index.sqlite_path))
+    try:
+        rows = list(cons.iter_chunk_rows(conn, sorted(cons.chunk_ids(conn))))
+        store = VectorStore.open(config, conn, create=False)
+        assert store is not None
+        stored = store.embeddings([r["chunk_id"] for r in rows])
+    finally:
+        conn.close()
+    texts = [cons.embed_text_of(r) for r in rows]
+    assert None not in texts
+    fresh = make_embedder(config.embedding).embed_documents(texts)
+    bad = []
+    for row, vector in zip(rows, fresh):
+        old = np.asarray(stored[row["chunk_id"]], dtype=np.float32)
+        if float(np.dot(old, vector) / (np.linalg.norm(old) * np.linalg.norm(vector))) < STALE_COSINE:
+            bad.append(row["chunk_id"])
+    return bad

@@ -22,7 +22,7 @@ from hostile import corpus as corpus_mod
 
 REQUIRED_CHECKS = {
     "context_config", "index_files", "sqlite_integrity", "foreign_keys", "fts_index", "embedder",
-    "vectors_missing", "vectors_orphaned", "fingerprints_without_documents",
+    "vectors_missing", "vectors_orphaned", "vectors_stale", "fingerprints_without_documents",
     "documents_without_chunks", "origins_without_documents", "documents_without_origins",
     "untracked_documents", "failed_sources", "stale_sources", "last_ingest", "lock",
 }
@@ -407,3 +407,47 @@ def test_damaged_database_is_reported_and_left_alone(index: Index):
     checks = {c["name"]: c for c in result.json["checks"]}
     assert checks["sqlite_integrity"]["status"] == "error"
     assert path.read_bytes() == before
+
+
+def test_an_export_that_shrinks_leaves_no_dangling_fingerprint(index: Index):
+    """A multi-conversation export indexed with one conversation, then with none: its
+    fingerprint must not keep naming the conversation that left (the index would depend on its
+    history, and doctor would rightly call the fingerprint broken)."""
+    export = index.chat / "conversations.json"
+    data = json.loads(export.read_text())
+    with_turns = [c for c in data if c.get("mapping") and len(c["mapping"]) > 2]
+    export.write_text(json.dumps(with_turns[:1]))
+    index.ingest()
+    export.write_text(json.dumps([c for c in data if not c.get("mapping")]))  # nothing to index
+    index.ingest()
+    report, checks = index.doctor()
+    assert _bad(checks) == {}, _problems(checks)
+    with index.conn() as conn:
+        row = conn.execute("SELECT doc_id FROM source_fingerprints WHERE source_uri=?", (str(export),)).fetchone()
+    assert row[0] == ""
+
+
+def test_a_vector_that_no_longer_describes_its_chunk_is_found_and_re_embedded(index: Index):
+    store = index.store()
+    code, chat = index.chunk_ids("d.source_type='repo'")[0], index.chunk_ids("d.source_type='chat'")[0]
+    wrong = store.embeddings([chat])[chat]
+    store.upsert([code], np.asarray([wrong], dtype=np.float32), [{"doc_id": "x", "source_type": "repo"}])
+    _, checks = index.doctor()
+    assert checks["vectors_stale"].status == "error" and code in checks["vectors_stale"].examples
+    report, checks = index.doctor(repair=True)
+    assert report.ok and _bad(checks) == {}, report.as_json()
+    assert checks["vectors_stale"].repaired
+
+
+def test_renaming_a_conversation_re_embeds_its_chunks(index: Index):
+    """A conversation's title is in every chunk's header (embedded), not in its text or id:
+    after a rename the chunks keep their ids and must get new vectors."""
+    export = index.chat / "conversations.json"
+    data = json.loads(export.read_text())
+    for conv in data:
+        conv["title"] = f"Renamed: medieval falconry {conv.get('title')}"
+    export.write_text(json.dumps(data))
+    summary = index.ingest()
+    assert summary.chunks["updated"] >= 1
+    _, checks = index.doctor()
+    assert checks["vectors_stale"].status == "ok", _problems(checks)

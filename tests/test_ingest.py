@@ -297,3 +297,75 @@ def test_stats(chinvex_home: Path, repo: Path):
     assert stats["last_run"]["status"] == "completed"
     assert stats["index"]["hybrid_db_bytes"] > 0 and stats["index"]["chroma_bytes"] > 0
     assert run_cli("stats", "--context", "St").code == 0
+
+
+# -- removal of sources that were never recorded, and its protections --------------------------
+
+
+def test_removal_decision_protects_unlisted_roots_and_unreadable_sources():
+    from chinvex.ingest.removal import RunView, keep_reason, untracked_vanished, vanished
+
+    view = RunView.of(seen={"/r/seen.py"}, unreadable={"/r/locked", "/r/secret.py"},
+                      failed_roots={"/mnt/disk/"})
+    assert keep_reason("/r/seen.py", "/r", view) == "seen"
+    assert keep_reason("/r/secret.py", "/r", view) == "unreadable"
+    assert keep_reason("/r/locked/inner.py", "/r", view) == "unreadable"
+    assert keep_reason("/r/lockedness.py", "/r", view) is None  # a prefix is not a folder
+    assert keep_reason("/mnt/disk/a.py", None, view) == "root_not_listed"  # attributed by path
+    assert keep_reason("/mnt/disk/export.zip!conversations.json", None, view) == "root_not_listed"
+    assert keep_reason("/elsewhere/a.py", "/mnt/disk", view) == "root_not_listed"  # recorded root
+    assert keep_reason("codex://thread/1", None, view) == "root_not_listed"  # unattributable
+    assert keep_reason("codex://thread/1", "/home/u/.codex", view) is None
+    assert keep_reason("/r/gone.py", "/r", view) is None
+    fingerprinted = {"/r/gone.py": "/r", "/r/seen.py": "/r", "/mnt/disk/b.py": "/mnt/disk/"}
+    assert vanished(fingerprinted, view) == ["/r/gone.py"]
+    origins = {"/r/gone.py", "/r/ghost.py", "memory://P-1", "/mnt/disk/c.py", "/r/seen.py"}
+    assert untracked_vanished(origins, fingerprinted, {}, view) == ["/r/ghost.py"]
+    healthy = RunView.of(seen=set(), unreadable=set(), failed_roots=set())
+    assert untracked_vanished({"codex://thread/1"}, {}, {}, healthy) == ["codex://thread/1"]
+
+
+def test_vector_journal_recovery_plan():
+    from chinvex.ingest.journal import plan_vector_recovery
+
+    journal = {"orphan": "h1", "removed": None, "same": "h2", "renamed": "new", "never_upserted": "h3"}
+    owned = {"same": "h2", "renamed": "old", "never_upserted": "h3"}
+    plan = plan_vector_recovery(journal, owned, present={"same", "renamed"})
+    assert plan.delete == ["orphan", "removed"]
+    assert plan.reembed == ["never_upserted", "renamed"]
+
+
+def test_unrecorded_documents_stay_while_their_root_cannot_be_listed(chinvex_home: Path, repo: Path,
+                                                                    tmp_path: Path):
+    """Documents of a source without a fingerprint (its run died before recording it) are removed
+    once the source is gone, but never because its root could not be listed."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "keep.py").write_text("def keep():\n    return 'kept while the disk is away'\n")
+    (other / "pend.py").write_text("def pend():\n    return 'pending when the run died'\n")
+    assert run_cli("context", "create", "Unrec", "--repo", str(repo), "--repo", str(other)).code == 0
+    _ingest("Unrec")
+    with _db(chinvex_home, "Unrec") as conn:
+        # keep.py as an index written before the pending-sources journal; pend.py as a run
+        # killed after writing its documents, before its fingerprint.
+        conn.execute("DELETE FROM source_fingerprints WHERE source_uri IN (?, ?)",
+                     (str(other / "keep.py"), str(other / "pend.py")))
+        conn.execute("INSERT INTO pending_sources(source_uri, source_root, adapter) VALUES(?,?,?)",
+                     (str(other / "pend.py"), str(other), "repo"))
+    before = _chunk_ids(chinvex_home, "Unrec")
+    moved = tmp_path / "other-moved"
+    other.rename(moved)
+    result = _ingest("Unrec")
+    assert result.code == 1 and result.json["sources"]["removed"] == 0, result
+    assert _chunk_ids(chinvex_home, "Unrec") == before, "an unlisted root must not cause removal"
+    moved.rename(other)
+    (other / "keep.py").unlink()
+    (other / "pend.py").unlink()
+    result = _ingest("Unrec")
+    assert result.code == 0 and result.json["sources"]["removed"] == 2, result
+    with _db(chinvex_home, "Unrec") as conn:
+        origins = {r[0] for r in conn.execute("SELECT origin_uri FROM documents UNION "
+                                              "SELECT origin_uri FROM doc_origins")}
+        assert conn.execute("SELECT COUNT(*) FROM pending_sources").fetchone()[0] == 0
+    assert origins == {str(p) for p in repo.iterdir() if p.is_file()}
+    assert _vector_ids(chinvex_home, "Unrec") == _chunk_ids(chinvex_home, "Unrec")

@@ -25,6 +25,7 @@ RETRY_AFTER_ERROR = "retry_after_error"
 THREAD_UPDATED = "thread_updated"
 FULL_REINGEST = "full_reingest"
 ORIGIN_CHANGED = "origin_changed"  # another source of the same document went away
+INTERRUPTED = "interrupted"  # the run writing this source died before recording it
 UNCHANGED = "unchanged"
 
 
@@ -82,12 +83,19 @@ class Decision:
     """mtime moved but size did not: hash the content before deciding (a `touch` is not a change)."""
 
 
-def decide(fp: Fingerprint | None, cand: SourceCandidate, versions: Versions, *, full: bool) -> Decision:
+def decide(fp: Fingerprint | None, cand: SourceCandidate, versions: Versions, *, full: bool,
+           interrupted: bool = False) -> Decision:
+    """`interrupted`: an earlier run started writing this source and died before its
+    fingerprint; what is stored may be neither the fingerprinted version nor the current one
+    (the file may even have been reverted to the fingerprinted version since), so the source is
+    read again whatever its stat says."""
     is_thread = cand.path is None and cand.thread_updated_at is not None
     if fp is None:
         return Decision(True, NEW_THREAD if is_thread else NEW_FILE)
     if full:
         return Decision(True, FULL_REINGEST)
+    if interrupted:
+        return Decision(True, INTERRUPTED)
     if fp.last_status == "error":
         return Decision(True, RETRY_AFTER_ERROR)
     if fp.parser_version != versions.parser_version:

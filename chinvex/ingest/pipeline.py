@@ -21,6 +21,7 @@ import orjson
 
 from chinvex.errors import EmbedderMismatchError
 from chinvex.ingest import fingerprints as fps
+from chinvex.ingest import journal, removal
 from chinvex.ingest.adapters import adapter as load_adapter
 from chinvex.ingest.adapters import adapters_for
 from chinvex.ingest.origins import OriginLedger, precedence_of
@@ -48,8 +49,11 @@ ERROR_SKIP_REASONS = {"unreadable"}
 source before is kept (a permission glitch must not wipe it)."""
 
 CONTENT_SKIP_REASONS = {fps.SIZE_CHANGED, fps.CONTENT_CHANGED, fps.MTIME_CHANGED,
-                        fps.RETRY_AFTER_ERROR, fps.THREAD_UPDATED, fps.NEW_FILE, fps.NEW_THREAD}
-"""Reasons for which a document whose parsed content is unchanged need not be rewritten."""
+                        fps.RETRY_AFTER_ERROR, fps.THREAD_UPDATED, fps.NEW_FILE, fps.NEW_THREAD,
+                        fps.INTERRUPTED}
+"""Reasons for which a document whose parsed content is unchanged need not be rewritten (a
+document row is committed with its chunks, and its vectors before them, so a stored content
+hash equal to the parsed one means the document is complete — also after a crash)."""
 
 
 class ProgressSink(Protocol):
@@ -136,6 +140,7 @@ class _Run:
         self.reasons: Counter[str] = Counter()
         self.unreadable: set[str] = set()
         self.ledger = OriginLedger(conn)
+        self.pending: dict[str, journal.PendingSource] = {}
         self.reingest: set[str] = set()
         self.work_by_uri: dict[str, _Work] = {}
         self.root_adapters: set[str] = set()
@@ -165,6 +170,9 @@ class _Run:
             )
             if vectors_reset:
                 _ = self.writer.store  # drop the other model's vectors now, not on first write
+            # What an interrupted run left half-written is settled before anything is decided.
+            self.writer.settle_vector_journal()
+            self.pending = journal.load_pending(conn)
             self.known = fps.load_all(conn, self.config.name)
             roots, work, skipped_uris = self._enumerate()
             if progress:
@@ -227,7 +235,8 @@ class _Run:
             s.documents = {"written": st.docs_written, "removed": st.docs_deleted}
             s.chunks = {"written": st.chunks_written, "updated": st.chunks_updated,
                         "deleted": st.chunks_deleted, "embedded": st.chunks_embedded,
-                        "reused": st.chunks_reused, "vectors_repaired": st.vectors_repaired}
+                        "reused": st.chunks_reused, "vectors_repaired": st.vectors_repaired,
+                        "vectors_settled": st.vectors_settled}
         if self.options.progress:
             self.options.progress.finish()
         stats = s.model_dump(mode="json", exclude={"decisions"})
@@ -333,7 +342,8 @@ class _Run:
         cand = item.candidate
         fp = self.known.get(cand.source_uri)
         versions = self._versions(item.adapter)
-        decision = fps.decide(fp, cand, versions, full=self.options.full)
+        decision = fps.decide(fp, cand, versions, full=self.options.full,
+                              interrupted=cand.source_uri in self.pending)
         content_sha = None
         if decision.ingest and decision.verify_content and cand.path is not None:
             content_sha = _sha256_file(cand.path)
@@ -361,6 +371,9 @@ class _Run:
                                     and fp.parser_version == versions.parser_version) else None
         produced: list[str] = []
         report = ParseReport()
+        # Before the first ledger entry or document: a crash from here on leaves the source
+        # pending, and the next run reads it again or removes what it wrote.
+        journal.mark_pending(self.conn, cand.source_uri, cand.root, item.adapter)
         try:
             try:
                 report = ParseReport()
@@ -394,7 +407,9 @@ class _Run:
         if content_sha is None and report.state is None and cand.path is not None \
                 and (cand.size_bytes or 0) <= HASH_LIMIT_BYTES:
             content_sha = _sha256_file(cand.path)
-        doc_id = produced[0] if len(produced) == 1 else (fp.doc_id if fp else "")
+        # A fingerprint names its document only when the source has exactly one; a source with
+        # none or several (an export) names none, so it never keeps naming a document it lost.
+        doc_id = produced[0] if len(produced) == 1 else ""
         self.writer.source_done(fps.Fingerprint(
             source_uri=cand.source_uri, context_name=self.config.name,
             source_type=cand.source_type, doc_id=doc_id or "", size_bytes=cand.size_bytes,
@@ -465,24 +480,49 @@ class _Run:
     def _remove_vanished(self, roots: list[_Root], seen: set[str], skipped: set[str]) -> None:
         """Sources no longer found (deleted, excluded, or whose root left the context) leave
         both stores — except under a root that could not be listed this time (an unmounted
-        disk must not wipe an index)."""
-        failed_roots = {r.root for r in roots if not r.ok}
+        disk must not wipe an index) or when reported unreadable.
+
+        Besides fingerprinted sources, this covers sources that wrote documents or ledger
+        entries without ever being recorded (the run writing them died before their
+        fingerprint): nothing else would ever remove those."""
+        view = removal.RunView.of(seen, self.unreadable, {r.root for r in roots if not r.ok})
         # The ledger must see this run's writes before deciding what a vanished source took
         # with it (a thread that moved from its rollout file to codex://thread/<id>).
         self.writer.flush()
-        unreadable_dirs = tuple(p.rstrip("/") + "/" for p in self.unreadable)
-        for uri, fp in self.known.items():
-            if uri in seen or uri in self.unreadable or uri.startswith(unreadable_dirs):
-                continue
-            if fp.source_root in failed_roots:
-                continue
-            detached = self.ledger.detach(uri, self.ledger.docs_of(uri))
-            self.writer.delete_docs(detached.delete_docs)
-            self.reingest |= detached.reingest_origins
-            self.writer.source_removed(self.config.name, uri)
-            self.summary.sources.removed += 1
-            why = "excluded" if uri in skipped else "vanished"
-            self._decide_log(uri, fp.adapter or "?", "removed", why)
+        fingerprinted = {uri: fp.source_root for uri, fp in self.known.items()}
+        for uri in removal.vanished(fingerprinted, view):
+            self._remove_source(uri, self.known[uri].adapter, "excluded" if uri in skipped else "vanished")
+        pending_roots = {uri: p.source_root for uri, p in self.pending.items()}
+        untracked = removal.untracked_vanished(self._unrecorded_origins(), fingerprinted,
+                                               pending_roots, view)
+        for uri in untracked:
+            pending = self.pending.get(uri)
+            self._remove_source(uri, pending.adapter if pending else None,
+                                "excluded" if uri in skipped else "vanished",
+                                "its documents were written but never recorded")
+
+    def _unrecorded_origins(self) -> set[str]:
+        """Sources the index holds documents or ledger entries of but no fingerprint, plus the
+        pending ones. Found by SQL over the origin indexes rather than from the journal alone,
+        so that indexes written before the journal existed (or fingerprints cleared by
+        `doctor --repair`) are covered too; ≈0.15 s for 100k documents."""
+        found = set(self.pending)
+        for table in ("doc_origins", "documents"):
+            found.update(row[0] for row in self.conn.execute(
+                f"SELECT DISTINCT o.origin_uri FROM {table} o WHERE o.origin_uri NOT LIKE ? "
+                "AND NOT EXISTS (SELECT 1 FROM source_fingerprints f "
+                "WHERE f.source_uri = o.origin_uri AND f.context_name = ?)",
+                (removal.MEMORY_PREFIX + "%", self.config.name)))
+        return found
+
+    def _remove_source(self, uri: str, adapter: str | None, why: str,
+                       detail: str | None = None) -> None:
+        detached = self.ledger.detach(uri, self.ledger.docs_of(uri))
+        self.writer.delete_docs(detached.delete_docs)
+        self.reingest |= detached.reingest_origins
+        self.writer.source_removed(self.config.name, uri)
+        self.summary.sources.removed += 1
+        self._decide_log(uri, adapter or "?", "removed", why, detail)
 
     def _rewrite_from_other_origins(self) -> None:
         """Documents whose writing source went away are rewritten from the best source left."""

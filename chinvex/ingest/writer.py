@@ -1,14 +1,20 @@
 """Writes prepared documents into hybrid.db and Chroma in batches.
 
 Order inside a flush, chosen so that a crash at any point converges on the next run:
-1. vectors of new chunk ids are upserted into Chroma (reused by embed hash where the same text
+0. the ids about to be upserted are recorded in `vector_journal` (committed);
+1. vectors of new chunk ids, and of kept ids whose embedded text changed (a renamed
+   conversation's header), are upserted into Chroma (reused by embed hash where the same text
    was embedded before, embedded otherwise);
 2. one SQLite transaction replaces the documents' rows, chunks and turns — so SQLite never
-   references a chunk whose vector is missing;
+   references a chunk whose vector is missing — drops the upserted ids from the journal (their
+   rows own them now) and records the ids of the rows it deletes;
 3. vectors of chunk ids that left SQLite (and leftovers of an earlier crash) are deleted;
-4. fingerprints of the sources whose documents are all written are stored, last.
-A crash before 4 leaves the source to be ingested again; its unchanged chunks keep their ids
-and vectors, so the retry costs little.
+4. one transaction stores the fingerprints of the sources whose documents are all written,
+   drops those sources from `pending_sources`, and drops the deleted ids from the journal.
+A crash before 4 leaves the source pending, to be ingested again; its unchanged chunks keep
+their ids and vectors, so the retry costs little. A crash between 0 and 3 leaves journal
+entries that `settle_vector_journal` (run first by the next ingest) resolves: vectors of ids no
+row owns are deleted, owned ids whose vector may be another text's are embedded again.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from typing import Any
 import orjson
 
 from chinvex.ingest import fingerprints as fps
+from chinvex.ingest import journal
 from chinvex.ingest.prepare import PreparedChunk, PreparedDoc
 from chinvex.models import Turn
 from chinvex.storage.vectors import VectorStore
@@ -39,6 +46,8 @@ class WriteStats:
     chunks_embedded: int = 0
     chunks_reused: int = 0
     vectors_repaired: int = 0
+    vectors_settled: int = 0
+    """Vectors an interrupted write left behind: orphans deleted plus doubtful ones re-embedded."""
 
 
 @dataclass
@@ -129,7 +138,67 @@ class IndexWriter:
             self.flush()
 
     def source_removed(self, context_name: str, source_uri: str) -> None:
+        """Queue the removal of a source's fingerprint (and of its pending-sources entry), done
+        after the deletion of its documents."""
         self._pending.fingerprint_deletes.append((context_name, source_uri))
+
+    # -- crash recovery ---------------------------------------------------------------------
+
+    def settle_vector_journal(self) -> set[str]:
+        """Resolve what an interrupted write left in `vector_journal`, before anything else is
+        written: delete the vectors of ids that no chunk row owns (upserted for a batch whose
+        SQLite transaction never committed, or whose rows were deleted before Chroma was), and
+        embed again, from their stored rows, owned ids whose vector is missing or was upserted
+        for another embedded text. Costs one SELECT when the last write finished.
+
+        Returns the origins of documents whose rows no longer yield their embedded text (never
+        expected: the hash check of `embed_text_of` failed). Their vectors are deleted, their
+        content hash is cleared and they are recorded in `pending_sources`, so the run (which
+        loads that journal after this) reads them again and writes the missing vectors."""
+        from chinvex.storage import consistency as cons
+
+        entries = journal.load_vector_journal(self.conn)
+        if not entries:
+            return set()
+        reread: set[str] = set()
+        if not self.vectors_reset:  # after a reset the collection is empty: nothing to settle
+            ids = sorted(entries)
+            owned = journal.owned_hashes(self.conn, ids)
+            present = self.store.existing(sorted(owned)) if owned else set()
+            plan = journal.plan_vector_recovery(entries, owned, present)
+            if plan.delete:
+                self.store.delete(plan.delete)
+            rows = list(cons.iter_chunk_rows(self.conn, plan.reembed)) if plan.reembed else []
+            texts = [cons.embed_text_of(row) for row in rows]
+            usable = [(row, text) for row, text in zip(rows, texts) if text is not None]
+            lost = [row for row, text in zip(rows, texts) if text is None]
+            if usable:
+                vectors = self._embed([text for _, text in usable])
+                self.stats.chunks_embedded += len(usable)
+                self.store.upsert([row["chunk_id"] for row, _ in usable], vectors,
+                                  [{"doc_id": row["doc_id"], "source_type": row["source_type"]}
+                                   for row, _ in usable])
+            if lost:
+                self.store.delete([row["chunk_id"] for row in lost])
+                for row in lost:
+                    origin = self.conn.execute("SELECT origin_uri FROM documents WHERE doc_id=?",
+                                               (row["doc_id"],)).fetchone()
+                    if origin is not None:
+                        reread.add(origin[0])
+            self.stats.vectors_settled += len(plan.delete) + len(usable)
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for origin in sorted(reread):
+                conn.execute("UPDATE documents SET content_hash=NULL WHERE origin_uri=?", (origin,))
+                conn.execute("INSERT OR IGNORE INTO pending_sources(source_uri) VALUES(?)", (origin,))
+            journal.clear_vectors(conn, entries)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return reread
 
     def _maybe_flush(self) -> None:
         if (self._pending.chunk_count >= self.max_pending_chunks
@@ -196,13 +265,20 @@ class IndexWriter:
         if self.vectors_reset:
             need_vector = list(new_chunks)
         else:
-            present = self.store.existing(kept) if kept else set()
-            repaired = [cid for cid in kept if cid not in present]
+            # Same id, other embedded text (the id hashes the chunk text, not its header): the
+            # stored vector describes the old text.
+            reembedded = [cid for cid in kept
+                          if existing[cid]["embed_hash"] != new_chunks[cid].embed_hash]
+            unchanged = [cid for cid in kept if existing[cid]["embed_hash"] == new_chunks[cid].embed_hash]
+            present = self.store.existing(unchanged) if unchanged else set()
+            repaired = [cid for cid in unchanged if cid not in present]
             self.stats.vectors_repaired += len(repaired)
-            need_vector = added + repaired
+            need_vector = added + reembedded + repaired
 
-        # 1. vectors first
+        # 0. journal what is about to reach Chroma, 1. vectors first
         if need_vector:
+            journal.journal_upserts(self.conn, [(cid, new_chunks[cid].embed_hash)
+                                                for cid in need_vector])
             prepared = [new_chunks[cid] for cid in need_vector]
             vectors = self._vectors_for(prepared)
             doc_types = {d.doc_id: d.source_type for d in docs}
@@ -222,6 +298,8 @@ class IndexWriter:
             self.stats.docs_deleted += len(delete_ids)
             for cid in removed_ids:
                 conn.execute("DELETE FROM chunks WHERE chunk_id=?", (cid,))
+            journal.journal_removals(conn, removed_ids)
+            journal.clear_vectors(conn, need_vector)
             stamp = now_iso()
             for doc in docs:
                 self._write_document(doc, stamp)
@@ -251,13 +329,16 @@ class IndexWriter:
             self.store.delete(sorted(stale))
 
         # 4. fingerprints last
-        if pending.fingerprints or pending.fingerprint_deletes:
+        if pending.fingerprints or pending.fingerprint_deletes or removed_ids:
             conn.execute("BEGIN IMMEDIATE")
             try:
+                journal.clear_vectors(conn, removed_ids)
                 for fp in pending.fingerprints:
                     fps.write(conn, fp)
                 for context_name, uri in pending.fingerprint_deletes:
                     fps.delete(conn, context_name, uri)
+                journal.clear_pending(conn, [fp.source_uri for fp in pending.fingerprints]
+                                      + [uri for _, uri in pending.fingerprint_deletes])
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:

@@ -39,23 +39,27 @@ class FtsState:
     chunk_rows: int
     error: str | None
     """FTS5's own 'integrity-check' against the content table; None when consistent."""
+    deep: bool = True
 
     @property
     def ok(self) -> bool:
         return self.error is None and self.indexed_rows == self.chunk_rows
 
 
-def fts_state(conn: sqlite3.Connection, path: Path) -> FtsState:
+def fts_state(conn: sqlite3.Connection, path: Path, *, deep: bool = True) -> FtsState:
     """chunks_fts is an external-content table: its index must describe exactly the rows of
     `chunks`. The docsize shadow table has one row per indexed rowid, so counting it is cheap;
     'integrity-check' with rank 1 compares every posting with the content table.
 
     FTS5 runs 'integrity-check' as a write statement (it changes nothing), which a read-only
     connection refuses; it gets its own short-lived connection, so `conn` may be read-only.
+    It holds the write lock while it reads the whole index: `deep=False` counts rows only.
     """
     indexed = conn.execute("SELECT COUNT(*) FROM chunks_fts_docsize").fetchone()[0]
     chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
     error = None
+    if not deep:
+        return FtsState(indexed_rows=int(indexed), chunk_rows=int(chunks), error=None, deep=False)
     checker = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
     try:
         checker.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
@@ -68,6 +72,12 @@ def fts_state(conn: sqlite3.Connection, path: Path) -> FtsState:
 
 def chunk_ids(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT chunk_id FROM chunks")}
+
+
+def journaled_vector_ids(conn: sqlite3.Connection) -> set[str]:
+    """Ids an interrupted write recorded in `vector_journal` (migration 0004) and the next
+    ingest settles."""
+    return {r[0] for r in conn.execute("SELECT chunk_id FROM vector_journal")}
 
 
 def iter_chunk_rows(conn: sqlite3.Connection, ids: list[str]) -> Iterator[sqlite3.Row]:
