@@ -159,3 +159,103 @@ def test_a_warm_searcher_sees_what_a_later_ingest_committed(tmp_path: Path, chin
             "the warm searcher's vector leg does not see vectors another process added")
     finally:
         searcher.close()
+
+
+def test_doctor_beside_a_running_ingest(tmp_path: Path, chinvex_home: Path):
+    """A plain doctor takes no lock and must neither fail nor make the ingest fail (FTS5's
+    integrity-check holds SQLite's write lock, so it is skipped while an ingest writes)."""
+    corpus = corpus_mod.build(tmp_path / "corpus")
+    assert run_cli("context", "create", "Side", *corpus.cli_flags()).code == 0
+    holder = chinvex_home / "indexes" / "Side" / "chinvex.holder"
+    ingest = _popen("ingest", "--context", "Side", "--json")
+    _wait_for(lambda: holder.exists() or ingest.poll() is not None)
+    doctor = run_cli("doctor", "--context", "Side", "--json")
+    still_running = ingest.poll() is None
+    out, err = ingest.communicate(timeout=600)
+    assert_no_traceback(doctor)
+    assert ingest.returncode == 0, err
+    assert doctor.code == 0, doctor
+    if still_running:
+        fts = {c["name"]: c for c in doctor.json["checks"]}["fts_index"]
+        assert "row counts only" in fts["message"]
+    after = run_cli("doctor", "--context", "Side", "--json")
+    assert after.code == 0 and all(c["status"] == "ok" for c in after.json["checks"]), after
+
+
+_RAW_UPSERT = """
+import sys, chromadb
+from chromadb.config import Settings
+path, name, new_id, source_id = sys.argv[1:]
+client = chromadb.PersistentClient(path=path, settings=Settings(anonymized_telemetry=False))
+collection = client.get_collection(name, embedding_function=None)
+got = collection.get(ids=[source_id], include=["embeddings", "metadatas"])
+collection.upsert(ids=[new_id], embeddings=[got["embeddings"][0]], metadatas=[got["metadatas"][0]])
+"""
+
+
+def _warm_context(tmp_path: Path):
+    from chinvex.registry import Registry
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Garden\n\nTomatoes, basil and peppers need full sun.\n")
+    (notes / "b.md").write_text("# Cluster\n\nKubernetes evicts pods under memory pressure.\n")
+    assert run_cli("context", "create", "Raw", "--note-root", str(notes)).code == 0
+    assert run_cli("ingest", "--context", "Raw").code == 0
+    return Registry().resolve("Raw")
+
+
+def test_a_store_reloads_after_a_write_that_bypassed_the_gate(tmp_path: Path, chinvex_home: Path):
+    """A writer that does not take chinvex's gate (a crashed run, another tool) leaves a warm
+    client whose loaded HNSW index lacks the new record while chroma.sqlite3 has it: Chroma
+    answers "Error finding id". The store reopens its client and retries once."""
+    from chinvex.storage import db
+    from chinvex.storage.vectors import VectorStore
+
+    config = _warm_context(tmp_path)
+    conn = db.connect(Path(config.index.sqlite_path))
+    store = VectorStore.open(config, conn, create=False)
+    try:
+        source_id = sorted(_chunk_ids(chinvex_home, "Raw"))[0]
+        assert set(store.embeddings([source_id])) == {source_id}  # the index is loaded now
+        raw = subprocess.run(
+            [sys.executable, "-c", _RAW_UPSERT, config.index.chroma_dir, store.name, "bypass00001",
+             source_id], capture_output=True, text=True, timeout=300)
+        assert raw.returncode == 0, raw.stderr
+        got = store.embeddings(["bypass00001", source_id])
+        assert set(got) == {"bypass00001", source_id}
+        assert list(got["bypass00001"]) == list(got[source_id])
+    finally:
+        store.close()
+        conn.close()
+
+
+def test_vector_hits_not_committed_in_sqlite_are_dropped(tmp_path: Path, chinvex_home: Path):
+    """An ingest upserts vectors before it commits their chunks: a search in between finds
+    vectors whose chunk ids SQLite does not know yet. They are never results."""
+    from chinvex.retrieval.search import SearchRequest, Searcher
+    from chinvex.storage import db
+    from chinvex.storage.vectors import VectorStore
+
+    config = _warm_context(tmp_path)
+    searcher = Searcher()
+    try:
+        query = "Kubernetes pod eviction under memory pressure"
+        before = searcher.search([config], SearchRequest(query=query, k=5, mode="vector"))
+        top = before.results[0].chunk_id
+        conn = db.connect(Path(config.index.sqlite_path))
+        store = VectorStore.open(config, conn, create=False)
+        try:
+            # An uncommitted twin of the best hit: same vector, an id SQLite does not have.
+            [vector] = store.embeddings([top]).values()
+            store.upsert(["uncommitted01"], [vector], [{"doc_id": "nodoc", "source_type": "note"}])
+        finally:
+            store.close()
+            conn.close()
+        for mode in ("vector", "hybrid"):
+            after = searcher.search([config], SearchRequest(query=query, k=5, mode=mode))
+            assert after.stats.mode == mode and not after.stats.warnings, after.stats
+            ids = [r.chunk_id for r in after.results]
+            assert "uncommitted01" not in ids and ids[0] == top
+    finally:
+        searcher.close()

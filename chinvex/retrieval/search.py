@@ -3,6 +3,12 @@
 `Searcher` keeps connections, vector stores and embedders warm between queries (the MCP server
 holds one for its lifetime). A context whose vectors are missing or whose embedder cannot run
 still answers from FTS, and says so in `stats.warnings`: it never pretends to be hybrid.
+
+Searches run while another process ingests. Each context is searched inside one SQLite read
+transaction, so FTS hits, scores and result rows all come from one committed state; a vector
+hit whose chunk is not in that state (Chroma is written before SQLite) is dropped. The vector
+store reloads itself when another process wrote to it (see chinvex/storage/vectors.py), so a
+warm searcher sees what a later ingest committed.
 """
 
 from __future__ import annotations
@@ -11,9 +17,11 @@ import fnmatch
 import os
 import re
 import sqlite3
+import stat
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +37,9 @@ from chinvex.storage import db
 DEFAULT_FTS_DEPTH = 50
 DEFAULT_VECTOR_DEPTH = 50
 MAX_K = 200
+STORE_RETRY_SECONDS = 5.0
+"""A store that could not be opened is tried again after this long (an ingest may create it),
+not on every query (opening costs far more than a query)."""
 Mode = Literal["hybrid", "fts", "vector"]
 
 
@@ -74,6 +85,19 @@ class _ContextHandle:
     store: Any = None
     store_checked: bool = False
     store_error: str | None = None
+    store_checked_at: float = 0.0
+
+    def close(self) -> None:
+        store, self.store, self.store_checked = self.store, None, False
+        if store is not None:
+            try:
+                store.close()
+            except Exception:
+                pass
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            pass
 
 
 @dataclass
@@ -96,9 +120,12 @@ class Searcher:
     def handle(self, config: ContextConfig) -> _ContextHandle:
         with self._lock:
             h = self._handles.get(config.name)
-            if h is not None and h.config.index.sqlite_path == config.index.sqlite_path:
+            if h is not None and h.config.index == config.index:
                 h.config = config
                 return h
+            if h is not None:  # the context was moved or re-pointed: let go of the old index
+                with h.lock:
+                    h.close()
             try:
                 conn = db.connect(Path(config.index.sqlite_path))
             except StorageError as exc:
@@ -117,6 +144,10 @@ class Searcher:
             return self._embedders[key]
 
     def _store(self, h: _ContextHandle):
+        """The context's vector store, opened once and kept (it reloads itself when another
+        process writes to it). A failed open is retried after STORE_RETRY_SECONDS."""
+        if h.store is None and h.store_checked and time.monotonic() - h.store_checked_at >= STORE_RETRY_SECONDS:
+            h.store_checked = False
         if not h.store_checked:
             from chinvex.storage.vectors import VectorStore
 
@@ -127,15 +158,14 @@ class Searcher:
             except ChinvexError as exc:
                 h.store, h.store_error = None, exc.message
             h.store_checked = True
+            h.store_checked_at = time.monotonic()
         return h.store
 
     def close(self) -> None:
         with self._lock:
             for h in self._handles.values():
-                try:
-                    h.conn.close()
-                except sqlite3.Error:
-                    pass
+                with h.lock:
+                    h.close()
             self._handles.clear()
 
     # -- search -----------------------------------------------------------------------------
@@ -155,11 +185,13 @@ class Searcher:
         for config in configs:
             h = self.handle(config)
             weights[config.name] = config.effective_weights()
-            with h.lock:
+            with h.lock, _read_snapshot(h.conn):
                 ctx_hits, ctx_modes = self._search_context(h, req, warnings, query_vectors)
                 rows = _rows(h.conn, [hit.chunk_id for hit in ctx_hits])
             for hit in ctx_hits:
                 row = rows.get(hit.chunk_id)
+                # No row: a vector whose chunk is not committed in this SQLite state (an ingest
+                # writes Chroma first) or was deleted since; only committed chunks are results.
                 if row is None or not _passes_filters(row, req):
                     continue
                 hits.append(hit)
@@ -233,7 +265,16 @@ class Searcher:
                 hit = hits.setdefault(cid, _Hit(config.name, cid))
                 hit.fts = score
         if req.complete_scores and legs == {"fts", "vector"}:
-            self._complete(h, req, hits, query_vectors)
+            try:
+                self._complete(h, req, hits, query_vectors)
+            except StorageError as exc:
+                # The vectors cannot be read consistently: answer from FTS alone rather than
+                # mixing complete and incomplete scores.
+                warnings.append(f"{config.name}: vector search failed ({exc.message}); results are FTS only")
+                legs.discard("vector")
+                hits = {cid: hit for cid, hit in hits.items() if hit.fts is not None}
+                for hit in hits.values():
+                    hit.vector = hit.vector_rank = None
         mode = "hybrid" if legs == {"fts", "vector"} else ("fts" if "fts" in legs else "vector")
         return list(hits.values()), {mode}
 
@@ -292,12 +333,36 @@ class Searcher:
         except Exception as exc:
             warnings.append(f"{name}: vector search failed ({type(exc).__name__}: {exc}); results are FTS only")
             return None
+        if found:
+            return found
+        # Nothing found: an empty store beside indexed chunks is damage, not an answer. (Only
+        # counted here: COUNT(*) scans the table, too slow for every query at 100k chunks.)
         chunks = h.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-        if chunks and not found and store.count() == 0:
+        try:
+            empty = bool(chunks) and store.count() == 0
+        except ChinvexError as exc:
+            warnings.append(f"{name}: vector search failed ({exc.message}); results are FTS only")
+            return None
+        if empty:
             warnings.append(f"{name}: the vector store is empty although {chunks} chunks are indexed "
                             "(run 'chinvex doctor --repair'); results are FTS only")
             return None
         return found
+
+
+@contextmanager
+def _read_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction (WAL: it never blocks the writer), so every read of a context's
+    search sees the same committed state even while an ingest commits batches."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
 
 
 def _fts_leg(conn: sqlite3.Connection, req: SearchRequest, depth: int) -> list[tuple[str, float]]:
@@ -386,10 +451,15 @@ def _freshness(row: dict[str, Any]) -> Freshness:
     path = origin.split("#", 1)[0]
     try:
         st = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        # NotADirectoryError: a folder on the way to the file is now something else (a file),
+        # so the file itself is gone, which is not the same as being there but unreadable.
         return Freshness(indexed_at=indexed_at, stale=True, reason="deleted")
     except OSError:
         return Freshness(indexed_at=indexed_at, stale=True, reason="unreadable")
+    if stat.S_ISDIR(st.st_mode):
+        # The indexed file was replaced by a folder of the same name: the file is gone.
+        return Freshness(indexed_at=indexed_at, stale=True, reason="deleted")
     if row["size_bytes"] is not None and st.st_size != row["size_bytes"]:
         return Freshness(indexed_at=indexed_at, stale=True, reason="modified")
     state = orjson.loads(row["state_json"]) if row.get("state_json") else {}
