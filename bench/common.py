@@ -55,6 +55,40 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores{mem_text}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
 
 
+def own_peak_rss_kb() -> int:
+    """This process's peak RSS (VmHWM). Not ru_maxrss: Linux keeps that across exec, so a fresh
+    interpreter started by a large parent would report the parent's peak."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+_MEASURED_CHINVEX = r"""
+import atexit, sys
+def _report(path=sys.argv[1]):
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            open(path, "w").write(line.split()[1])
+atexit.register(_report)
+sys.argv = ["chinvex", *sys.argv[2:]]
+from chinvex.cli import main
+main()
+"""
+
+
+def run_chinvex_measured(args: list[str], env: dict[str, str] | None = None,
+                         ) -> tuple[subprocess.CompletedProcess, float]:
+    """Run `chinvex ARGS` in a fresh interpreter and return it with its own peak RSS in MB."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("r", suffix=".hwm") as report:
+        proc = subprocess.run([sys.executable, "-c", _MEASURED_CHINVEX, report.name, *args],
+                              env={**os.environ, **(env or {})}, capture_output=True, text=True)
+        text = Path(report.name).read_text().strip()
+    return proc, (int(text) / 1024 if text else float("nan"))
+
+
 def time_command(args: list[str], runs: int, env: dict[str, str] | None = None) -> list[float]:
     """Wall-clock seconds of whole process runs (after one warm-up of the page cache)."""
     full_env = {**os.environ, **(env or {})}

@@ -22,7 +22,6 @@ import json
 import os
 import platform
 import random
-import resource
 import subprocess
 import sys
 import time
@@ -130,6 +129,7 @@ def _child_measure(args: argparse.Namespace) -> None:
     """Runs in a fresh process: cold load, first vector, then a workload, then peak RSS."""
     t0 = time.perf_counter()
     from chinvex.embedding.builtin import BuiltinEmbedder
+    from common import own_peak_rss_kb
 
     kwargs = json.loads(args.child)
     emb = BuiltinEmbedder(**kwargs)
@@ -140,10 +140,10 @@ def _child_measure(args: argparse.Namespace) -> None:
     t_first = time.perf_counter()
     if args.child_texts == 0:
         return  # the parent times the whole process: start to first vector
-    rss_loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss_loaded = own_peak_rss_kb()
     texts = cut_pieces(source_text(), 250, args.child_texts)
     emb.embed_documents(texts)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = own_peak_rss_kb()
     print(
         json.dumps(
             {
@@ -282,6 +282,27 @@ def run_benchmark(*, repeat: int = 2, quick: bool = False, log=print) -> dict[st
     result["load_average_at_end"] = os.getloadavg()
     log(f"load average start {result['machine']['load_average_at_start']} end {result['load_average_at_end']}")
     return result
+
+
+def run(quick: bool = False) -> list:
+    """The default configuration's figures in the bench/common.py convention."""
+    from common import Figure
+
+    result = run_benchmark(repeat=1 if quick else 2, quick=quick, log=lambda *_: None)
+    default = next(row for name, row in result["throughput"].items() if "(default)" in name)
+    figures = [
+        Figure(f"built-in embedder, {n}-token chunks", default[f"{n}_tokens"]["chunks_per_s"], "chunks/s",
+               note=f"{default[f'{n}_tokens']['tokens_per_s']:.0f} tokens/s, "
+                    f"{default[f'{n}_tokens']['cpu_ms_per_chunk']:.1f} CPU-ms/chunk")
+        for n in LENGTHS
+    ]
+    cold = result["cold"]
+    figures += [
+        Figure("embedder cold process to first vector", cold["process_to_first_vector_s"], "s"),
+        Figure("embedder peak RSS (64 x 250-token chunks)", cold["peak_rss_mb"], "MB"),
+        Figure("single query embedding, median", result["query_latency_ms"]["median"], "ms"),
+    ]
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,14 +15,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from common import CHINVEX, REPO, Figure, print_figures
+from common import CHINVEX, REPO, Figure, print_figures, run_chinvex_measured
 
 OUT = REPO / "bench" / "out" / "ingest"
 LARGE_TREE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages" / "anthropic"
@@ -48,12 +47,9 @@ def full_ingest() -> tuple[list[Figure], Path]:
     env = {**os.environ, "CHINVEX_HOME": str(home)}
     subprocess.run([CHINVEX, "context", "create", "self", "--repo", str(src)], env=env, check=True,
                    capture_output=True)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
-    proc = subprocess.run([CHINVEX, "ingest", "--context", "self", "--json"], env=env,
-                          capture_output=True, text=True)
+    proc, peak_mb = run_chinvex_measured(["ingest", "--context", "self", "--json"], env=env)
     elapsed = time.perf_counter() - started
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     summary = json.loads(proc.stdout)
     chunks = summary["chunks"]["embedded"]
 
@@ -89,8 +85,8 @@ def full_ingest() -> tuple[list[Figure], Path]:
                note=f"{len(texts)} texts in {raw:.1f} s"),
         Figure("pipeline overhead vs embedding time", overhead * 100, "%", "< 15 %", overhead < 0.15,
                note="includes process start, model load and Chroma start-up"),
-        Figure("peak RSS of the full-ingest process", (peak_kb - 0) / 1024, "MB",
-               note="ru_maxrss of the ingest child"),
+        Figure("peak RSS of the full-ingest process", peak_mb, "MB",
+               note="VmHWM of the ingest process"),
         Figure("no-change `chinvex ingest` of this repository (whole process)", cli, "s",
                note=f"{again['sources']['unchanged']} files unchanged, interpreter start included"),
     ]

@@ -103,7 +103,9 @@ def analyse(request: GenerationRequest, stemmer: Stemmer) -> Analysis:
     evidence = request.evidence
     kinds, units = split_evidence([(item.text, item.source_type, item.metadata) for item in evidence])
 
-    speakers = {u.speaker.lower() for u in units if u.speaker}
+    # voices with names; role labels ("user", "assistant") are not people a question names
+    speakers = {u.speaker.lower() for u in units if u.speaker} - USER_ROLES - REPLY_ROLES - {"system"}
+    speakers = {s for s in speakers if s.split(" ")[0] not in REPLY_ROLES}
     words = content_words(request.query)
     named = [w for w in words if (w[:1].isupper() or w.lower() in speakers)
              and any(_same_person(w, s) for s in speakers)]

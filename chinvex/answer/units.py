@@ -51,6 +51,7 @@ _FIELD_NAMES = frozenset(
     category location place attendees participants agenda question answer q a""".split()
 )
 _CAPITALISED = re.compile(r"\b[A-Z][a-z][\w’'-]*")
+_POSSESSIVE = re.compile(r"['’]s?$")
 _CODE_SIGNATURE = re.compile(
     r"^\s*(?:@\w|(?:async\s+)?def\s|class\s|(?:export\s+)?(?:default\s+)?(?:async\s+)?function\b|"
     r"(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s|func\s|(?:export\s+)?(?:interface|type|enum|struct|"
@@ -169,7 +170,7 @@ def _vocatives(sentence: str, names: set[str]) -> tuple[str, set[str]]:
     """Remove names used as forms of address ("Thanks, Mel!", "Hey Jon, ...", "..., Gina.")."""
     found: set[str] = set()
     out = sentence
-    for name in sorted({m.group(0).rstrip("'’s") for m in _CAPITALISED.finditer(sentence)}, key=len, reverse=True):
+    for name in sorted({_POSSESSIVE.sub("", m.group(0)) for m in _CAPITALISED.finditer(sentence)}, key=len, reverse=True):
         if not _is_participant(name.lower(), names):
             continue
         pattern = re.compile(
@@ -215,7 +216,7 @@ def _dialogue_units(turns: list[_Turn], chunk: int, speakers: frozenset[str] = f
             if second and addressee:
                 about.add(addressee)
             for word in _CAPITALISED.findall(analysed):
-                word = word.rstrip("'’s").lower()
+                word = _POSSESSIVE.sub("", word).lower()
                 for n in names:
                     if _same_person(word, n):
                         about.add(n)

@@ -1,0 +1,120 @@
+"""Run every benchmark and rewrite bench/RESULTS.md (machine, date, each figure with its target).
+
+    python bench/run_all.py            # everything (long: SciFact alone embeds 10k chunks once)
+    python bench/run_all.py --quick    # smaller inputs where a bench has a quick mode
+    python bench/run_all.py --only cli_startup search_latency
+
+A bench that fails is reported in RESULTS.md with its error instead of stopping the others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.util
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from common import Figure, machine  # noqa: E402
+
+# (module file, section title, what it measures) in the order they appear in RESULTS.md
+BENCHES = [
+    ("cli_startup", "CLI start-up", "`chinvex --help` wall time (heavy imports stay lazy)."),
+    ("embedder", "Built-in embedder (raw)", "all-MiniLM-L6-v2 int8 ONNX throughput by chunk length, cold start, memory."),
+    ("ingest", "Ingest", "Full ingest of this repository vs the raw embedder on the same chunks; no-change re-ingest of a 1,000+ file tree."),
+    ("append", "Append re-ingest", "A long Codex rollout grows by one exchange at a time."),
+    ("export_memory", "Large export memory", "Streaming a 200 MB ChatGPT export through parse, redaction and chunking."),
+    ("redaction", "Redaction", "Secret redaction throughput and recall."),
+    ("search_latency", "Search latency", "Warm in-process search at ~10k and ~100k chunks; cold `chinvex search` process."),
+    ("quality", "Retrieval quality", "../shared/bench SciFact train and LoCoMo conv-26+30 (turn level), fts-only / vector-only / hybrid."),
+    ("answers", "Grounded answers", "Extractive generator on LoCoMo: grounded answers citing an expected turn, refusals of adversarial questions."),
+    ("appserver", "Codex app-server", "Threads/s through `codex app-server` vs the rollout JSONL parser on the same files."),
+    ("mcp_server", "MCP server", "Handshake with a 10k-chunk index, warm tool latency, server RSS."),
+]
+
+
+def load(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+def render(results: list[tuple[str, str, str, list[Figure] | None, str | None, float]], quick: bool) -> str:
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    load1, load5, _ = os.getloadavg()
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Written by `python bench/run_all.py{' --quick' if quick else ''}` on {now}.",
+        "",
+        f"- Machine: {machine()}",
+        f"- Load average when the run ended: {load1:.2f} (1 min), {load5:.2f} (5 min)",
+        "- Figures are wall-clock unless a note says otherwise; each bench's docstring says how it measures.",
+        "",
+    ]
+    for _, title, what, figures, error, seconds in results:
+        lines += [f"## {title}", "", f"{what} ({seconds:.0f} s)", ""]
+        if error:
+            lines += ["```", error.strip()[-2000:], "```", ""]
+            continue
+        lines += ["| figure | value | target | verdict | note |", "|---|---|---|---|---|"]
+        for f in figures or []:
+            value = "n/a" if f.value is None else (f"{f.value:,.3f}" if abs(f.value) < 100 else f"{f.value:,.0f}")
+            verdict = {True: "meets", False: "**misses**", None: ""}[f.ok]
+            lines.append(f"| {f.name} | {value} {f.unit} | {f.target} | {verdict} | {f.note} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _sections(text: str) -> tuple[str, dict[str, str]]:
+    head, *parts = text.split("\n## ")
+    return head, {part.split("\n", 1)[0].strip(): "## " + part.rstrip() for part in parts}
+
+
+def merge(old: str, new: str) -> str:
+    """Sections just measured replace their old versions; the others are kept as they were."""
+    _, old_sections = _sections(old)
+    head, new_sections = _sections(new)
+    ordered = [title for _, title, _ in BENCHES]
+    body = [new_sections.get(t) or old_sections.get(t) for t in ordered]
+    return head.rstrip() + "\n\n" + "\n\n".join(b for b in body if b)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", nargs="*", help="bench module names (default: all)")
+    parser.add_argument("--output", type=Path, default=HERE / "RESULTS.md")
+    args = parser.parse_args()
+    selected = [b for b in BENCHES if not args.only or b[0] in args.only]
+    results = []
+    for name, title, what in selected:
+        print(f"== {title}", flush=True)
+        started = time.perf_counter()
+        try:
+            figures = load(name).run(quick=args.quick)
+            error = None
+            for figure in figures:
+                print("  " + figure.line(), flush=True)
+        except Exception:  # one broken bench must not hide the others' figures
+            figures, error = None, traceback.format_exc()
+            print(error, flush=True)
+        results.append((name, title, what, figures, error, time.perf_counter() - started))
+    text = render(results, args.quick)
+    if args.only and args.output.exists():
+        text = merge(args.output.read_text(encoding="utf-8"), text)
+    args.output.write_text(text + "\n", encoding="utf-8")
+    print(f"wrote {args.output}")
+    return 0 if all(r[4] is None for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
