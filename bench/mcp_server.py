@@ -12,7 +12,7 @@ here. The vector leg therefore does real work on a real Chroma collection of tha
 similarities are meaningless; query embeddings are real (the built-in model), so latencies
 include embedding each query.
 
-    python bench/mcp.py [--quick]
+    python bench/mcp_server.py [--quick]
 """
 
 from __future__ import annotations

@@ -77,8 +77,9 @@ class ChinvexMCPServer(MCPServer):
     """MCPServer whose argument and lookup failures carry chinvex's error codes."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        if self._tool_manager.get_tool(name) is None:
-            names = ", ".join(t.name for t in self._tool_manager.list_tools())
+        known = [t.name for t in await self.list_tools()]  # public API, not the tool manager
+        if name not in known:
+            names = ", ".join(known)
             return failure(L.UNKNOWN_TOOL, f"Unknown tool {name[:100]!r}; available tools: {names}.")
         if not isinstance(arguments, dict):
             return failure(L.INVALID_ARGUMENT, "arguments must be a JSON object.")
