@@ -68,6 +68,11 @@ def full_ingest() -> tuple[list[Figure], Path]:
         chunk = Chunk(chunk_id=row[0], doc_id=row[1], chunk_index=row[2], text=row[3], char_start=row[4],
                       char_end=row[5], line_start=row[6], line_end=row[7], metadata=json.loads(row[8]))
         texts.append(embed_text(chunk))
+    # The pipeline embeds each distinct text once (vectors are reused by embed hash): the raw
+    # figure must embed the same set, or duplicates would flatter the overhead.
+    texts = list(dict.fromkeys(texts))
+    if len(texts) != chunks:
+        print(f"note: {len(texts)} distinct texts stored, the ingest embedded {chunks}", file=sys.stderr)
     embedder = make_embedder(None)
     embedder.embed_documents(texts[:8])  # load the model outside the timing
     started = time.perf_counter()

@@ -18,8 +18,17 @@ Two Codex homes are seeded from fixtures/codex-rollout with proper rollout names
 - "small": the same without the codemie rollout (it alone is ~500 chunks to embed), for the
   tests whose point is the failure paths.
 
-Some checks need the pipeline to call `Adapter.end_run(options)` at the end of a run (the
-run-level warning and `IngestSummary.paths`); they skip, saying so, when it does not.
+With the default `legacy_read = "rollout"` the "full" run reads no thread's content through the
+server (legacy threads go to the rollout parser, the copied paginated one falls back), so its
+turn counts match the rollout adapter's by construction: it checks the routing. The acceptance
+proper is `appserver_run`: the "full" home plus a paginated thread the real server wrote (so it
+has a projection), ingested with `legacy_read = "appserver"`, every listed thread's content read
+through thread/read or thread/turns/list and compared with the rollout adapter's reading of the
+same file (`legacy_replay` says what 0.169.0's legacy replay leaves out, derived from the file).
+
+The pipeline calls `Adapter.end_run(options)` at the end of a run, which is how the run-level
+warning ("app-server unavailable") and `IngestSummary.paths` (which path each thread took)
+reach the summary; those checks always run.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -38,7 +48,7 @@ import pytest
 import zstandard
 
 from chinvex.ids import thread_doc_id
-from chinvex.ingest import pipeline
+from chinvex.models import ConversationDoc, Turn
 from chinvex.ingest.adapters import adapter as registered_adapter
 from chinvex.ingest.adapters import adapters_for
 from chinvex.ingest.origins import precedence_of
@@ -46,7 +56,9 @@ from chinvex.sources import Adapter, AdapterOptions, ParseReport, SkippedSource,
 from chinvex_adapters.cx_appserver.adapter import AppServerSettings, CodexAppServerAdapter, codex_home_for
 from chinvex_adapters.cx_appserver.source import AppServerSource, client_factory_from
 from chinvex_adapters.cx_sessions_jsonl import CodexRolloutAdapter
-from conftest import assert_no_traceback, run_cli
+from chinvex_adapters.cx_sessions_jsonl.reader import open_stream
+from conftest import CliResult, assert_no_traceback, run_cli
+from test_cx_appserver_live import record_paginated_thread, squash_ws, turn_kind
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ROLLOUTS = REPO_ROOT.parent / "shared" / "fixtures" / "codex-rollout"
@@ -64,10 +76,6 @@ CODEMIE_ID = "019e1695-0522-7c83-8b39-0dd379793f80"
 LOCALPUSH_IDS = ("019c8a4d-8f45-7010-8b5d-7fad920aa6f9", "019c8a70-dda7-7f33-98ea-f30553347322",
                  "019c8bfe-ec25-79e0-97d7-bda6a9c575ff")
 UNLISTED_IDS = {CRLF_ID, ERA_B_ID}  # CRLF and pre-envelope files: 0.169.0 does not list them
-
-HOOKED = hasattr(pipeline._Run, "_end_adapters")
-NEEDS_HOOK = "the pipeline does not call Adapter.end_run yet (see the issue-6 report): " \
-             "run-level warnings and IngestSummary.paths cannot reach the summary"
 
 pytestmark = pytest.mark.skipif(not ROLLOUTS.is_dir(), reason="shared fixtures not present")
 
@@ -156,16 +164,67 @@ def rollout_files(home: Path) -> list[Path]:
     return [p for p in files if not (p.name.endswith(".zst") and p.with_name(p.name[:-4]).exists())]
 
 
-def jsonl_turns(home: Path) -> dict[str, int]:
-    """Thread id -> number of turns, as the rollout adapter alone gives them."""
+def jsonl_docs(home: Path) -> dict[str, tuple[Path, ConversationDoc]]:
+    """Thread id -> (rollout file, document), as the rollout adapter alone reads the home."""
     adapter = CodexRolloutAdapter()
-    counts: dict[str, int] = {}
+    docs: dict[str, tuple[Path, ConversationDoc]] = {}
     for path in rollout_files(home):
         cand = SourceCandidate(source_uri=str(path), source_type="codex_session",
                                adapter=adapter.name, root=str(home), path=path)
         (doc,) = adapter.parse(cand, ParseReport(), None)
-        counts[doc.thread_id] = len(doc.turns)
-    return counts
+        assert doc.thread_id not in docs, f"{path}: thread {doc.thread_id} twice in the home"
+        docs[doc.thread_id] = (path, doc)
+    return docs
+
+
+def jsonl_turns(home: Path) -> dict[str, int]:
+    """Thread id -> number of turns, as the rollout adapter alone gives them."""
+    return {tid: len(doc.turns) for tid, (_, doc) in jsonl_docs(home).items()}
+
+
+def rollout_events(path: Path) -> Counter[str]:
+    """How many `event_msg` records of each type a rollout file (.zst included) holds."""
+    events: Counter[str] = Counter()
+    with open_stream(path) as stream:
+        for line in stream.read().splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # the truncated file's partial last line
+            if isinstance(record, dict) and record.get("type") == "event_msg":
+                events[str((record.get("payload") or {}).get("type"))] += 1
+    return events
+
+
+def legacy_replay(turns: list[Turn], events: Counter[str]) -> list[tuple[str, str]]:
+    """What codex 0.169.0's `thread/read` replay of a legacy rollout must give, derived from the
+    rollout adapter's reading of the same file, as (kind, text modulo whitespace):
+
+    - the replay is built from `event_msg` records, so the tool calls and their outputs (which
+      exist only as response_items) are absent;
+    - for the same reason, a file without `agent_message` / `agent_reasoning` events (the
+      codemie fixture, whose author kept only response_items for the assistant side) has no
+      assistant messages / reasoning in the replay;
+    - reasoning summaries that were separated only by tool calls become one reasoning item,
+      the texts joined in order.
+
+    Everything else — every user turn and every assistant message — must come back one for one,
+    with the same text, so a replay that drops or duplicates one of them fails the comparison."""
+    out: list[tuple[str, str]] = []
+    for turn in turns:
+        kind, text = turn_kind(turn), squash_ws(turn.text)
+        if kind == "tool":
+            continue
+        if kind == "assistant" and not events["agent_message"]:
+            continue
+        if kind == "reasoning":
+            if not events["agent_reasoning"]:
+                continue
+            if out and out[-1][0] == "reasoning":
+                out[-1] = ("reasoning", f"{out[-1][1]} {text}")
+                continue
+        out.append((kind, text))
+    return out
 
 
 def listed_ids(binary: str, home: Path) -> set[str]:
@@ -215,6 +274,29 @@ def stored_threads(chinvex_home: Path, name: str) -> dict[str, dict]:
                               "read_via": meta.get("read_via"), "origin": row["origin_uri"],
                               "thread_id": meta.get("thread_id")}
     return out
+
+
+def stored_turns(chinvex_home: Path, name: str, doc_id: str) -> list[Turn]:
+    """The turns the index holds for one document (what search and chunking saw)."""
+    with db(chinvex_home, name) as conn:
+        rows = conn.execute("SELECT turn_json FROM conversation_turns WHERE doc_id=? ORDER BY turn_index",
+                            (doc_id,)).fetchall()
+    return [Turn.model_validate_json(row["turn_json"]) for row in rows]
+
+
+def origins_of(chinvex_home: Path, name: str, doc_id: str) -> set[str]:
+    """The origin ledger: every source that currently produces the document."""
+    with db(chinvex_home, name) as conn:
+        return {row["origin_uri"] for row in conn.execute("SELECT origin_uri FROM doc_origins WHERE doc_id=?",
+                                                          (doc_id,))}
+
+
+def run_summary(chinvex_home: Path, name: str, index: int) -> dict:
+    """The summary of the index-th ingest run (0 = first) as stored in ingest_runs.stats_json —
+    the same document `--json` prints, minus decisions — for runs printed in human form."""
+    with db(chinvex_home, name) as conn:
+        rows = conn.execute("SELECT stats_json FROM ingest_runs ORDER BY started_at, rowid").fetchall()
+    return json.loads(rows[index]["stats_json"])
 
 
 def fingerprints(chinvex_home: Path, name: str) -> dict[str, sqlite3.Row]:
@@ -435,6 +517,9 @@ def test_ingest_indexes_every_listed_thread(full_run) -> None:
 
 
 def test_turn_counts_match_the_rollout_adapter(full_run) -> None:
+    """Default routing: every thread's turns are the rollout parser's (legacy threads are
+    routed to it, the paginated copy falls back to it). That the server's own reading agrees
+    is `test_appserver_turns_match_the_rollout_adapter`."""
     expected = jsonl_turns(full_run["home"])
     stored = full_run["stored"]
     assert {tid: stored[doc(tid)]["turns"] for tid in expected} == expected
@@ -459,7 +544,6 @@ def test_which_path_each_thread_took(full_run) -> None:
     assert fps[f"codex://thread/{PAGINATED_ID}"]["size_bytes"] is None
 
 
-@pytest.mark.skipif(not HOOKED, reason=NEEDS_HOOK)
 def test_summary_paths(full_run) -> None:
     summary = full_run["first"].json
     paths = summary["paths"]
@@ -486,6 +570,223 @@ def test_second_ingest_skips_everything(full_run) -> None:
     assert stored_threads(full_run["chinvex_home"], "Cx") == full_run["stored"]
 
 
+# -- the acceptance with every listed thread read through the server ----------------------------
+
+LISTED_LEGACY = (*LOCALPUSH_IDS, CODEMIE_ID, LEGACY_ID, TRUNCATED_ID, ZST_ID)
+PATH_LINE = re.compile(r"^  (app-server|fallback|rollout): (\S+)(?: \((.*)\))?$")
+
+
+def path_lines(stdout: str) -> dict[str, tuple[str, str]]:
+    """The per-thread lines of `chinvex ingest --verbose` (human form): uri -> (path, reason)."""
+    out: dict[str, tuple[str, str]] = {}
+    for line in stdout.splitlines():
+        match = PATH_LINE.match(line)
+        if match:
+            assert match.group(2) not in out, f"{match.group(2)} printed twice"
+            out[match.group(2)] = (match.group(1), match.group(3) or "")
+    return out
+
+
+@pytest.fixture(scope="module")
+def appserver_run(codex_bin, tmp_path_factory):
+    """The full home, plus a paginated thread the real server wrote itself (so, unlike the
+    copied paginated fixture, it has a projection), ingested with
+    `codex_appserver.legacy_read = "appserver"`: every listed thread's content is read through
+    the server (thread/read for legacy threads, thread/turns/list for paginated ones). The
+    first run is printed for a human with --verbose (its summary is read back from
+    ingest_runs), the second with --json."""
+    base = tmp_path_factory.mktemp("cxserver")
+    home = seed_home(base / ".codex", with_codemie=True)
+    live = record_paginated_thread(codex_bin, home)
+    chinvex_home = base / "chinvex"
+    create_context(chinvex_home, "Srv", home, {"legacy_read": "appserver", "timeout_s": 60})
+    env = {"CHINVEX_HOME": str(chinvex_home), "CHINVEX_CODEX_BIN": codex_bin}
+    human = run_cli("ingest", "--context", "Srv", "--verbose", env=env)
+    assert_no_traceback(human)
+    stored = stored_threads(chinvex_home, "Srv")
+    turns = {doc_id: stored_turns(chinvex_home, "Srv", doc_id) for doc_id in stored}
+    second = ingest(chinvex_home, "Srv", env=env)
+    assert servers_left(home) == []
+    return {"home": home, "chinvex_home": chinvex_home, "live": live, "human": human,
+            "first": run_summary(chinvex_home, "Srv", 0), "second": second, "stored": stored,
+            "turns": turns, "listed": listed_ids(codex_bin, home)}
+
+
+def test_appserver_reads_every_listed_thread(appserver_run) -> None:
+    """Every listed thread is indexed from the server's copy, except the copied paginated
+    fixture, which the server lists but cannot read (its turns live in a projection the copy
+    does not have): that one fell back to its rollout file, and the run says so."""
+    human, first, live = appserver_run["human"], appserver_run["first"], appserver_run["live"]
+    assert human.code == 0, human
+    assert first["status"] == "completed" and first["errors"] == []
+    listed = appserver_run["listed"]
+    assert listed == {*LISTED_LEGACY, PAGINATED_ID, live.thread_id}
+    stored = appserver_run["stored"]
+    assert set(stored) == {doc(t) for t in listed | UNLISTED_IDS}  # one document per thread
+    read_by_server = listed - {PAGINATED_ID}
+    for tid in read_by_server:
+        entry = stored[doc(tid)]
+        assert (entry["source"], entry["read_via"], entry["origin"]) == (
+            "cx_appserver", "app-server", f"codex://thread/{tid}"), (tid, entry)
+    fell_back = stored[doc(PAGINATED_ID)]
+    assert (fell_back["source"], fell_back["read_via"]) == ("cx_sessions_jsonl", "fallback")
+    why = first["paths"][f"codex://thread/{PAGINATED_ID}"]
+    assert why["path"] == "fallback" and why["reason"].startswith("paginated_projection_missing: ")
+    (warning,) = [w["message"] for w in first["warnings"] if PAGINATED_ID in w["message"]]
+    assert warning.startswith(f"codex thread {PAGINATED_ID}: paginated_projection_missing (")
+    counts = first["adapter_counts"]["cx_appserver"]
+    assert (counts["threads_listed"], counts["threads_appserver"], counts["threads_read_appserver"],
+            counts["fallback_paginated_projection_missing"]) == (len(listed), len(listed), len(read_by_server), 1)
+    for tid in UNLISTED_IDS:  # not listed by 0.169.0, read from disk anyway
+        assert stored[doc(tid)]["source"] == "cx_sessions_jsonl", tid
+
+
+def test_appserver_turns_match_the_rollout_adapter(appserver_run) -> None:
+    """The server's copy of each thread against the rollout adapter's reading of the same file.
+    Legacy threads: every user turn and assistant message one for one, same text; the only
+    differences are the ones `legacy_replay` derives from the file (tool calls absent, reasoning
+    regrouped, assistant text that exists only as response_items absent). The paginated thread
+    the server wrote: the same turns, tool turn included."""
+    home, turns, live = appserver_run["home"], appserver_run["turns"], appserver_run["live"]
+    from_files = jsonl_docs(home)
+    assert set(from_files) == appserver_run["listed"] | UNLISTED_IDS
+    no_agent_events: set[str] = set()
+    for tid in LISTED_LEGACY:
+        path, jsonl = from_files[tid]
+        events = rollout_events(path)
+        server = [(turn_kind(t), squash_ws(t.text)) for t in turns[doc(tid)]]
+        assert server == legacy_replay(jsonl.turns, events), tid
+        # Spelled out: users and assistant messages are identical, tools are what is missing.
+        users = [squash_ws(t.text) for t in jsonl.turns if turn_kind(t) == "user"]
+        assert [text for kind, text in server if kind == "user"] == users and users, tid
+        assert not any(kind == "tool" for kind, _ in server), tid
+        assert any(turn_kind(t) == "tool" for t in jsonl.turns), tid
+        answers = [squash_ws(t.text) for t in jsonl.turns if turn_kind(t) == "assistant"]
+        if events["agent_message"]:
+            assert [text for kind, text in server if kind == "assistant"] == answers and answers, tid
+        else:
+            no_agent_events.add(tid)
+            assert [kind for kind, _ in server] == ["user"] * len(users) and answers, tid
+    # The one file whose assistant side exists only as response_items, which 0.169.0's legacy
+    # replay does not read: its answers are in the rollout adapter's copy only (the reason
+    # legacy_read defaults to "rollout").
+    assert no_agent_events == {CODEMIE_ID}
+    localpush = turns[doc(LOCALPUSH_IDS[0])]
+    # e.g. the 0.104 session: 162 turns from the file, 35 from the server = 118 tool turns absent
+    # and 26 reasoning summaries regrouped into 17 (one per assistant message).
+    assert (len(from_files[LOCALPUSH_IDS[0]][1].turns), len(localpush)) == (162, 35)
+
+    path, jsonl = from_files[live.thread_id]
+    assert path == live.rollout_path
+    server_turns = turns[doc(live.thread_id)]
+    assert [(turn_kind(t), squash_ws(t.text)) for t in server_turns if turn_kind(t) != "tool"] == \
+        [(turn_kind(t), squash_ws(t.text)) for t in jsonl.turns if turn_kind(t) != "tool"]
+    assert [t.meta["codex_turn_id"] for t in server_turns if turn_kind(t) == "user"] == live.turn_ids[:2]
+    tools = [t for t in server_turns if turn_kind(t) == "tool"]
+    assert len(tools) == 1 and live.shell_output in tools[0].text
+    assert [t for t in jsonl.turns if turn_kind(t) == "tool" and live.shell_output in t.text]
+
+    for tid in (PAGINATED_ID, *UNLISTED_IDS):  # read by the rollout parser: identical
+        assert [t.text for t in turns[doc(tid)]] == [t.text for t in from_files[tid][1].turns], tid
+
+
+def test_verbose_human_output_names_each_threads_path(appserver_run) -> None:
+    """`chinvex ingest --verbose` (human form) prints one line per Codex thread: the path it
+    took and why, matching IngestSummary.paths."""
+    human, first, live = appserver_run["human"], appserver_run["first"], appserver_run["live"]
+    home = appserver_run["home"]
+    lines = human.stdout.splitlines()
+    total = len(appserver_run["stored"])
+    assert any(line.startswith(f"Srv: {total} ingested, 0 unchanged, 0 touched, 0 removed, 0 errors ("
+                               f"{total} sources scanned in ") for line in lines), human.stdout
+    assert "codex threads: 8 via app-server, 1 via fallback, 2 via rollout" in lines
+    printed = path_lines(human.stdout)
+    legacy = "legacy thread (codex_appserver.legacy_read = appserver)"
+    expected = {f"codex://thread/{tid}": ("app-server", legacy) for tid in LISTED_LEGACY}
+    expected[f"codex://thread/{live.thread_id}"] = ("app-server", "paginated thread")
+    files = {tid: path for tid, (path, _) in jsonl_docs(home).items()}
+    for tid in UNLISTED_IDS:
+        expected[str(files[tid])] = ("rollout", "rollout file not listed by the app-server")
+    fallback_uri = f"codex://thread/{PAGINATED_ID}"
+    route, reason = printed.pop(fallback_uri)
+    assert route == "fallback" and reason.startswith("paginated_projection_missing: the server returned no turns")
+    assert printed == expected
+    assert {uri: (p["path"], p["reason"]) for uri, p in first["paths"].items() if uri != fallback_uri} == expected
+    warnings = [line for line in lines if line.startswith("warning: ")]
+    assert any(line.startswith(f"warning: codex thread {PAGINATED_ID}: paginated_projection_missing")
+               and line.endswith(f"indexed from its rollout file {files[PAGINATED_ID]}") for line in warnings), warnings
+
+
+def test_appserver_second_ingest_skips_everything(appserver_run) -> None:
+    second = appserver_run["second"]
+    assert second.code == 0, second
+    summary = second.json
+    assert summary["errors"] == [] and summary["sources"]["indexed"] == 0
+    assert summary["sources"]["unchanged"] == summary["sources"]["scanned"] == len(appserver_run["stored"])
+    assert summary["chunks"]["embedded"] == 0 and summary["chunks"]["written"] == 0
+    assert {d["action"] for d in summary["decisions"] if d["reason"] != "superseded"} == {"skipped"}
+    assert stored_threads(appserver_run["chinvex_home"], "Srv") == appserver_run["stored"]
+    fps = fingerprints(appserver_run["chinvex_home"], "Srv")
+    server_fps = {uri: fp for uri, fp in fps.items() if uri.startswith("codex://thread/")}
+    assert len(server_fps) == len(appserver_run["listed"])
+    assert all(fp["thread_updated_at"].endswith("Z") and fp["size_bytes"] is None for fp in server_fps.values())
+
+
+# -- one thread through both paths ---------------------------------------------------------------
+
+def test_one_thread_through_both_paths_is_one_document(codex_bin, tmp_path: Path) -> None:
+    """The same thread in a CODEX_HOME (read through the app-server) and as a plain rollout
+    file in a backup folder (read by the rollout parser) is one document, written from the
+    server's copy although the file's copy has more turns; the origin ledger keeps both
+    sources, so removing either one keeps the document."""
+    home = tmp_path / ".codex"
+    name = f"rollout-2026-11-22T02-29-41-{LEGACY_ID}.jsonl"
+    in_home = home / "sessions/2026/11/22" / name
+    _copy(ROLLOUTS / "generated-0.169.0/legacy/sessions/2026/11/22" / name, in_home)
+    backup = tmp_path / "backup" / name
+    _copy(in_home, backup)
+    chinvex_home = tmp_path / "chinvex"
+    env = {"CHINVEX_HOME": str(chinvex_home), "CHINVEX_CODEX_BIN": codex_bin}
+    created = run_cli("context", "create", "Both", "--codex-sessions", str(home), "--codex-sessions",
+                      str(backup.parent), env=env)
+    assert created.code == 0, created
+    set_settings(chinvex_home, "Both", {"legacy_read": "appserver", "timeout_s": 60})
+    server_uri, the_doc = f"codex://thread/{LEGACY_ID}", doc(LEGACY_ID)
+
+    def run() -> tuple[CliResult, dict[str, dict]]:
+        result = run_cli("ingest", "--context", "Both", "--verbose", env=env)
+        assert_no_traceback(result)
+        assert result.code == 0, result
+        return result, stored_threads(chinvex_home, "Both")
+
+    first, stored = run()
+    assert set(stored) == {the_doc}
+    assert (stored[the_doc]["source"], stored[the_doc]["origin"]) == ("cx_appserver", server_uri)
+    assert stored[the_doc]["turns"] == 6  # the server's replay, not the file's 7 (tool call kept)
+    assert origins_of(chinvex_home, "Both", the_doc) == {server_uri, str(backup)}
+    assert path_lines(first.stdout) == {
+        server_uri: ("app-server", "legacy thread (codex_appserver.legacy_read = appserver)"),
+        str(backup): ("rollout", "not a CODEX_HOME (no sessions/ or archived_sessions/ folder)")}
+    assert "codex threads: 1 via app-server, 1 via rollout" in first.stdout.splitlines()
+
+    backup.unlink()  # the rollout copy goes: the server's document stays as it was
+    _, after = run()
+    assert after == stored
+    assert origins_of(chinvex_home, "Both", the_doc) == {server_uri}
+
+    _copy(in_home, backup)  # back again: a second origin, the document is still the server's
+    _, after = run()
+    assert after == stored
+    assert origins_of(chinvex_home, "Both", the_doc) == {server_uri, str(backup)}
+
+    in_home.unlink()  # the thread leaves the CODEX_HOME: the document is rebuilt from the copy
+    _, after = run()
+    assert set(after) == {the_doc}
+    assert (after[the_doc]["source"], after[the_doc]["origin"], after[the_doc]["turns"]) == (
+        "cx_sessions_jsonl", str(backup), 7)
+    assert origins_of(chinvex_home, "Both", the_doc) == {str(backup)}
+
+
 # -- without the binary -------------------------------------------------------------------------
 
 def test_without_the_binary_everything_is_read_from_rollout_files(tmp_path: Path) -> None:
@@ -502,22 +803,21 @@ def test_without_the_binary_everything_is_read_from_rollout_files(tmp_path: Path
     assert len(stored) == len(expected)
     assert {d["adapter"] for d in summary["decisions"] if d["action"] == "ingested"} == {"cx_sessions_jsonl"}
     assert not any(uri.startswith("codex://") for uri in fingerprints(chinvex_home, "NoBin"))
-    if HOOKED:
-        unavailable = [w for w in summary["warnings"] if "app-server" in w["message"]]
-        assert len(unavailable) == 1, summary["warnings"]
-        assert unavailable[0]["message"].startswith("codex app-server unavailable (codex binary not found at "
-                                                    "/nonexistent/bin/codex")
-        assert unavailable[0]["message"].endswith("; reading rollout files directly")
-        assert summary["warnings"][0] == unavailable[0]
-        assert {p["path"] for p in summary["paths"].values()} == {"rollout"}
-        assert len(summary["paths"]) == len(expected)
+    unavailable = [w for w in summary["warnings"] if "app-server" in w["message"]]
+    assert len(unavailable) == 1, summary["warnings"]
+    assert unavailable[0]["message"].startswith("codex app-server unavailable (codex binary not found at "
+                                                "/nonexistent/bin/codex")
+    assert unavailable[0]["message"].endswith("; reading rollout files directly")
+    assert summary["warnings"][0] == unavailable[0]
+    assert {p["path"] for p in summary["paths"].values()} == {"rollout"}
+    assert len(summary["paths"]) == len(expected)
     # Human output: the warning is one line, and the run says what it did.
     human = run_cli("ingest", "--context", "NoBin", env={"CHINVEX_HOME": str(chinvex_home), "CHINVEX_CODEX_BIN": ""})
     assert human.code == 0 and "Traceback" not in human.stderr
-    if HOOKED:
-        assert "warning: codex app-server unavailable (codex binary not found" in human.stdout
-    else:
-        pytest.skip(f"warning checks not run: {NEEDS_HOOK}")
+    warning_lines = [line for line in human.stdout.splitlines() if line.startswith("warning: ")]
+    assert len(warning_lines) == 1, human.stdout
+    assert warning_lines[0].startswith("warning: codex app-server unavailable (codex binary not found")
+    assert path_lines(human.stdout) == {}  # which path each thread took: with --verbose only
 
 
 # -- killing the app-server mid-ingest ----------------------------------------------------------

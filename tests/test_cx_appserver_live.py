@@ -20,30 +20,52 @@ lists there (verified, FORMATS.md §1.5 / §2.1):
 A second home holds the `.zst` plus an unrenamed copy of the truncated file in another day
 folder: one thread id in two files, which 0.169.0 lists twice by default (no sourceKinds) and
 once with an explicit sourceKinds filter.
+
+A paginated thread *with* a server projection cannot be copied in (the projection lives in the
+server's thread_history_1.sqlite), so `record_paginated_thread` has the real server write one:
+`thread/start`, two `turn/start`s answered by a loopback stand-in for the Responses API (the way
+fixtures/codex-rollout/generated-0.169.0 was made, FORMATS.md §1.6: no network, no account),
+then a `thread/shellCommand` turn. What was tried first, without any model: `thread/shellCommand`
+alone gives a projected paginated turn, but a thread without a user message is not listed by
+`thread/list`; `thread/inject_items` appends raw response items and creates no turn; `thread/fork`
+of a legacy thread gives a legacy thread.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from chinvex.models import CodexAppServerConfig
-from chinvex.sources import ParseReport
+from chinvex.sources import ParseReport, SourceCandidate
 from chinvex_adapters.cx_appserver.client import (
     AppServerClient,
     AppServerDied,
     AppServerError,
     ClientConfig,
 )
-from chinvex_adapters.cx_appserver.source import AppServerSource, ThreadReadError, client_factory_from
+from chinvex_adapters.cx_appserver.source import (
+    AppServerSource,
+    AppServerSourceOptions,
+    ThreadReadError,
+    client_factory_from,
+)
+from chinvex_adapters.cx_sessions_jsonl import CodexRolloutAdapter
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ROLLOUTS = REPO_ROOT.parent / "shared" / "fixtures" / "codex-rollout"
@@ -164,6 +186,183 @@ def _digests(home: Path) -> dict[str, str]:
             for p in (home / "sessions").rglob("*") if p.is_file()}
 
 
+# -- a paginated thread written by the real server -----------------------------------------------
+
+class ScriptedResponsesAPI:
+    """A loopback stand-in for the Responses API behind `turn/start`: the N-th POST to
+    `/v1/responses` streams one reasoning item and one assistant message (both with ids, which
+    paginated threads require, FORMATS.md §1.6). It stands in for the *model*, not for the
+    app-server: the server under test is the real binary, which writes the rollout and its own
+    SQLite projection exactly as it does for a real session."""
+
+    def __init__(self, answers: Sequence[tuple[str, str]]):
+        self.answers = list(answers)  # (reasoning summary, assistant text) per model call
+        self.requests: list[str] = []
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server API)
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                api.requests.append(self.path)
+                calls = sum(1 for path in api.requests if path.endswith("/responses"))
+                if not self.path.endswith("/responses") or calls > len(api.answers):
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                body = api.stream(calls)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:  # noqa: N802
+                api.requests.append(self.path)
+                self.send_response(404)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def stream(self, n: int) -> bytes:
+        reasoning, answer = self.answers[n - 1]
+        events = [
+            {"type": "response.created", "response": {"id": f"resp_{n}"}},
+            {"type": "response.output_item.done",
+             "item": {"type": "reasoning", "id": f"rs_{n}", "content": None, "encrypted_content": None,
+                      "summary": [{"type": "summary_text", "text": reasoning}]}},
+            {"type": "response.output_item.done",
+             "item": {"type": "message", "role": "assistant", "id": f"msg_{n}",
+                      "content": [{"type": "output_text", "text": answer}]}},
+            {"type": "response.completed",
+             "response": {"id": f"resp_{n}", "usage": {"input_tokens": 10, "input_tokens_details": None,
+                                                       "output_tokens": 5, "output_tokens_details": None,
+                                                       "total_tokens": 15}}},
+        ]
+        return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> "ScriptedResponsesAPI":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@dataclass
+class RecordedThread:
+    """What `record_paginated_thread` asked the server to write, to check readers against."""
+
+    thread_id: str
+    rollout_path: Path
+    turn_ids: list[str]
+    prompts: list[str]
+    answers: list[tuple[str, str]]
+    shell_output: str
+    notifications: list[str] = field(default_factory=list)
+
+
+MOCK_CONFIG = """\
+model = "mock-model"
+approval_policy = "never"
+sandbox_mode = "read-only"
+model_provider = "mock_provider"
+
+[features]
+remote_models = false
+
+[model_providers.mock_provider]
+name = "Loopback stand-in for the Responses API"
+base_url = "{base_url}"
+wire_api = "responses"
+env_key = "MOCK_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+"""
+
+
+def record_paginated_thread(binary: str, home: Path, *, tag: str = "live") -> RecordedThread:
+    """Have the real `codex app-server` write a paginated thread into `home` (created if
+    missing): two user turns answered by `ScriptedResponsesAPI`, then a user shell command
+    (`thread/shellCommand`, no model). The server keeps the thread's projection in its own
+    thread_history_1.sqlite, so `thread/turns/list` and `thread/items/list` have content —
+    unlike a copied paginated rollout. The temporary config.toml is removed afterwards, so
+    whoever reads the home next starts the server with its defaults."""
+    home.mkdir(parents=True, exist_ok=True)
+    prompts = [f"{tag}: what does the paginated reader return?", f"{tag}: and for a second turn?"]
+    answers = [(f"**Planning {tag} 1**\n\nLook at the projection.", f"{tag} answer one: turns come from SQLite."),
+               (f"**Planning {tag} 2**", f"{tag} answer two: items are listed per turn.")]
+    shell_output = f"{tag}-shell-output"
+    completed: list[dict[str, Any]] = []
+    seen: list[str] = []
+    done = threading.Condition()
+
+    def on_notification(method: str, params: Any) -> None:
+        with done:
+            seen.append(method)
+            if method == "turn/completed":
+                completed.append(params)
+                done.notify_all()
+
+    def wait_for_turn(count: int) -> dict[str, Any]:
+        with done:
+            if not done.wait_for(lambda: len(completed) >= count, timeout=60):
+                raise AssertionError(f"turn {count} did not complete; notifications: {seen[-20:]}")
+            return completed[count - 1]
+
+    config = home / "config.toml"
+    with ScriptedResponsesAPI(answers) as api:
+        config.write_text(MOCK_CONFIG.format(base_url=api.base_url))
+        try:
+            client = AppServerClient(ClientConfig(binary=binary, codex_home=str(home), request_timeout_s=60,
+                                                  startup_timeout_s=60, extra_env={"MOCK_API_KEY": "test"}),
+                                     on_notification=on_notification)
+            with client:
+                thread = client.request("thread/start", {"cwd": str(home)})["thread"]
+                assert thread["historyMode"] == "paginated", thread
+                for number, prompt in enumerate(prompts, start=1):
+                    client.request("turn/start", {"threadId": thread["id"], "input": [
+                        {"type": "text", "text": prompt, "text_elements": []}]})
+                    turn = wait_for_turn(number)["turn"]
+                    assert turn["status"] == "completed", turn
+                client.request("thread/shellCommand", {"threadId": thread["id"], "timeoutMs": 30_000,
+                                                       "command": f"echo {shell_output}"})
+                wait_for_turn(len(prompts) + 1)
+        finally:
+            config.unlink(missing_ok=True)
+    assert sum(1 for path in api.requests if path.endswith("/responses")) == len(prompts)
+    turn_ids = [params["turn"]["id"] for params in completed]
+    assert all(params["turn"]["status"] == "completed" for params in completed), completed
+    return RecordedThread(thread_id=thread["id"], rollout_path=Path(thread["path"]), turn_ids=turn_ids,
+                          prompts=prompts, answers=answers, shell_output=shell_output, notifications=seen)
+
+
+def squash_ws(text: str) -> str:
+    """Text compared modulo whitespace: the readers join multi-part texts differently (the
+    server joins reasoning summary parts with blank lines)."""
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def turn_kind(turn: Any) -> str:
+    """user | assistant | reasoning | tool | <role>:<kind> — the two adapters agree on these
+    (the rollout adapter leaves `meta.kind` unset on user turns, the server's copy says
+    "message")."""
+    kind = turn.meta.get("kind")
+    if turn.role == "assistant" and kind == "reasoning":
+        return "reasoning"
+    if turn.role in ("user", "tool") or (turn.role == "assistant" and kind in (None, "message")):
+        return turn.role
+    return f"{turn.role}:{kind}"
+
+
 def test_live_handshake_and_not_initialized(codex_bin, codex_home):
     with AppServerClient(_config(codex_bin, codex_home)) as probe:
         pass  # a normal start works
@@ -275,6 +474,55 @@ def test_live_zst_alone_is_listed_and_read(codex_bin, tmp_path):
     assert summary.path.endswith(LEGACY_NAME)  # reported without .zst ...
     assert summary.rollout_path == str(home / "sessions/2026/11/22" / zst.name)  # ... resolved here
     assert dict(Counter(t.role for t in doc.turns)) == {"user": 2, "assistant": 4}
+
+
+def test_live_paginated_thread_with_a_real_projection(codex_bin, tmp_path):
+    """The one kind of thread only the server can read from its projection: a paginated
+    thread it wrote itself. The source reads it through thread/turns/list, paged through real
+    cursors (one turn per page), and gets exactly the turns the rollout adapter reads from the
+    rollout file the server wrote alongside — so neither reader loses or duplicates anything.
+    The listing itself carries no last turn id, which is why cx_appserver fingerprints a thread
+    by updatedAt alone (see `CodexAppServerAdapter._route`)."""
+    home = tmp_path / ".codex"
+    rec = record_paginated_thread(codex_bin, home)
+    factory = client_factory_from(CodexAppServerConfig(timeout_s=30), codex_home=str(home), binary=codex_bin)
+    with AppServerSource(factory, AppServerSourceOptions(turns_page_size=1)) as source:
+        (summary,) = source.list_threads()
+        report = ParseReport()
+        doc = source.read_thread(summary, report)
+        client = source.client()
+        raw = client.request("thread/list", {"modelProviders": []})
+        shell_items = client.request("thread/items/list", {"threadId": rec.thread_id, "turnId": rec.turn_ids[-1]})
+    assert (summary.thread_id, summary.history_mode) == (rec.thread_id, "paginated")
+    assert summary.rollout_path == str(rec.rollout_path) and rec.rollout_path.is_file()
+    assert doc is not None, report.warnings
+    assert report.counts["codex_turns"] == 3 and report.counts["turn_pages"] >= 3
+    assert list(dict.fromkeys(t.meta["codex_turn_id"] for t in doc.turns)) == rec.turn_ids
+    (p1, p2), ((r1, a1), (r2, a2)) = rec.prompts, rec.answers
+    expected = [("user", p1), ("reasoning", r1), ("assistant", a1), ("user", p2), ("reasoning", r2), ("assistant", a2)]
+    assert [(turn_kind(t), squash_ws(t.text)) for t in doc.turns[:-1]] == [(k, squash_ws(text)) for k, text in expected]
+    (tool,) = doc.turns[-1:]
+    assert turn_kind(tool) == "tool" and rec.shell_output in tool.text and "exit code 0" in tool.text
+    assert tool.meta["codex_turn_id"] == rec.turn_ids[-1]
+
+    # The rollout adapter reading the server's rollout file: the same turns, in the same order.
+    rollout = CodexRolloutAdapter()
+    path = rec.rollout_path
+    (from_file,) = rollout.parse(SourceCandidate(str(path), "codex_session", rollout.name, str(home), path),
+                                 ParseReport(), None)
+    assert from_file.doc_id == doc.doc_id
+    assert [(turn_kind(t), squash_ws(t.text)) for t in from_file.turns if turn_kind(t) != "tool"] == \
+        [(turn_kind(t), squash_ws(t.text)) for t in doc.turns if turn_kind(t) != "tool"]
+    tools = [t for t in from_file.turns if turn_kind(t) == "tool"]
+    assert len(tools) == 1 and rec.shell_output in tools[0].text  # rendered from other fields, same output
+
+    # thread/items/list gives the shell turn's item on its own.
+    assert [(e["turnId"], e["item"]["type"]) for e in shell_items["data"]] == [(rec.turn_ids[-1], "commandExecution")]
+    assert shell_items["data"][0]["item"]["aggregatedOutput"].strip() == rec.shell_output
+    # The listing: no turns, and the only turn id in it is the *first unread* turn, not the last.
+    (entry,) = raw["data"]
+    assert entry["id"] == rec.thread_id and entry["turns"] == []
+    assert raw["readStates"][rec.thread_id]["firstUnread"] == {"type": "turn", "turnId": rec.turn_ids[0]}
 
 
 def test_live_unknown_thread_is_a_per_thread_error(codex_bin, codex_home):

@@ -383,7 +383,18 @@ class CodexAppServerAdapter:
                 path=None,  # fingerprinted by updatedAt, never by a file's stat
                 thread_id=thread.thread_id,
                 thread_updated_at=thread.updated_at,
-                last_turn_id=None,  # thread/list carries no turns
+                # Only updatedAt, although the seed spec (§5) pairs it with the last turn id:
+                # thread/list gives no cheap last turn id in 0.169.0. `Thread.turns` is always
+                # empty in list responses (the schema fills it only for thread/read
+                # includeTurns, resume and fork), and the one turn id the response carries,
+                # `readStates[id].firstUnread.turnId`, is the *first unread* turn: it moves when
+                # any client marks the thread read and is null when nothing is unread (observed:
+                # a fresh paginated thread names its *first* turn, legacy threads give null and
+                # `revision: "initial:<id>"`). The real last turn would cost one
+                # thread/turns/list call (desc, limit 1) per thread on every run — the reading
+                # this fingerprint exists to skip. updatedAt moves with every turn written; the
+                # last turn id that was read is kept in the parse state (`last_turn_id`).
+                last_turn_id=None,
                 extra={"run": key, "codex_home": str(home), "history_mode": thread.history_mode,
                        "rollout_path": str(jsonl.path) if jsonl is not None and jsonl.path else file,
                        "source_kind": thread.source_kind, "archived": thread.archived},
