@@ -8,6 +8,7 @@ they are checked after the whole pipeline (parse → origin ledger → stored tu
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from collections import Counter
@@ -131,11 +132,20 @@ def test_append_reingests_only_the_new_turns(tmp_path: Path):
     assert new_chunks, "the appended turns are indexed"
     assert second.json["chunks"]["embedded"] == len(new_chunks)
     assert second.json["sources"]["reasons"] == {"size_changed": 1}
+    # A touch (same size, new mtime): a rollout keeps a resume state instead of a content hash,
+    # so nothing is compared and the reason is what was seen; resuming finds nothing new.
+    stat = target.stat()
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns + 3_000_000_000))
+    touched = run_cli("ingest", "--context", "App", "--json")
+    assert touched.code == 0, touched
+    assert touched.json["sources"]["reasons"] == {"mtime_changed": 1}
+    assert touched.json["chunks"]["embedded"] == 0 and touched.json["chunks"]["deleted"] == 0
 
 
-def test_planted_secrets_are_redacted_and_counted(tmp_path: Path):
-    from chinvex.redaction import redact  # noqa: F401  (the module under test runs in the CLI)
-
+def _plant_secrets(codex_root: Path) -> tuple[str, str, str, str]:
+    """A Codex rollout whose tool output (an `env` dump) holds four kinds of secret next to the
+    phrase "zorblax deployment finished". Returns (aws, github, openai, pem_body); the values
+    are split literals so this file holds nothing a secret scanner would flag."""
     aws = "AKIA" + "QWERTYUIOPAS" + "DFGH"
     github = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" + "k1L2m3N4o5P6"
     openai = "sk-proj-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe" + "DcBaZyXwVuTs"
@@ -153,10 +163,30 @@ def test_planted_secrets_are_redacted_and_counted(tmp_path: Path):
     call = {"timestamp": "2026-05-11T10:00:08.000Z", "type": "response_item",
             "payload": {"type": "function_call", "name": "exec_command", "call_id": "call_planted",
                         "arguments": json.dumps({"cmd": "env"})}}
-    sessions = tmp_path / "codex" / "sessions"
+    sessions = codex_root / "sessions"
     sessions.mkdir(parents=True)
     (sessions / "rollout-2026-05-11T10-00-00-planted.jsonl").write_text(
         "\n".join(lines[:-1] + [json.dumps(call), json.dumps(planted), lines[-1]]) + "\n")
+    return aws, github, openai, pem_body
+
+
+def _set_redaction(context: str, enabled: bool) -> None:
+    """Edit context.json as a user would."""
+    path = Path(run_cli("context", "show", context, "--json").json["path"])
+    data = json.loads(path.read_text())
+    data["redaction"] = {"enabled": enabled}
+    path.write_text(json.dumps(data, indent=2))
+
+
+def _texts(context: str, query: str, *mode: str) -> str:
+    found = run_cli("search", "--context", context, query, "--json", *mode).json["results"]
+    return "\n".join(r["text"] for r in found)
+
+
+def test_planted_secrets_are_redacted_and_counted(tmp_path: Path):
+    from chinvex.redaction import redact  # noqa: F401  (the module under test runs in the CLI)
+
+    aws, github, openai, pem_body = _plant_secrets(tmp_path / "codex")
     assert run_cli("context", "create", "Sec", "--codex-sessions", str(tmp_path / "codex")).code == 0
     summary = run_cli("ingest", "--context", "Sec", "--json").json
     counts = summary["redactions"]
@@ -171,6 +201,35 @@ def test_planted_secrets_are_redacted_and_counted(tmp_path: Path):
     raw = db.read_bytes() + b"".join(p.read_bytes() for p in db.parent.rglob("*") if p.is_file())
     for secret in (aws, github, openai, pem_body):
         assert secret.encode() not in raw, "a secret reached the index files"
+
+
+def test_switching_redaction_on_redacts_what_was_stored_verbatim(tmp_path: Path):
+    """`redaction.enabled: false` stores secrets verbatim; switching it back on must redact
+    every turn already stored, not only turns appended later. The switch is part of the chunker
+    version, so the session is re-read as `chunker_upgraded`, and from its start: a resumed
+    (append-aware) read would keep the stored, unredacted turns."""
+    aws, github, openai, pem_body = _plant_secrets(tmp_path / "codex")
+    assert run_cli("context", "create", "Toggle", "--codex-sessions", str(tmp_path / "codex")).code == 0
+    _set_redaction("Toggle", False)
+    plain = run_cli("ingest", "--context", "Toggle", "--json")
+    assert plain.code == 0, plain
+    assert plain.json["redactions"] == {}
+    assert github in _texts("Toggle", "zorblax deployment finished")
+    _set_redaction("Toggle", True)
+    redacted = run_cli("ingest", "--context", "Toggle", "--json")
+    assert redacted.code == 0, redacted
+    assert redacted.json["sources"]["reasons"] == {"chunker_upgraded": 1}
+    assert redacted.json["redactions"].get("github_token") == 1
+    texts = _texts("Toggle", "zorblax deployment finished")
+    assert "[REDACTED:github_token]" in texts
+    for secret in (aws, github, openai, pem_body):
+        assert secret not in texts
+        assert secret not in _texts("Toggle", secret, "--mode", "fts")
+    home = Path(run_cli("context", "show", "Toggle", "--json").json["context"]["index"]["sqlite_path"])
+    with sqlite3.connect(home) as conn:
+        stored = "".join(r[0] for r in conn.execute(
+            "SELECT turn_json FROM conversation_turns UNION ALL SELECT text FROM chunks"))
+    assert github not in stored and aws not in stored
 
 
 def test_bad_conversation_inputs_are_per_source_errors(tmp_path: Path):

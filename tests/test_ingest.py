@@ -141,9 +141,81 @@ def test_touch_without_change_only_refreshes_fingerprint(chinvex_home: Path, rep
     _ingest("Touch")
     stat = (repo / "hello.py").stat()
     os.utime(repo / "hello.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
-    summary = _ingest("Touch").json
+    summary = _ingest("Touch", "--verbose").json
     assert summary["sources"]["refreshed"] == 1 and summary["sources"]["indexed"] == 0
+    assert summary["sources"]["reasons"] == {}
+    assert [(d["action"], d["reason"], d["detail"]) for d in summary["decisions"]
+            if d["source_uri"] == str(repo / "hello.py")] == [
+        ("refreshed", "mtime_changed", "content unchanged")]
     assert _ingest("Touch").json["sources"]["unchanged"] == 2
+
+
+def test_same_size_edit_is_content_changed(chinvex_home: Path, repo: Path):
+    """Same size, new mtime: the stored hash is compared and differs, so the reason says the
+    content changed (not merely the mtime)."""
+    assert run_cli("context", "create", "Same", "--repo", str(repo)).code == 0
+    _ingest("Same")
+    target = repo / "hello.py"
+    edited = target.read_text().replace("hello", "howdy").replace("greet", "salut")
+    assert len(edited) == len(target.read_text()) and edited != target.read_text()
+    stat = target.stat()
+    target.write_text(edited)
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns + 2_000_000_000))
+    summary = _ingest("Same").json
+    assert summary["sources"]["reasons"] == {"content_changed": 1}
+    assert summary["sources"]["refreshed"] == 0 and summary["chunks"]["embedded"] >= 1
+    found = run_cli("search", "--context", "Same", "salut howdy", "--json").json["results"]
+    assert found and found[0]["source_uri"] == str(target) and "salut" in found[0]["text"]
+
+
+def test_index_from_an_older_parser_or_chunker_is_rebuilt_with_that_reason(chinvex_home: Path,
+                                                                         repo: Path):
+    """An index written by an older chinvex (its fingerprints name older parser and chunker
+    versions) is re-read on the next ingest although no file changed; unchanged chunk texts
+    keep their vectors, so nothing is embedded again."""
+    assert run_cli("context", "create", "Old", "--repo", str(repo)).code == 0
+    _ingest("Old")
+    with _db(chinvex_home, "Old") as conn:
+        conn.execute("UPDATE source_fingerprints SET parser_version='repo-0' WHERE source_uri=?",
+                     (str(repo / "hello.py"),))
+        conn.execute("UPDATE source_fingerprints SET chunker_version='chunker-0' WHERE source_uri=?",
+                     (str(repo / "README.md"),))
+    summary = _ingest("Old").json
+    assert summary["sources"]["reasons"] == {"chunker_upgraded": 1, "parser_upgraded": 1}
+    assert summary["chunks"]["embedded"] == 0
+    with _db(chinvex_home, "Old") as conn:
+        versions = {r[0] for r in conn.execute("SELECT parser_version || chunker_version FROM source_fingerprints")}
+    assert not any("repo-0" in v or "chunker-0" in v for v in versions)
+    assert _ingest("Old").json["sources"]["unchanged"] == 2
+
+
+def test_full_after_an_embedder_change_reports_embed_model_changed(chinvex_home: Path, repo: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch):
+    """`ingest --full` is what the refusal to mix models asks for; its reason then says why
+    each source is embedded again, rather than only that --full was given."""
+    from test_embedding_ollama import FakeOllama, serve_embeddings
+
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)  # the loopback server must not be reached via a proxy
+    assert run_cli("context", "create", "Model", "--repo", str(repo)).code == 0
+    path = chinvex_home / "contexts" / "Model" / "context.json"
+    data = json.loads(path.read_text())
+    server = FakeOllama(serve_embeddings(dim=16, models=("mxbai-embed-large",)))
+    try:
+        path.write_text(json.dumps({**data, "embedding": {"provider": "ollama", "host": server.host}}))
+        first = _ingest("Model").json
+        assert first["embedder"] == "ollama:mxbai-embed-large" and first["chunks"]["embedded"] >= 2
+    finally:
+        server.close()
+    path.write_text(json.dumps({**data, "embedding": {"provider": "builtin"}}))
+    assert _ingest("Model").json["error"]["code"] == "EMBEDDER_MISMATCH"
+    full = _ingest("Model", "--full").json
+    assert full["ok"] and full["embedder"].startswith("builtin:")
+    assert full["sources"]["reasons"] == {"embed_model_changed": 2}
+    chunks = _chunk_ids(chinvex_home, "Model")
+    assert full["chunks"]["embedded"] == len(chunks) and _vector_ids(chinvex_home, "Model") == chunks
+    again = _ingest("Model", "--full").json
+    assert again["sources"]["reasons"] == {"full_reingest": 2} and again["chunks"]["embedded"] == 0
 
 
 def test_removed_source_root_leaves_the_index(chinvex_home: Path, repo: Path, tmp_path: Path):
@@ -224,55 +296,94 @@ def test_file_vanishing_between_scan_and_read(chinvex_home: Path, repo: Path):
     assert summary.status == "completed_with_errors"
     assert len(summary.errors) == 1 and "ghost.py" in summary.errors[0].message
     assert summary.sources.indexed == 2
+    # The failure is remembered in the fingerprint: back in place, the file is retried.
+    (repo / "ghost.py").write_text("def ghost():\n    return 'boo'\n")
+    retried = run_ingest(config, IngestOptions())
+    assert retried.status == "completed" and retried.sources.reasons == {"retry_after_error": 1}
+    (repo / "ghost.py").unlink()
     again = run_ingest(config, IngestOptions())
     assert again.status == "completed" and again.sources.removed == 1
 
 
-def test_unreadable_file_as_unprivileged_user():
-    """Tests run as root, whom permissions do not stop; run the ingest as `nobody` instead."""
+DAC_CAPS = "dac_override,dac_read_search"
+
+
+def _without_read_override(probe_dir: Path) -> list[str]:
+    """A command prefix under which a child of this process is refused a mode-000 file.
+
+    Tests run as root here, and root reads any file through CAP_DAC_OVERRIDE and
+    CAP_DAC_READ_SEARCH; the prefix runs the child as root with those two dropped from its
+    bounding, inheritable and ambient sets (util-linux setpriv, else libcap's capsh), so it
+    keeps root's ownership of the index files and of the venv (under /root/.pyenv, mode 0700,
+    which an unprivileged user such as `nobody` cannot even start). Each candidate is checked
+    on a real mode-000 file before it is trusted; the test is skipped only when none works,
+    naming what was tried and how it failed. Not root: permissions already apply, no prefix."""
     import shutil
-    import tempfile
 
-    if os.geteuid() != 0 or not Path("/usr/bin/setpriv").exists():
-        pytest.skip("needs root and setpriv to switch to an unprivileged user")
-    base = Path(tempfile.mkdtemp(prefix="chinvex-perm-"))
-    os.chmod(base, 0o777)
-    try:
-        _run_unreadable_case(base)
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    probe = probe_dir / "probe-mode-000"
+    probe.write_text("must not be readable")
+    probe.chmod(0)
+    if os.geteuid() != 0:
+        candidates = [("the current (unprivileged) user", [])]
+    else:
+        candidates = []
+        if setpriv := shutil.which("setpriv"):
+            drop = ",".join(f"-{cap}" for cap in DAC_CAPS.split(","))
+            candidates.append(("setpriv", [setpriv, f"--bounding-set={drop}", f"--inh-caps={drop}",
+                                           f"--ambient-caps={drop}", "--"]))
+        if capsh := shutil.which("capsh"):
+            drop = ",".join(f"cap_{cap}" for cap in DAC_CAPS.split(","))
+            candidates.append(("capsh", [capsh, f"--drop={drop}", "--inh=", "--", "-c",
+                                         'exec "$@"', "capsh"]))
+    tried: list[str] = []
+    for name, prefix in candidates:
+        check = subprocess.run([*prefix, sys.executable, "-c", f"open({str(probe)!r}).read()"],
+                               capture_output=True, text=True, timeout=60)
+        if check.returncode != 0 and "PermissionError" in check.stderr:
+            return prefix
+        why = (check.stderr.strip().splitlines() or ["it could read the mode-000 file"])[-1]
+        tried.append(f"{name}: exit {check.returncode}: {why}")
+    pytest.skip("no way to run the CLI without the right to read a mode-000 file: "
+                + ("; ".join(tried) or "running as root and neither setpriv nor capsh is installed"))
 
 
-def _run_unreadable_case(base: Path) -> None:
-    repo = base / "repo"
-    repo.mkdir()
-    (repo / "open.py").write_text("def visible():\n    return 'readable by everyone'\n")
-    secret = repo / "locked.py"
-    secret.write_text("def hidden():\n    return 'root only'\n")
-    os.chmod(secret, 0o600)
-    for path in (repo, repo / "open.py"):
-        os.chmod(path, 0o755 if path.is_dir() else 0o644)
-    env = {**os.environ, "CHINVEX_HOME": str(base / "home"), "HOME": str(base)}
-    venv_ok = subprocess.run(
-        ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-         sys.executable, "-c", "import chinvex"], env=env, capture_output=True)
-    if venv_ok.returncode != 0:
-        pytest.skip(f"the venv is not readable by nobody: {venv_ok.stderr.decode()[:200]}")
-    chinvex = str(Path(sys.executable).parent / "chinvex")
+def test_unreadable_file_is_an_error_and_keeps_what_was_indexed(chinvex_home: Path, repo: Path,
+                                                                 tmp_path: Path):
+    """A file that became unreadable is an error naming it (exit 1), the rest of the run goes
+    on, and the file's indexed chunks stay: a permission glitch must not wipe them."""
+    from conftest import CHINVEX_BIN
 
-    def as_nobody(*args):
-        return subprocess.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
-                               "--clear-groups", chinvex, *args], env=env, capture_output=True,
-                              text=True, timeout=600)
-
-    assert as_nobody("context", "create", "Perm", "--repo", str(repo)).returncode == 0
-    result = as_nobody("ingest", "--context", "Perm", "--json")
-    assert "Traceback" not in result.stderr
-    summary = json.loads(result.stdout)
-    assert result.returncode == 1
-    assert summary["sources"]["indexed"] == 1
-    messages = " ".join(e["message"] for e in summary["errors"])
-    assert "locked.py" in messages and "ermission" in messages
+    prefix = _without_read_override(tmp_path)
+    locked = repo / "locked.py"
+    locked.write_text("def hidden():\n    return 'the marmoset ledger is balanced'\n")
+    assert run_cli("context", "create", "Perm", "--repo", str(repo)).code == 0
+    assert _ingest("Perm").json["sources"]["indexed"] == 3
+    with _db(chinvex_home, "Perm") as conn:
+        locked_chunks = {r[0] for r in conn.execute(
+            "SELECT c.chunk_id FROM chunks c JOIN documents d USING(doc_id) WHERE d.source_uri=?",
+            (str(locked),))}
+    assert locked_chunks
+    before = _chunk_ids(chinvex_home, "Perm")
+    locked.write_text("def hidden():\n    return 'a new version nobody may read yet'\n")
+    locked.chmod(0)
+    (repo / "fresh.py").write_text("def fresh():\n    return 'indexed despite the locked file'\n")
+    proc = subprocess.run([*prefix, str(CHINVEX_BIN), "ingest", "--context", "Perm", "--json"],
+                          capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    summary = json.loads(proc.stdout)
+    assert [e["source_uri"] for e in summary["errors"]] == [str(locked)]
+    message = summary["errors"][0]["message"]
+    assert "locked.py" in message and "ermission denied" in message, message
+    assert summary["sources"]["indexed"] == 1 and summary["sources"]["reasons"] == {"new_file": 1}
+    assert summary["sources"]["removed"] == 0
+    after = _chunk_ids(chinvex_home, "Perm")
+    assert before <= after and locked_chunks <= after, "the unreadable file's chunks must stay"
+    assert _vector_ids(chinvex_home, "Perm") == after
+    hits = run_cli("search", "--context", "Perm", "marmoset ledger balanced", "--json").json["results"]
+    assert hits and hits[0]["source_uri"] == str(locked)
+    found = run_cli("search", "--context", "Perm", "indexed despite the locked file", "--json").json
+    assert any(r["source_uri"].endswith("fresh.py") for r in found["results"])
 
 
 def test_concurrent_ingest_gets_a_clear_busy_message(chinvex_home: Path, repo: Path):
@@ -369,3 +480,144 @@ def test_unrecorded_documents_stay_while_their_root_cannot_be_listed(chinvex_hom
         assert conn.execute("SELECT COUNT(*) FROM pending_sources").fetchone()[0] == 0
     assert origins == {str(p) for p in repo.iterdir() if p.is_file()}
     assert _vector_ids(chinvex_home, "Unrec") == _chunk_ids(chinvex_home, "Unrec")
+
+
+# -- excludes added after indexing ---------------------------------------------------------------
+
+
+def test_exclude_glob_added_later_removes_indexed_files(chinvex_home: Path, repo: Path):
+    """Adding an `excludes` glob to context.json (by hand, as a user would) takes the files it
+    matches out of both stores on the next ingest, as if they had been deleted."""
+    (repo / "generated").mkdir()
+    (repo / "generated" / "schema_gen.py").write_text(
+        "def xylophonic_schema():\n    return 'the xylophonic schema generator output'\n")
+    (repo / "plan.draft.md").write_text("# Draft\n\nThe quasar onboarding plan is not final.\n")
+    assert run_cli("context", "create", "Excl", "--repo", str(repo)).code == 0
+    assert _ingest("Excl").json["sources"]["indexed"] == 4
+    excluded = {str(repo / "generated" / "schema_gen.py"), str(repo / "plan.draft.md")}
+    with _db(chinvex_home, "Excl") as conn:
+        doomed = {r[0] for r in conn.execute(
+            "SELECT c.chunk_id FROM chunks c JOIN documents d USING(doc_id) WHERE d.source_uri IN (?,?)",
+            tuple(excluded))}
+    assert doomed and doomed <= _vector_ids(chinvex_home, "Excl")
+    for query, uri in (("xylophonic schema generator", repo / "generated" / "schema_gen.py"),
+                       ("quasar onboarding plan", repo / "plan.draft.md")):
+        assert run_cli("search", "--context", "Excl", query, "--json").json["results"][0]["source_uri"] == str(uri)
+
+    path = chinvex_home / "contexts" / "Excl" / "context.json"
+    data = json.loads(path.read_text())
+    data["excludes"] = ["generated/**", "*.draft.md"]
+    path.write_text(json.dumps(data, indent=2))
+    result = _ingest("Excl", "--verbose")
+    assert result.code == 0, result
+    summary = result.json
+    assert summary["sources"]["removed"] == 2 and summary["sources"]["indexed"] == 0
+    assert summary["sources"]["unchanged"] == 2 and summary["sources"]["skipped"].get("excluded", 0) >= 1
+    assert {(d["source_uri"], d["reason"]) for d in summary["decisions"]
+            if d["action"] == "removed"} == {(uri, "excluded") for uri in excluded}
+    chunks = _chunk_ids(chinvex_home, "Excl")
+    assert not doomed & chunks and summary["chunks"]["deleted"] == len(doomed)
+    assert _vector_ids(chinvex_home, "Excl") == chunks, "their vectors leave Chroma too"
+    with _db(chinvex_home, "Excl") as conn:
+        for table in ("documents", "source_fingerprints"):
+            left = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE source_uri IN (?,?)",
+                                tuple(excluded)).fetchone()[0]
+            assert left == 0, table
+    for query in ("xylophonic schema generator", "quasar onboarding plan"):
+        for mode in ("fts", "vector"):  # hybrid fuses exactly these two
+            hits = run_cli("search", "--context", "Excl", query, "--json", "--mode", mode).json["results"]
+            assert not {r["source_uri"] for r in hits} & excluded, (query, mode)
+    assert _ingest("Excl").json["sources"]["removed"] == 0
+
+
+# -- the progress display -------------------------------------------------------------------------
+
+PROGRESS_MARKS = (b"\x1b[?25l", "━".encode(), b"chunks embedded")
+"""What only the rich bar writes: hide-cursor, the bar glyph, and its label."""
+
+
+def _visible(screen: bytes) -> bytes:
+    """The text of a terminal stream without its CSI escape sequences (colours, cursor moves)."""
+    import re
+
+    return re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", screen)
+
+
+def _ingest_on_a_terminal(context: str, *args: str, stdout_tty: bool = True,
+                          env: dict[str, str] | None = None) -> tuple[int, bytes, bytes]:
+    """Run `chinvex ingest` with stderr (and stdout unless `stdout_tty` is False) on a pseudo-
+    terminal of 120x40. Returns (exit code, bytes written to the terminal, bytes on a piped
+    stdout). Rich decides from isatty() and the terminal size, as it would for a user."""
+    import fcntl
+    import struct
+    import termios
+    import threading
+
+    from conftest import CHINVEX_BIN
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    full_env = {k: v for k, v in os.environ.items()
+                if k not in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS")}
+    full_env.update({"TERM": "xterm-256color", **(env or {})})
+    proc = subprocess.Popen([str(CHINVEX_BIN), "ingest", "--context", context, *args],
+                            stdin=slave, stdout=slave if stdout_tty else subprocess.PIPE,
+                            stderr=slave, env=full_env)
+    os.close(slave)
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO once every holder of the terminal has exited
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    piped = proc.stdout.read() if proc.stdout is not None else b""
+    code = proc.wait(timeout=600)
+    reader.join(timeout=30)
+    os.close(master)
+    return code, b"".join(chunks), piped
+
+
+def test_progress_bar_is_drawn_on_a_terminal_and_nowhere_else(chinvex_home: Path, repo: Path):
+    _write_functions(repo / "metrics.py", 12)
+    assert run_cli("context", "create", "Bar", "--repo", str(repo)).code == 0
+
+    code, screen, _ = _ingest_on_a_terminal("Bar")
+    assert code == 0, screen.decode(errors="replace")
+    for mark in PROGRESS_MARKS:
+        assert mark in screen, (mark, screen[:2000])
+    text = _visible(screen)
+    assert b"0/3 sources" in text and b"3/3 sources" in text, text[:2000]  # it moved
+    assert b"\x1b[?25h" in screen, "the cursor is shown again"
+    assert b"Bar: 3 ingested" in text, text[-2000:]
+
+    # --json on a terminal: one JSON document and nothing else, not even the bar on stderr.
+    (repo / "metrics.py").write_text((repo / "metrics.py").read_text() + "\n# edited\n")
+    code, screen, _ = _ingest_on_a_terminal("Bar", "--json")
+    assert code == 0, screen.decode(errors="replace")
+    assert b"\x1b" not in screen and "━".encode() not in screen
+    assert json.loads(screen.replace(b"\r\n", b"\n"))["sources"]["indexed"] == 1
+
+    # Output piped, stderr still on the terminal (`chinvex ingest > log`): the log stays clean
+    # text, the bar is drawn where the user is looking.
+    code, screen, piped = _ingest_on_a_terminal("Bar", stdout_tty=False)
+    assert code == 0, screen.decode(errors="replace")
+    assert b"\x1b" not in piped and b"Bar: 0 ingested, 3 unchanged" in piped, piped
+    assert all(mark in screen for mark in PROGRESS_MARKS), screen[:2000]
+
+    # Nothing a terminal: no escape code anywhere, also when FORCE_COLOR makes rich treat a
+    # pipe as a terminal for colours (the bar is never drawn into a log).
+    plain = run_cli("ingest", "--context", "Bar")
+    assert plain.code == 0, plain
+    assert "\x1b" not in plain.stdout + plain.stderr and "━" not in plain.stderr, plain
+    forced = run_cli("ingest", "--context", "Bar", env={"FORCE_COLOR": "1"})
+    assert forced.code == 0, forced
+    for mark in PROGRESS_MARKS:
+        assert mark.decode() not in forced.stdout + forced.stderr, (mark, forced)

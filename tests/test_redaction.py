@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import random
 import string
 import uuid
@@ -451,3 +452,47 @@ def test_secret_like_fragments_never_raise_and_are_idempotent(parts: list[str]):
     again = redact(result.text)
     assert again.text == result.text, (text, result.text, again.text)
     assert again.counts == {}
+
+
+# -- the switch in context.json, end to end --------------------------------------------------
+
+
+def test_redaction_switch_in_context_json(tmp_path: Path):
+    """Redaction is on unless context.json says `"redaction": {"enabled": false}`: the default
+    keeps a planted token out of every index file, while the explicit opt-out stores it verbatim
+    and searchable (a user indexing their own vault of credentials on purpose). The switch is
+    part of the chunker version, so flipping it re-reads the source as `chunker_upgraded`."""
+    from conftest import run_cli
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "deploy-notes.md").write_text(
+        f"# Deploy\n\nThe quokkaflux release step reads GITHUB_TOKEN={GH_CLASSIC} from CI.\n")
+    created = run_cli("context", "create", "Red", "--repo", str(repo), "--json")
+    assert created.code == 0, created
+    context_file = Path(created.json["path"])
+    assert "redaction" not in json.loads(context_file.read_text())
+
+    def texts(query: str, *mode: str) -> str:
+        result = run_cli("search", "--context", "Red", query, "--json", *mode)
+        assert result.code == 0, result
+        return "\n".join(r["text"] for r in result.json["results"])
+
+    default = run_cli("ingest", "--context", "Red", "--json")
+    assert default.code == 0, default
+    assert default.json["redactions"] == {"github_token": 1}
+    found = texts("quokkaflux release step")
+    assert "[REDACTED:github_token]" in found and GH_CLASSIC not in found
+    index = Path(json.loads(context_file.read_text())["index"]["sqlite_path"]).parent
+    raw = b"".join(p.read_bytes() for p in index.rglob("*") if p.is_file())
+    assert GH_CLASSIC.encode() not in raw, "the default let a secret reach the index files"
+
+    data = json.loads(context_file.read_text())
+    data["redaction"] = {"enabled": False}
+    context_file.write_text(json.dumps(data, indent=2))
+    verbatim = run_cli("ingest", "--context", "Red", "--json")
+    assert verbatim.code == 0, verbatim
+    assert verbatim.json["sources"]["reasons"] == {"chunker_upgraded": 1}
+    assert verbatim.json["redactions"] == {}
+    assert GH_CLASSIC in texts("quokkaflux release step")
+    assert GH_CLASSIC in texts(GH_CLASSIC, "--mode", "fts"), "the stored token is searchable"

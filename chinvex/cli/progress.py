@@ -8,13 +8,18 @@ from chinvex.ingest.summary import Decision
 
 
 class RichProgress:
+    """The bar is drawn on stderr only when stderr really is a terminal: rich also treats a pipe
+    as one under FORCE_COLOR (set in many CI set-ups for colours), and a live bar written into
+    a log is a stream of cursor movements. `--json` turns it off (`show_bar=False`), so that a
+    script reading stdout on a terminal gets one JSON document and nothing else."""
+
     def __init__(self, *, verbose: bool, show_bar: bool):
         from rich.console import Console
 
         self.verbose = verbose
         self.console = Console(stderr=True)
         self.out = Console(highlight=False, soft_wrap=True)
-        self.show_bar = show_bar and self.console.is_terminal
+        self.show_bar = show_bar and is_terminal() and self.console.is_terminal
         self._progress = None
         self._task = None
         self._embedded = 0
@@ -58,4 +63,8 @@ class RichProgress:
 
 
 def is_terminal() -> bool:
-    return sys.stderr.isatty()
+    """Whether stderr, where the bar is drawn, is an actual terminal."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced or closed stderr
+        return False

@@ -8,6 +8,7 @@ what was indexed from it before.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 import time
 import uuid
@@ -40,9 +41,14 @@ HASH_LIMIT_BYTES = 8 * 1024 * 1024
 
 RESUMABLE_REASONS = {
     fps.SIZE_CHANGED, fps.CONTENT_CHANGED, fps.MTIME_CHANGED, fps.THREAD_UPDATED,
-    fps.CHUNKER_UPGRADED, fps.EMBED_MODEL_CHANGED, fps.RETRY_AFTER_ERROR,
+    fps.RETRY_AFTER_ERROR,
 }
-"""Reasons for which an adapter may continue from its saved state (append-aware re-ingest)."""
+"""Reasons for which an adapter may continue from its saved state (append-aware re-ingest).
+Not `chunker_upgraded` nor `embed_model_changed`: those change what every stored turn and chunk
+must be (the chunker version includes the redaction switch, and a resumed read keeps the stored
+turns as they were: switching redaction on would leave their secrets in the index), or need a
+vector from the new model for every chunk; the whole source is parsed again, as for
+`full_reingest`."""
 
 ERROR_SKIP_REASONS = {"unreadable"}
 """Skips that are not a choice but a failure: reported as errors, and what was indexed from the
@@ -345,17 +351,17 @@ class _Run:
         decision = fps.decide(fp, cand, versions, full=self.options.full,
                               interrupted=cand.source_uri in self.pending)
         content_sha = None
-        if decision.ingest and decision.verify_content and cand.path is not None:
+        if decision.verify_content and cand.path is not None:
             content_sha = _sha256_file(cand.path)
-            if fp is not None and content_sha is not None and content_sha == fp.content_sha256:
-                assert fp is not None
-                self.writer.source_done(replace(
-                    fp, mtime_unix=cand.mtime_unix, mtime_ns=cand.mtime_ns,
-                    last_ingested_at_unix=fps.now_unix()))
-                self.summary.sources.refreshed += 1
-                self._decide_log(cand.source_uri, item.adapter, "refreshed", fps.MTIME_CHANGED,
-                                 "content unchanged")
-                return
+            decision = fps.verified(decision, fp, content_sha)
+        if decision.refresh_only and fp is not None:
+            self.writer.source_done(replace(
+                fp, mtime_unix=cand.mtime_unix, mtime_ns=cand.mtime_ns,
+                last_ingested_at_unix=fps.now_unix()))
+            self.summary.sources.refreshed += 1
+            self._decide_log(cand.source_uri, item.adapter, "refreshed", decision.reason,
+                             "content unchanged")
+            return
         if not decision.ingest:
             self.summary.sources.unchanged += 1
             self._decide_log(cand.source_uri, item.adapter, "skipped", decision.reason)
@@ -491,14 +497,14 @@ class _Run:
         self.writer.flush()
         fingerprinted = {uri: fp.source_root for uri, fp in self.known.items()}
         for uri in removal.vanished(fingerprinted, view):
-            self._remove_source(uri, self.known[uri].adapter, "excluded" if uri in skipped else "vanished")
+            self._remove_source(uri, self.known[uri].adapter, _removal_reason(uri, skipped))
         pending_roots = {uri: p.source_root for uri, p in self.pending.items()}
         untracked = removal.untracked_vanished(self._unrecorded_origins(), fingerprinted,
                                                pending_roots, view)
         for uri in untracked:
             pending = self.pending.get(uri)
             self._remove_source(uri, pending.adapter if pending else None,
-                                "excluded" if uri in skipped else "vanished",
+                                _removal_reason(uri, skipped),
                                 "its documents were written but never recorded")
 
     def _unrecorded_origins(self) -> set[str]:
@@ -554,6 +560,25 @@ class _Run:
             self.summary.decisions.append(decision)
         if self.options.progress:
             self.options.progress.decision(decision)
+
+
+def _removal_reason(uri: str, skipped: set[str]) -> str:
+    """Why a source leaves the index: `excluded` when it, or a folder above it, was skipped by a
+    rule this run (an exclude glob added to context.json reports a matching folder once, not
+    each file in it), else `vanished`. Walks up the path: O(depth), whatever the number of
+    skipped entries."""
+    if uri in skipped:
+        return "excluded"
+    if removal._is_path(uri):
+        current = uri
+        while True:
+            parent = os.path.dirname(current)
+            if parent == current or not parent:
+                break
+            if parent in skipped:
+                return "excluded"
+            current = parent
+    return "vanished"
 
 
 class _NeedFullParse(Exception):
