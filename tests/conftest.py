@@ -109,3 +109,23 @@ def repo_index(tmp_path_factory):
     result = run_cli("ingest", "--context", "chinvex", "--json", env=env, timeout=3600)
     assert result.code == 0, result
     return {"home": home, "env": env, "root": root, "summary": result.json}
+
+
+@pytest.fixture(scope="session")
+def fixtures_context(tmp_path_factory):
+    """A context named "fixtures" over ../shared/fixtures as golden_queries/README.md describes
+    (Codex rollouts, ChatGPT exports, Claude Code transcripts), ingested once per session with
+    the real embedder (~30 s). The ingest exits 1: the fixtures hold a file that is deliberately
+    not a rollout. Yields {"home", "env", "summary"}."""
+    base = tmp_path_factory.mktemp("fixtures_context")
+    home = base / "home"
+    env = {"CHINVEX_HOME": str(home)}
+    created = run_cli("context", "create", "fixtures", "--codex-sessions", str(FIXTURES / "codex-rollout"),
+                      "--chat-root", str(FIXTURES / "chatgpt-export"),
+                      "--claude-sessions", str(FIXTURES / "claude-code"), env=env)
+    assert created.code == 0, created
+    result = run_cli("ingest", "--context", "fixtures", "--json", env=env, timeout=3600)
+    assert_no_traceback(result)
+    summary = result.json
+    assert summary["sources"]["indexed"] > 0 and summary["chunks"]["embedded"] > 0, result
+    return {"home": home, "env": env, "summary": summary}

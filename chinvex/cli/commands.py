@@ -90,15 +90,17 @@ def _split_types(value: str | None) -> list[str] | None:
 
 
 def _date_bound(value: str | None, flag: str) -> str | None:
+    """A date flag as the UTC bound filters compare with; a bare date covers its whole day, so
+    `--until 2026-01-05` keeps that day's afternoon (see `filters.date_bound`)."""
     if value is None:
         return None
     from chinvex.errors import UsageError
-    from chinvex.timeutil import iso_z, to_utc
+    from chinvex.retrieval.filters import date_bound
 
-    parsed = to_utc(value)
-    if parsed is None:
-        raise UsageError(f"{flag} {value!r}: not a date (use ISO 8601, e.g. 2026-01-31)")
-    return iso_z(parsed)
+    try:
+        return date_bound(value, end_of_day=flag == "--until")
+    except ValueError:
+        raise UsageError(f"{flag} {value!r}: not a date (use ISO 8601, e.g. 2026-01-31)") from None
 
 
 @app.command("search")
@@ -109,7 +111,7 @@ def search(
     source_types: str = typer.Option(None, "--source-types", help="Comma-separated: repo,codex_session,chat,note,agent_session,memory."),
     path: str = typer.Option(None, "--path", help="Only sources whose path matches this glob."),
     since: str = typer.Option(None, "--since", help="Only sources updated at or after this date."),
-    until: str = typer.Option(None, "--until", help="Only sources updated at or before this date."),
+    until: str = typer.Option(None, "--until", help="Only sources updated at or before this date (a bare date includes the whole day, UTC)."),
     explain: bool = typer.Option(False, "--explain", help="Show each signal's raw and normalised score and why it matched."),
     mode: str = typer.Option("hybrid", "--mode", help="hybrid (default), fts or vector."),
     json_out: bool = JSON_OPTION,

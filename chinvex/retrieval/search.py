@@ -9,11 +9,15 @@ transaction, so FTS hits, scores and result rows all come from one committed sta
 hit whose chunk is not in that state (Chroma is written before SQLite) is dropped. The vector
 store reloads itself when another process wrote to it (see chinvex/storage/vectors.py), so a
 warm searcher sees what a later ingest committed.
+
+Path and date filters are applied inside both legs, not after them (chinvex/retrieval/filters.py):
+the documents they allow are read once per context search, the FTS leg restricts its matches to
+them in SQL and the vector leg searches only their chunks, so a match ranked below the legs'
+depth is still found. Result rows are checked against the same rules once more at the end.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import sqlite3
@@ -30,6 +34,8 @@ import orjson
 
 from chinvex.errors import ChinvexError, StorageError
 from chinvex.models import ContextConfig, Freshness, Range, Scores, SearchResponse, SearchResult, SearchStats
+from chinvex.retrieval import filters as F
+from chinvex.retrieval.filters import SearchFilter
 from chinvex.retrieval.fusion import Candidate, fuse
 from chinvex.retrieval.lexical import fts_match_expression, query_terms
 from chinvex.storage import db
@@ -62,6 +68,10 @@ class SearchRequest:
     complete_scores: bool = True
     """Score every candidate of the union on both signals (its true cosine and BM25) instead of
     treating the leg that did not retrieve it as 0."""
+
+    @property
+    def filter(self) -> SearchFilter:
+        return SearchFilter.of(self.source_types, self.path_glob, self.since, self.until)
 
 
 def prefetch_vector_store() -> None:
@@ -130,6 +140,7 @@ class Searcher:
                 conn = db.connect(Path(config.index.sqlite_path))
             except StorageError as exc:
                 raise RetrievalError(exc.message) from None
+            F.register_sql_functions(conn)
             h = _ContextHandle(config=config, conn=conn)
             self._handles[config.name] = h
             return h
@@ -182,17 +193,21 @@ class Searcher:
         modes: set[str] = set()
         weights: dict[str, dict[str, float]] = {}
         query_vectors: dict[str, Any] = {}
+        search_filter = req.filter
         for config in configs:
             h = self.handle(config)
             weights[config.name] = config.effective_weights()
             with h.lock, _read_snapshot(h.conn):
                 ctx_hits, ctx_modes = self._search_context(h, req, warnings, query_vectors)
-                rows = _rows(h.conn, [hit.chunk_id for hit in ctx_hits])
+                rows = _rows(h.conn, [hit.chunk_id for hit in ctx_hits],
+                             with_rel_path=bool(search_filter.path_glob))
             for hit in ctx_hits:
                 row = rows.get(hit.chunk_id)
                 # No row: a vector whose chunk is not committed in this SQLite state (an ingest
                 # writes Chroma first) or was deleted since; only committed chunks are results.
-                if row is None or not _passes_filters(row, req):
+                # Both legs already applied the filter; checking again costs nothing and keeps
+                # a leg that got it wrong from returning what the user excluded.
+                if row is None or not _passes_filters(row, search_filter):
                     continue
                 hits.append(hit)
                 meta[(config.name, hit.chunk_id)] = row
@@ -249,19 +264,21 @@ class Searcher:
         retrieval = config.retrieval
         fts_depth = req.fts_depth or (retrieval.fts_depth if retrieval and retrieval.fts_depth else DEFAULT_FTS_DEPTH)
         vec_depth = req.vector_depth or (retrieval.vector_depth if retrieval and retrieval.vector_depth else DEFAULT_VECTOR_DEPTH)
-        filtered = bool(req.path_glob or req.since or req.until)
         hits: dict[str, _Hit] = {}
         legs: set[str] = set()
+        # Path and date filters: what they allow is read once, in this search's snapshot, and
+        # both legs search only that (no post-filter over-fetch that loses deep matches).
+        allowed = _allowed(h.conn, req.filter) if req.filter.narrows_documents else None
 
         if req.mode in ("hybrid", "vector"):
-            vec = self._vector_leg(h, req, warnings, query_vectors, vec_depth * (4 if filtered else 1))
+            vec = self._vector_leg(h, req, warnings, query_vectors, vec_depth, allowed)
             if vec is not None:
                 legs.add("vector")
                 for rank, (cid, sim) in enumerate(vec, start=1):
                     hits[cid] = _Hit(config.name, cid, vector=sim, vector_rank=rank)
         if req.mode in ("hybrid", "fts") or (req.mode == "vector" and "vector" not in legs):
             legs.add("fts")
-            for cid, score in _fts_leg(h.conn, req, fts_depth * (4 if filtered else 1)):
+            for cid, score in _fts_leg(h.conn, req, fts_depth, allowed):
                 hit = hits.setdefault(cid, _Hit(config.name, cid))
                 hit.fts = score
         if req.complete_scores and legs == {"fts", "vector"}:
@@ -302,7 +319,8 @@ class Searcher:
                     hits[cid].vector = float(sim)
 
     def _vector_leg(self, h: _ContextHandle, req: SearchRequest, warnings: list[str],
-                    query_vectors: dict[str, Any], depth: int) -> list[tuple[str, float]] | None:
+                    query_vectors: dict[str, Any], depth: int,
+                    allowed: _Allowed | None = None) -> list[tuple[str, float]] | None:
         name = h.config.name
         stored = db.get_meta(h.conn, "embedder")
         try:
@@ -322,11 +340,16 @@ class Searcher:
         if store is None:
             warnings.append(f"{name}: vector store unavailable ({h.store_error}); results are FTS only")
             return None
+        if allowed is not None and not allowed.doc_ids:
+            return []  # nothing can match: no query embedding, no Chroma query
         try:
             if embedder.name not in query_vectors:
                 query_vectors[embedder.name] = embedder.embed_query(req.query)
             vector = query_vectors[embedder.name]
-            found = store.query(vector, depth, source_types=req.source_types)
+            if allowed is None:
+                found = store.query(vector, depth, source_types=req.source_types)
+            else:
+                found = _filtered_neighbours(h.conn, store, vector, depth, req.filter, allowed)
         except ChinvexError as exc:
             warnings.append(f"{name}: vector search failed ({exc.message}); results are FTS only")
             return None
@@ -365,15 +388,133 @@ def _read_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
             conn.execute("COMMIT")
 
 
-def _fts_leg(conn: sqlite3.Connection, req: SearchRequest, depth: int) -> list[tuple[str, float]]:
+@dataclass
+class _Allowed:
+    """What a path/date filter allows in one context, read once per search in its snapshot:
+    every allowed document, and its chunks up to `filters.RESTRICT_LIMIT + 1` (more than that
+    and the vector leg over-fetches instead of listing them)."""
+
+    doc_ids: list[str]
+    chunk_ids: list[str]
+    chunk_rowids: list[int]
+
+    @property
+    def all_chunks(self) -> bool:
+        return len(self.chunk_ids) <= F.RESTRICT_LIMIT
+
+    def doc_ids_json(self) -> str:
+        return orjson.dumps(self.doc_ids).decode()
+
+
+def _allowed(conn: sqlite3.Connection, search_filter: SearchFilter) -> _Allowed:
+    """One scan of `documents` (the path test runs once per document, not once per FTS match),
+    then their chunks through the doc_id index."""
+    conds, params = F.sql_conditions(search_filter)
+    try:
+        doc_ids = [row[0] for row in conn.execute(
+            f"SELECT d.doc_id FROM documents d WHERE {' AND '.join(conds)}", params)]
+        if not doc_ids:
+            return _Allowed([], [], [])
+        rows = conn.execute(
+            "SELECT c.chunk_id, c.rowid FROM chunks c WHERE c.doc_id IN (SELECT value FROM json_each(?)) "
+            "LIMIT ?", [orjson.dumps(doc_ids).decode(), F.RESTRICT_LIMIT + 1]).fetchall()
+    except sqlite3.OperationalError as exc:
+        raise RetrievalError(f"filtering documents failed: {exc}") from None
+    return _Allowed(doc_ids, [row[0] for row in rows], [row[1] for row in rows])
+
+
+def _every_allowed_chunk(conn: sqlite3.Connection, allowed: _Allowed) -> list[str]:
+    if allowed.all_chunks:
+        return allowed.chunk_ids
+    return [row[0] for row in conn.execute(
+        "SELECT c.chunk_id FROM chunks c WHERE c.doc_id IN (SELECT value FROM json_each(?))",
+        [allowed.doc_ids_json()])]
+
+
+def _allowed_among(conn: sqlite3.Connection, allowed: _Allowed, chunk_ids: Sequence[str]) -> set[str]:
+    """Those of `chunk_ids` that are committed in this snapshot and belong to allowed documents."""
+    docs = set(allowed.doc_ids)
+    found: set[str] = set()
+    for start in range(0, len(chunk_ids), 500):
+        part = list(chunk_ids[start:start + 500])
+        marks = ",".join("?" * len(part))
+        found.update(row[0] for row in conn.execute(
+            f"SELECT c.chunk_id, c.doc_id FROM chunks c WHERE c.chunk_id IN ({marks})", part)
+            if row[1] in docs)
+    return found
+
+
+def _filtered_neighbours(conn: sqlite3.Connection, store: Any, vector: Any, depth: int,
+                         search_filter: SearchFilter, allowed: _Allowed) -> list[tuple[str, float]]:
+    """The `depth` nearest chunks among those the filter allows, by the cheapest strategy for
+    the allowed set's size (`filters.plan_vector_leg`)."""
+    plan = F.plan_vector_leg(len(allowed.chunk_ids), exact_limit=F.EXACT_LIMIT,
+                             restrict_limit=F.RESTRICT_LIMIT)
+    if plan == "none":
+        return []
+    if plan == "exact":
+        import numpy as np
+
+        stored = store.embeddings(allowed.chunk_ids)
+        if not stored:
+            return []
+        ids = sorted(stored)
+        sims = (np.asarray([stored[i] for i in ids], dtype=np.float32)
+                @ np.asarray(vector, dtype=np.float32)).tolist()
+        ranked = sorted(zip(ids, sims), key=lambda item: (-item[1], item[0]))[:depth]
+        return [(cid, float(sim)) for cid, sim in ranked]
+    if plan == "restricted":
+        return _restricted_query(store, vector, depth, allowed.chunk_ids)
+    requested = depth * 2
+    while True:
+        found = store.query(vector, requested, source_types=list(search_filter.source_types) or None)
+        keep = _allowed_among(conn, allowed, [cid for cid, _ in found])
+        hits = [(cid, sim) for cid, sim in found if cid in keep]
+        step = F.next_fetch(requested, len(found), len(hits), depth, max_fetch=F.OVERFETCH_MAX)
+        if step == "done":
+            return hits[:depth]
+        if step == "restrict":
+            # The filter allows many chunks but few near the query: search among all of them.
+            return _restricted_query(store, vector, depth, _every_allowed_chunk(conn, allowed))
+        requested = step
+
+
+def _restricted_query(store: Any, vector: Any, depth: int, chunk_ids: list[str]) -> list[tuple[str, float]]:
+    """Nearest neighbours among `chunk_ids`. Chroma fails the whole query ("Error finding id")
+    when one id has no vector, which happens when an ingest deleted vectors after committing the
+    SQLite state this search still reads (or after a crash, until the next ingest settles it);
+    then the query is repeated with the ids that are present."""
+    try:
+        return store.query(vector, depth, ids=chunk_ids)
+    except StorageError:
+        present = store.existing(chunk_ids)
+        return store.query(vector, depth, ids=[cid for cid in chunk_ids if cid in present])
+
+
+def _fts_leg(conn: sqlite3.Connection, req: SearchRequest, depth: int,
+             allowed: _Allowed | None = None) -> list[tuple[str, float]]:
+    """BM25 top `depth` among the chunks the filters allow (in the SQL, so the depth counts
+    only allowed chunks)."""
     expression = fts_match_expression(req.query)
     if expression is None:
+        return []
+    if allowed is not None and not allowed.doc_ids:
         return []
     sql = ("SELECT c.chunk_id, bm25(chunks_fts) AS score FROM chunks_fts "
            "JOIN chunks c ON c.rowid = chunks_fts.rowid ")
     params: list[Any] = [expression]
     where = "WHERE chunks_fts MATCH ?"
-    if req.source_types:
+    if allowed is not None:
+        # Source types are part of `allowed`. A few chunks: FTS5 looks up each rowid (~0.2 ms
+        # apiece); otherwise every match is checked against the allowed documents (~the cost
+        # of an unfiltered query). See filters.FTS_ROWID_LIMIT.
+        if len(allowed.chunk_rowids) <= F.FTS_ROWID_LIMIT:
+            where += " AND chunks_fts.rowid IN (SELECT value FROM json_each(?))"
+            params.append(orjson.dumps(allowed.chunk_rowids).decode())
+        else:
+            where += " AND c.doc_id IN (SELECT value FROM json_each(?))"
+            params.append(allowed.doc_ids_json())
+    elif req.source_types:
         sql += "JOIN documents d ON d.doc_id = c.doc_id "
         where += f" AND d.source_type IN ({','.join('?' * len(req.source_types))})"
         params.extend(req.source_types)
@@ -404,8 +545,12 @@ def _fts_scores_for(conn: sqlite3.Connection, req: SearchRequest,
     return [(row[0], -float(row[1])) for row in rows]
 
 
-def _rows(conn: sqlite3.Connection, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
+def _rows(conn: sqlite3.Connection, chunk_ids: list[str], *,
+          with_rel_path: bool = False) -> dict[str, dict[str, Any]]:
+    """Result rows by chunk id; `with_rel_path` adds the document's relative path (`rel_path`)
+    that the path filter reads (only then: it parses the document's metadata JSON)."""
     out: dict[str, dict[str, Any]] = {}
+    rel = (", " + F.REL_PATH_SQL.format(d="d") + " AS rel_path") if with_rel_path else ""
     for start in range(0, len(chunk_ids), 500):
         part = chunk_ids[start:start + 500]
         marks = ",".join("?" * len(part))
@@ -413,7 +558,7 @@ def _rows(conn: sqlite3.Connection, chunk_ids: list[str]) -> dict[str, dict[str,
             f"""SELECT c.chunk_id, c.doc_id, c.chunk_index, c.text, c.search_text, c.char_start,
                        c.char_end, c.line_start, c.line_end, c.metadata_json, d.source_type,
                        d.source_uri, d.title, d.updated_at, d.created_at, d.indexed_at,
-                       d.origin_uri, f.size_bytes, f.mtime_unix, f.state_json
+                       d.origin_uri, f.size_bytes, f.mtime_unix, f.state_json{rel}
                 FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
                 LEFT JOIN source_fingerprints f ON f.source_uri = d.origin_uri
                 WHERE c.chunk_id IN ({marks})""",
@@ -425,21 +570,12 @@ def _rows(conn: sqlite3.Connection, chunk_ids: list[str]) -> dict[str, dict[str,
     return out
 
 
-def _passes_filters(row: dict[str, Any], req: SearchRequest) -> bool:
-    if req.source_types and row["source_type"] not in req.source_types:
-        return False
-    if req.path_glob:
-        uri = row["source_uri"]
-        rel = (row["metadata"].get("path") or "") if isinstance(row["metadata"], dict) else ""
-        if not (fnmatch.fnmatch(uri, req.path_glob) or fnmatch.fnmatch(rel, req.path_glob)
-                or fnmatch.fnmatch(uri, "*/" + req.path_glob.lstrip("/"))):
-            return False
-    stamp = row["updated_at"] or row["created_at"]
-    if req.since and (stamp is None or stamp < req.since):
-        return False
-    if req.until and (stamp is None or stamp > req.until):
-        return False
-    return True
+def _passes_filters(row: dict[str, Any], search_filter: SearchFilter) -> bool:
+    if not search_filter.active:
+        return True
+    return F.passes(search_filter, source_type=row["source_type"], source_uri=row["source_uri"],
+                    rel_path=row.get("rel_path"), updated_at=row["updated_at"],
+                    created_at=row["created_at"])
 
 
 def _freshness(row: dict[str, Any]) -> Freshness:

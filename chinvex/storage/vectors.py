@@ -458,11 +458,14 @@ class VectorStore:
         return self._read(lambda collection: collection.count())
 
     def query(
-        self, vector: Any, n: int, *, source_types: Sequence[str] | None = None
+        self, vector: Any, n: int, *, source_types: Sequence[str] | None = None,
+        ids: Sequence[str] | None = None,
     ) -> list[tuple[str, float]]:
-        """Nearest chunks as (chunk_id, cosine similarity)."""
-        if n <= 0:
+        """Nearest chunks as (chunk_id, cosine similarity); `ids` restricts the search to those
+        chunks (search filters on paths and dates, which the vectors' metadata does not hold)."""
+        if n <= 0 or (ids is not None and not ids):
             return []
+        restrict = list(ids) if ids is not None else None
         where = None
         if source_types:
             types = list(source_types)
@@ -473,7 +476,8 @@ class VectorStore:
             if total == 0:
                 return []
             got = collection.query(
-                query_embeddings=[vector], n_results=min(n, total), where=where, include=["distances"]
+                query_embeddings=[vector], n_results=min(n, total), where=where, ids=restrict,
+                include=["distances"],
             )
             ids = got["ids"][0] if got["ids"] else []
             dists = got["distances"][0] if got.get("distances") else []
