@@ -48,16 +48,9 @@ EXPECTED = {
 
 
 @pytest.fixture(scope="module")
-def fixtures_index(tmp_path_factory):
-    base = tmp_path_factory.mktemp("conv")
-    env = {"CHINVEX_HOME": str(base / "home")}
-    created = run_cli("context", "create", "fx", "--codex-sessions", str(FIXTURES / "codex-rollout"),
-                      "--chat-root", str(FIXTURES / "chatgpt-export"),
-                      "--claude-sessions", str(FIXTURES / "claude-code"), env=env)
-    assert created.code == 0, created
-    result = run_cli("ingest", "--context", "fx", "--json", env=env, timeout=3600)
-    assert_no_traceback(result)
-    return {"env": env, "home": base / "home", "summary": result.json, "code": result.code}
+def fixtures_index(fixtures_context):
+    """The session's context over ../shared/fixtures (conftest.fixtures_context), read only here."""
+    return fixtures_context
 
 
 def _turns_by_doc(home: Path, context: str) -> dict[str, tuple[str, Counter]]:
@@ -78,7 +71,7 @@ def test_every_fixture_ingests_with_its_turn_counts(fixtures_index):
     # The only bad source is the drift file that holds no Codex rollout at all.
     assert [e["source_uri"].rsplit("/", 2)[-2:] for e in summary["errors"]] == [["agent-sessions", "schema_drift.jsonl"]]
     assert "not a Codex rollout" in summary["errors"][0]["message"]
-    docs = _turns_by_doc(fixtures_index["home"], "fx")
+    docs = _turns_by_doc(fixtures_index["home"], "fixtures")
     assert len(docs) == len(EXPECTED), sorted(docs)
     for suffix, (source_type, roles) in EXPECTED.items():
         matches = [uri for uri in docs if uri.endswith(suffix)]
@@ -90,19 +83,19 @@ def test_every_fixture_ingests_with_its_turn_counts(fixtures_index):
 def test_tool_output_and_user_text_are_found_with_thread_citations(fixtures_index):
     env = fixtures_index["env"]
     # Something the user typed (codemie Desktop session) and something only in a tool output.
-    user = run_cli("search", "--context", "fx", "draft demo scenario governance budgeting analytics",
+    user = run_cli("search", "--context", "fixtures", "draft demo scenario governance budgeting analytics",
                    "--json", env=env).json["results"][0]
     assert user["source_type"] == "codex_session"
     assert user["metadata"]["thread_id"] == "019e1695-0522-7c83-8b39-0dd379793f80"
     assert user["metadata"]["turn_start"] <= user["metadata"]["turn_end"]
     assert "governance" in user["text"].lower()
-    with sqlite3.connect(fixtures_index["home"] / "indexes" / "fx" / "hybrid.db") as conn:
+    with sqlite3.connect(fixtures_index["home"] / "indexes" / "fixtures" / "hybrid.db") as conn:
         tool_texts = [json.loads(r[0])["text"] for r in conn.execute(
             "SELECT turn_json FROM conversation_turns WHERE json_extract(turn_json,'$.role')='tool'")]
     # Pick a distinctive line from a real tool output of the fixtures and search for it.
     probe = next(line.strip() for text in tool_texts for line in text.splitlines()
                  if "Output" not in line and len(line.strip()) > 40 and line.count(" ") > 4)
-    hit = run_cli("search", "--context", "fx", probe[:120], "--json", env=env).json["results"][0]
+    hit = run_cli("search", "--context", "fixtures", probe[:120], "--json", env=env).json["results"][0]
     assert probe[:60] in hit["text"]
     assert hit["metadata"]["thread_id"] and hit["metadata"]["turn_start"] is not None
     assert "[Turn " in hit["text"]

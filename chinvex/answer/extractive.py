@@ -14,8 +14,8 @@ Two steps.
      about someone else (Melanie ran the race) the support drops by CONTRAST times the gap.
    - *relatedness*: the raw cosine of the closest chunk (under MIN_COSINE nothing retrieved is
      about the question, whatever words it shares), and whether the two legs of retrieval agree
-     on the best passage's chunk (among the best few by BM25 *and* by cosine), which lowers the
-     coverage needed by AGREEMENT_RELIEF.
+     on the best passage's chunk (among the best few, or near-tied with the best, by raw BM25
+     *and* among the best few by cosine), which lowers the coverage needed by AGREEMENT_RELIEF.
    Below the threshold of the passage kind, the generator refuses with the refusal text and a
    reason, and the grounding gate reports GROUNDING_FAILED.
 
@@ -216,14 +216,21 @@ def _header(item: Evidence) -> str:
     return " ".join(p for p in parts if p)
 
 
+BM25_NEAR_TOP = 0.9
+"""Raw BM25 within this share of the pack's best counts as top: BM25 scores of chunks that share
+the question's terms often differ by a few percent, which says nothing about which is better."""
+
+
 def _legs_agree(evidence: list[Evidence], chunk: int, top: int = 3) -> bool:
-    """Is the chunk among the `top` best of the evidence by raw BM25 *and* by raw cosine?"""
+    """Is the chunk among the `top` best of the evidence (or near-tied with the best) by raw BM25
+    *and* among the `top` best by raw cosine?"""
     target = evidence[chunk].result.scores
     if target.fts is None or target.vector is None:
         return False
     by_fts = sorted((e.result.scores.fts or 0.0 for e in evidence), reverse=True)
     by_vec = sorted((e.result.scores.vector or -1.0 for e in evidence), reverse=True)
-    return target.fts >= by_fts[min(top, len(by_fts)) - 1] and target.vector >= by_vec[min(top, len(by_vec)) - 1]
+    fts_top = target.fts >= by_fts[min(top, len(by_fts)) - 1] or target.fts >= BM25_NEAR_TOP * by_fts[0]
+    return fts_top and target.vector >= by_vec[min(top, len(by_vec)) - 1]
 
 
 # -- step 2: compose --------------------------------------------------------------------------
