@@ -1,3 +1,3 @@
-from chinvex.cli import main
+from chinvex.entry import main
 
 main()

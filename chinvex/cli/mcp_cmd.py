@@ -30,15 +30,11 @@ def mcp_main(
     recall_feedback, flight_recorder_log)."""
     if ctx.invoked_subcommand is not None:
         return
-    import sys
+    from chinvex.mcp.launch import run_server
 
-    if sys.stdin.isatty():
-        sys.stderr.write("chinvex mcp: serving MCP on stdin/stdout (a client such as Claude Code or Codex "
-                         "starts this; 'chinvex mcp config --client claude|codex' prints the set-up). "
-                         "Ctrl-C to stop.\n")
-    from chinvex.mcp.server import serve
-
-    serve(default_context=context)
+    code = run_server(context)
+    if code:
+        raise typer.Exit(code)
 
 
 @mcp_app.command("config")

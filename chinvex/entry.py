@@ -1,0 +1,40 @@
+"""The `chinvex` console script.
+
+`chinvex mcp` is started by Claude Code or Codex at the beginning of every session, and the
+handshake must be answered within a second; the MCP SDK's own import takes most of that. Parsing
+the command line with typer (and the rich/click machinery it loads) would add ~0.1 s, so the one
+plain form a client uses, `chinvex mcp [--context NAME]`, goes straight to the server. Every
+other command line (including any mistake in that one) goes through the full CLI, which also
+owns help and error messages.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def plain_mcp_serve(argv: list[str]) -> tuple[bool, str | None]:
+    """(True, context) when `argv` is exactly `mcp`, `mcp --context NAME` or `mcp --context=NAME`
+    with a non-empty NAME; (False, None) for anything else."""
+    if not argv or argv[0] != "mcp":
+        return False, None
+    rest = argv[1:]
+    if not rest:
+        return True, None
+    if len(rest) == 1 and rest[0].startswith("--context="):
+        name = rest[0].split("=", 1)[1]
+        return (True, name) if name else (False, None)
+    if len(rest) == 2 and rest[0] == "--context" and rest[1] and not rest[1].startswith("-"):
+        return True, rest[1]
+    return False, None
+
+
+def main() -> None:
+    fast, context = plain_mcp_serve(sys.argv[1:])
+    if fast:
+        from chinvex.mcp.launch import run_server
+
+        sys.exit(run_server(context))
+    from chinvex.cli import main as cli_main
+
+    cli_main()

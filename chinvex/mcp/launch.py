@@ -1,0 +1,30 @@
+"""Start the stdio MCP server: shared by the console script's fast path (`chinvex.entry`) and the
+typer command (`chinvex mcp`), so both behave the same way."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+EXIT_OK, EXIT_FAILURE, EXIT_INTERRUPTED = 0, 1, 130
+
+
+def run_server(default_context: str | None) -> int:
+    """Serve until the client closes stdin; the exit status of the process."""
+    if sys.stdin.isatty():
+        sys.stderr.write("chinvex mcp: serving MCP on stdin/stdout (a client such as Claude Code or Codex "
+                         "starts this; 'chinvex mcp config --client claude|codex' prints the set-up). "
+                         "Ctrl-C to stop.\n")
+    try:
+        from chinvex.mcp.server import serve
+
+        serve(default_context=default_context)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug: one line for the client's log, the traceback on request
+        if os.environ.get("CHINVEX_DEBUG"):
+            raise
+        sys.stderr.write(f"chinvex mcp: internal error ({type(exc).__name__}: {exc}); rerun with "
+                         "CHINVEX_DEBUG=1 for a traceback and please report it\n")
+        return EXIT_FAILURE
+    return EXIT_OK
