@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import importlib.util
+import json
 import os
+import subprocess
 import sys
 import time
 import traceback
@@ -30,6 +32,7 @@ BENCHES = [
     ("ingest", "Ingest", "Full ingest of this repository vs the raw embedder on the same chunks; no-change re-ingest of a 1,000+ file tree."),
     ("append", "Append re-ingest", "A long Codex rollout grows by one exchange at a time."),
     ("export_memory", "Large export memory", "Streaming a 200 MB ChatGPT export through parse, redaction and chunking."),
+    ("tiny_export", "Export of 100k tiny conversations", "One conversations.json with 100,000 one-exchange conversations through a whole `chinvex ingest`."),
     ("redaction", "Redaction", "Secret redaction throughput and recall."),
     ("quality", "Retrieval quality", "../shared/bench SciFact train and LoCoMo conv-26+30 (turn level), fts-only / vector-only / hybrid."),
     ("search_latency", "Search latency", "Warm in-process search at ~10k and ~100k chunks; cold `chinvex search` process."),
@@ -45,6 +48,31 @@ def load(name: str):
     assert spec.loader is not None
     spec.loader.exec_module(module)
     return module
+
+
+RESULT_MARK = "@@figures@@ "
+
+
+def run_isolated(name: str, quick: bool) -> tuple[list[Figure] | None, str | None]:
+    """Each bench runs in a fresh interpreter: a process that earlier benches grew to gigabytes
+    would otherwise slow down the ones that spawn processes (fork and exec of a large parent
+    cost the child measurable time) and leave them its imports and caches."""
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", name]
+                          + (["--quick"] if quick else []), stdout=subprocess.PIPE, text=True)
+    marked = [line for line in proc.stdout.splitlines() if line.startswith(RESULT_MARK)]
+    if proc.returncode != 0 or not marked:
+        return None, f"bench {name} failed (exit {proc.returncode}); its output:\n{proc.stdout[-2000:]}"
+    return [Figure(**item) for item in json.loads(marked[-1][len(RESULT_MARK):])], None
+
+
+def _child(name: str, quick: bool) -> int:
+    try:
+        figures = load(name).run(quick=quick)
+    except Exception:  # reported by the parent with this output
+        traceback.print_exc(file=sys.stdout)
+        return 1
+    print(RESULT_MARK + json.dumps([f.as_dict() for f in figures]), flush=True)
+    return 0
 
 
 def render(results: list[tuple[str, str, str, list[Figure] | None, str | None, float]], quick: bool) -> str:
@@ -93,19 +121,19 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", nargs="*", help="bench module names (default: all)")
     parser.add_argument("--output", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        return _child(args.child, args.quick)
     selected = [b for b in BENCHES if not args.only or b[0] in args.only]
     results = []
     for name, title, what in selected:
         print(f"== {title}", flush=True)
         started = time.perf_counter()
-        try:
-            figures = load(name).run(quick=args.quick)
-            error = None
-            for figure in figures:
-                print("  " + figure.line(), flush=True)
-        except Exception:  # one broken bench must not hide the others' figures
-            figures, error = None, traceback.format_exc()
+        figures, error = run_isolated(name, args.quick)
+        for figure in figures or []:
+            print("  " + figure.line(), flush=True)
+        if error:
             print(error, flush=True)
         results.append((name, title, what, figures, error, time.perf_counter() - started))
     text = render(results, args.quick)
