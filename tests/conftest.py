@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -129,3 +130,44 @@ def fixtures_context(tmp_path_factory):
     summary = result.json
     assert summary["sources"]["indexed"] > 0 and summary["chunks"]["embedded"] > 0, result
     return {"home": home, "env": env, "summary": summary}
+
+
+DAC_CAPS = "dac_override,dac_read_search"
+
+
+def without_dac_override(probe_dir: Path) -> list[str]:
+    """A command prefix under which a child of this process obeys file permissions (it is
+    refused a mode-000 file, and writes into a mode-0555 folder).
+
+    Tests run as root here, and root reads any file through CAP_DAC_OVERRIDE and
+    CAP_DAC_READ_SEARCH; the prefix runs the child as root with those two dropped from its
+    bounding, inheritable and ambient sets (util-linux setpriv, else libcap's capsh), so it
+    keeps root's ownership of the index files and of the venv (under /root/.pyenv, mode 0700,
+    which an unprivileged user such as `nobody` cannot even start). Each candidate is checked
+    on a real mode-000 file before it is trusted; the test is skipped only when none works,
+    naming what was tried and how it failed. Not root: permissions already apply, no prefix."""
+    probe = probe_dir / "probe-mode-000"
+    probe.write_text("must not be readable")
+    probe.chmod(0)
+    if os.geteuid() != 0:
+        candidates = [("the current (unprivileged) user", [])]
+    else:
+        candidates = []
+        if setpriv := shutil.which("setpriv"):
+            drop = ",".join(f"-{cap}" for cap in DAC_CAPS.split(","))
+            candidates.append(("setpriv", [setpriv, f"--bounding-set={drop}", f"--inh-caps={drop}",
+                                           f"--ambient-caps={drop}", "--"]))
+        if capsh := shutil.which("capsh"):
+            drop = ",".join(f"cap_{cap}" for cap in DAC_CAPS.split(","))
+            candidates.append(("capsh", [capsh, f"--drop={drop}", "--inh=", "--", "-c",
+                                         'exec "$@"', "capsh"]))
+    tried: list[str] = []
+    for name, prefix in candidates:
+        check = subprocess.run([*prefix, sys.executable, "-c", f"open({str(probe)!r}).read()"],
+                               capture_output=True, text=True, timeout=60)
+        if check.returncode != 0 and "PermissionError" in check.stderr:
+            return prefix
+        why = (check.stderr.strip().splitlines() or ["it could read the mode-000 file"])[-1]
+        tried.append(f"{name}: exit {check.returncode}: {why}")
+    pytest.skip("no way to run the CLI without the right to read a mode-000 file: "
+                + ("; ".join(tried) or "running as root and neither setpriv nor capsh is installed"))

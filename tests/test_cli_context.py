@@ -192,6 +192,47 @@ def test_unwritable_home(tmp_path: Path):
     assert_no_traceback(human)
 
 
+def test_read_only_home(tmp_path: Path):
+    """A home the user may read but not write: creating and editing contexts fail with one
+    clear error naming the folder, reading still works, and context.json is untouched."""
+    import subprocess
+
+    from conftest import CHINVEX_BIN, without_dac_override
+
+    prefix = without_dac_override(tmp_path)  # tests run as root, who writes anywhere
+    home, src = tmp_path / "home", tmp_path / "src"
+    src.mkdir()
+    env = {**os.environ, "CHINVEX_HOME": str(home)}
+    assert run_cli("context", "create", "Kept", env=env).code == 0
+    config = home / "contexts" / "Kept" / "context.json"
+    before = config.read_bytes()
+    folders = [home, *(p for p in home.rglob("*") if p.is_dir())]
+    for folder in folders:
+        folder.chmod(0o555)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*prefix, str(CHINVEX_BIN), *args], capture_output=True, text=True,
+                              env=env, timeout=120)
+
+    try:
+        for args in (("context", "create", "New"), ("context", "add-source", "Kept", "--repo", str(src))):
+            human = run(*args)
+            assert human.returncode == 1, (args, human.stdout, human.stderr)
+            assert "Traceback" not in human.stderr and str(home) in human.stderr, human.stderr
+            assert len(human.stderr.strip().splitlines()) == 1, human.stderr
+            as_json = run(*args, "--json")
+            assert as_json.returncode == 1
+            assert json.loads(as_json.stdout)["error"]["code"] == "STORAGE_ERROR", as_json.stdout
+        shown = run("context", "show", "Kept", "--json")
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout)["context"]["name"] == "Kept"
+    finally:
+        for folder in folders:
+            folder.chmod(0o755)
+    assert config.read_bytes() == before
+    assert not (home / "contexts" / "New").exists()
+
+
 def test_rename_moves_index_and_rewrites_paths(chinvex_home: Path):
     assert run_cli("context", "create", "Old", "--alias", "o").code == 0
     result = run_cli("context", "rename", "o", "New", "--json")

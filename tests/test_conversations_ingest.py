@@ -90,15 +90,25 @@ def test_tool_output_and_user_text_are_found_with_thread_citations(fixtures_inde
     assert user["metadata"]["turn_start"] <= user["metadata"]["turn_end"]
     assert "governance" in user["text"].lower()
     with sqlite3.connect(fixtures_index["home"] / "indexes" / "fixtures" / "hybrid.db") as conn:
-        tool_texts = [json.loads(r[0])["text"] for r in conn.execute(
-            "SELECT turn_json FROM conversation_turns WHERE json_extract(turn_json,'$.role')='tool'")]
-    # Pick a distinctive line from a real tool output of the fixtures and search for it.
-    probe = next(line.strip() for text in tool_texts for line in text.splitlines()
-                 if "Output" not in line and len(line.strip()) > 40 and line.count(" ") > 4)
-    hit = run_cli("search", "--context", "fixtures", probe[:120], "--json", env=env).json["results"][0]
-    assert probe[:60] in hit["text"]
-    assert hit["metadata"]["thread_id"] and hit["metadata"]["turn_start"] is not None
-    assert "[Turn " in hit["text"]
+        tool_turns = conn.execute(
+            "SELECT t.doc_id, t.turn_index, json_extract(t.turn_json, '$.text'), "
+            "json_extract(d.metadata_json, '$.thread_id') FROM conversation_turns t "
+            "JOIN documents d USING (doc_id) WHERE json_extract(t.turn_json, '$.role') = 'tool' "
+            "AND d.source_type = 'codex_session' ORDER BY t.doc_id, t.turn_index").fetchall()
+    # A distinctive line from the *output* part of a real tool turn (the input comes first,
+    # the output after its "Output...:" line), searched for with the whole CLI.
+    found = [(doc_id, index, line.strip(), thread)
+             for doc_id, index, text, thread in tool_turns if "\nOutput" in text
+             for line in text.split("\nOutput", 1)[1].splitlines()[1:]
+             if len(line.strip()) > 40 and line.count(" ") > 4]
+    assert found, "the fixtures hold tool outputs"
+    doc_id, index, probe, thread = found[0]
+    hits = run_cli("search", "--context", "fixtures", probe[:120], "--json", env=env).json["results"]
+    hit = next(h for h in hits if probe[:60] in h["text"])
+    assert hit is hits[0], [h["source_uri"] for h in hits[:3]]
+    assert hit["doc_id"] == doc_id and thread and hit["metadata"]["thread_id"] == thread
+    assert hit["metadata"]["turn_start"] <= index + 1 <= hit["metadata"]["turn_end"]
+    assert f"[Turn {index + 1} of " in hit["text"]
 
 
 def test_append_reingests_only_the_new_turns(tmp_path: Path):

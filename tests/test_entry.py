@@ -30,3 +30,53 @@ def test_other_mcp_command_lines_get_the_full_cli():
     assert "--context" in run_cli("mcp", "--help").stdout
     bad = run_cli("mcp", "--context")
     assert bad.code == 2 and "Traceback" not in bad.stderr
+
+
+HEAVY = ("chromadb", "onnxruntime", "numpy", "tokenizers", "mcp", "anthropic", "ollama", "tree_sitter")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["context", "list", "--json"], ["search", "--help"],
+                                  ["answer", "--help"]])
+def test_light_commands_never_import_the_heavy_libraries(argv, tmp_path):
+    """`chinvex --help` must stay well under 0.5 s: chromadb alone costs about a second to import,
+    so the CLI imports heavy libraries inside the commands that need them."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        f"sys.argv = ['chinvex', *{argv!r}]\n"
+        "from chinvex.entry import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code in (0, None), exc.code\n"
+        f"heavy = sorted(m for m in {HEAVY!r} if m in sys.modules)\n"
+        "print('HEAVY', heavy, file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "CHINVEX_HOME": str(tmp_path / "home")})
+    assert proc.returncode == 0, proc.stderr
+    assert "HEAVY []" in proc.stderr, proc.stderr
+
+
+def test_search_exits_with_its_status_and_complete_output(tmp_path):
+    """search and answer skip the interpreter's teardown (os._exit): the output must still be
+    complete and the exit status the CLI's."""
+    import json
+
+    env = {"CHINVEX_HOME": str(tmp_path / "home")}
+    unknown = run_cli("search", "--context", "Nope", "anything", "--json", env=env)
+    assert unknown.code == 1 and unknown.json["error"]["code"] == "CONTEXT_NOT_FOUND", unknown
+    usage = run_cli("search", "--context", "Nope", "anything", "--k", "0", env=env)
+    assert usage.code in (1, 2) and usage.stderr.strip(), usage
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Otter\n\n" + "The otter holds a pebble while it sleeps. " * 400)
+    assert run_cli("context", "create", "N", "--note-root", str(notes), env=env).code == 0
+    assert run_cli("ingest", "--context", "N", env=env).code == 0
+    found = run_cli("search", "--context", "N", "otter pebble", "--json", "--k", "20", env=env)
+    assert found.code == 0, found
+    data = json.loads(found.stdout)  # the whole document arrived (no truncated buffer)
+    assert data["results"] and all("otter" in r["text"].lower() for r in data["results"])

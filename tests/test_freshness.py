@@ -166,3 +166,33 @@ def test_cli_shows_and_serialises_freshness(ctx):
     assert hit["freshness"]["indexed_at"]
     human = run_cli("search", "--context", "Fresh", "deletedmarker", "--mode", "fts")
     assert "[STALE: deleted]" in human.stdout
+
+
+def test_answer_and_mcp_results_flag_a_deleted_source(ctx):
+    """The flag reaches what agents read: the answer's evidence pack and the MCP tools."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    from conftest import CHINVEX_BIN
+
+    (ctx["repo"] / "deleted.py").unlink()
+    doc = run_cli("answer", "--context", "Fresh", "--json", "What does deleted_function return?").json
+    flags = {c["metadata"]["source_uri"].rsplit("/", 1)[-1]: c["metadata"]["freshness"]
+             for c in doc["evidence_pack"]["chunks"]}
+    assert flags.get("deleted.py") == {"stale": True, "reason": "deleted"}, flags
+    assert flags.get("kept.py", {"stale": False})["stale"] is False
+
+    async def session() -> tuple[dict, dict]:
+        params = StdioServerParameters(command=str(CHINVEX_BIN), args=["mcp", "--context", "Fresh"],
+                                       env=dict(os.environ), cwd=str(ctx["repo"].parent))
+        async with Client(params, mode="legacy", read_timeout_seconds=180) as client:
+            search = await client.call_tool("chinvex_search", {"query": "deletedmarker", "k": 5})
+            recall = await client.call_tool("recall_search", {"query": "deletedmarker", "limit": 5})
+            assert not search.is_error and not recall.is_error
+            return search.structured_content, recall.structured_content
+
+    search, recall = anyio.run(session)
+    [hit] = [r for r in search["results"] if r["source_uri"].endswith("deleted.py")]
+    assert hit["freshness"]["stale"] is True and hit["freshness"]["reason"] == "deleted"
+    [item] = [r for r in recall["results"] if r["metadata"].get("file_path", "").endswith("deleted.py")]
+    assert item["metadata"]["stale"] is True and item["metadata"]["stale_reason"] == "deleted"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_no_traceback, run_cli
+from conftest import assert_no_traceback, run_cli, without_dac_override
 
 
 def _db(home: Path, context: str) -> sqlite3.Connection:
@@ -305,55 +305,13 @@ def test_file_vanishing_between_scan_and_read(chinvex_home: Path, repo: Path):
     assert again.status == "completed" and again.sources.removed == 1
 
 
-DAC_CAPS = "dac_override,dac_read_search"
-
-
-def _without_read_override(probe_dir: Path) -> list[str]:
-    """A command prefix under which a child of this process is refused a mode-000 file.
-
-    Tests run as root here, and root reads any file through CAP_DAC_OVERRIDE and
-    CAP_DAC_READ_SEARCH; the prefix runs the child as root with those two dropped from its
-    bounding, inheritable and ambient sets (util-linux setpriv, else libcap's capsh), so it
-    keeps root's ownership of the index files and of the venv (under /root/.pyenv, mode 0700,
-    which an unprivileged user such as `nobody` cannot even start). Each candidate is checked
-    on a real mode-000 file before it is trusted; the test is skipped only when none works,
-    naming what was tried and how it failed. Not root: permissions already apply, no prefix."""
-    import shutil
-
-    probe = probe_dir / "probe-mode-000"
-    probe.write_text("must not be readable")
-    probe.chmod(0)
-    if os.geteuid() != 0:
-        candidates = [("the current (unprivileged) user", [])]
-    else:
-        candidates = []
-        if setpriv := shutil.which("setpriv"):
-            drop = ",".join(f"-{cap}" for cap in DAC_CAPS.split(","))
-            candidates.append(("setpriv", [setpriv, f"--bounding-set={drop}", f"--inh-caps={drop}",
-                                           f"--ambient-caps={drop}", "--"]))
-        if capsh := shutil.which("capsh"):
-            drop = ",".join(f"cap_{cap}" for cap in DAC_CAPS.split(","))
-            candidates.append(("capsh", [capsh, f"--drop={drop}", "--inh=", "--", "-c",
-                                         'exec "$@"', "capsh"]))
-    tried: list[str] = []
-    for name, prefix in candidates:
-        check = subprocess.run([*prefix, sys.executable, "-c", f"open({str(probe)!r}).read()"],
-                               capture_output=True, text=True, timeout=60)
-        if check.returncode != 0 and "PermissionError" in check.stderr:
-            return prefix
-        why = (check.stderr.strip().splitlines() or ["it could read the mode-000 file"])[-1]
-        tried.append(f"{name}: exit {check.returncode}: {why}")
-    pytest.skip("no way to run the CLI without the right to read a mode-000 file: "
-                + ("; ".join(tried) or "running as root and neither setpriv nor capsh is installed"))
-
-
 def test_unreadable_file_is_an_error_and_keeps_what_was_indexed(chinvex_home: Path, repo: Path,
                                                                  tmp_path: Path):
     """A file that became unreadable is an error naming it (exit 1), the rest of the run goes
     on, and the file's indexed chunks stay: a permission glitch must not wipe them."""
     from conftest import CHINVEX_BIN
 
-    prefix = _without_read_override(tmp_path)
+    prefix = without_dac_override(tmp_path)
     locked = repo / "locked.py"
     locked.write_text("def hidden():\n    return 'the marmoset ledger is balanced'\n")
     assert run_cli("context", "create", "Perm", "--repo", str(repo)).code == 0

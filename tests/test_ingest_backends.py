@@ -127,6 +127,12 @@ def test_ollama_provider_and_refusal_to_mix_models(chinvex_home: Path, repo: Pat
         assert stats["embedder"]["embedding_dimension"] == "16"
     finally:
         server.close()
+    # The embedder is now unavailable (its server is gone): search still answers, from FTS
+    # alone, and says so instead of pretending to be hybrid.
+    down = run_cli("search", "--context", "Oll", "server", "--json")
+    assert down.code == 0, down
+    assert down.json["stats"]["mode"] == "fts" and down.json["results"], down.json["stats"]
+    assert any("vector search failed" in w and "FTS only" in w for w in down.json["stats"]["warnings"])
     # Back to the built-in model: mixing 16-d and 384-d vectors must be refused.
     _set(chinvex_home, "Oll", embedding={"provider": "builtin"})
     (repo / "server.py").write_text("def start_server(port):\n    return port + 1\n")

@@ -87,6 +87,22 @@ def test_seed_6_repo_outranks_chat_for_the_same_text(corpus):
     assert explain["formula"].startswith("rank = (0.6 * fts_norm + 0.4 * vector_norm)")
 
 
+def test_weights_come_from_context_json(corpus):
+    """Editing `weights` in context.json, as a user would, reorders the same equal match."""
+    path = corpus["home"] / "contexts" / "Main" / "context.json"
+    original = path.read_text()
+    edited = json.loads(original)
+    edited.setdefault("weights", {})["chat"] = 1.2
+    path.write_text(json.dumps(edited, indent=2))
+    try:
+        data = search(corpus, "--context", "Main", "lantern cache clock sweep eviction", "--explain")
+    finally:
+        path.write_text(original)
+    ranked = [r for r in data["results"] if "lantern" in r["source_uri"]]
+    assert [r["source_type"] for r in ranked] == ["chat", "repo"]
+    assert [r["scores"]["weight"] for r in ranked] == [1.2, 1.0]
+
+
 @pytest.mark.parametrize("query", ["parse config", "parse_config", "parseConfig", "ParseConfig"])
 def test_identifiers_are_searchable_by_their_parts(corpus, query):
     data = search(corpus, "--context", "Main", query, "--mode", "fts")

@@ -7,11 +7,12 @@ each real directory is entered once, so a link to an ancestor can never loop.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from chinvex.excludes import is_excluded, relative_excludes
 
 
 @dataclass
@@ -26,20 +27,6 @@ class WalkEntry:
     detail: str = ""
 
 
-def is_excluded(rel: str, patterns: Iterable[str]) -> bool:
-    """fnmatch on the root-relative POSIX path and on the basename (context `excludes`)."""
-    base = rel.rsplit("/", 1)[-1]
-    for pattern in patterns:
-        pattern = pattern.strip()
-        if not pattern:
-            continue
-        if pattern.endswith("/"):
-            pattern = pattern + "*"
-        if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(base, pattern):
-            return True
-    return False
-
-
 def _inside(real: str, root_real: str) -> bool:
     return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
 
@@ -50,8 +37,8 @@ def walk(root: Path, excludes: Iterable[str] = (), *, skip_hidden: bool = True) 
     A root that is a file yields that file alone. Hidden entries (dot-names) are not visited:
     `.git`, `.obsidian`, `.DS_Store` are never sources.
     """
-    excludes = list(excludes)
     root_abs = Path(os.path.abspath(os.path.expanduser(os.fspath(root))))
+    excludes = relative_excludes(excludes, str(root_abs))
     if root_abs.is_file():
         try:
             st = root_abs.stat()
@@ -90,7 +77,7 @@ def _walk_dir(
         except OSError:
             is_dir = False
         if is_dir:
-            if is_excluded(rel, excludes):
+            if is_excluded(rel, excludes, is_dir=True):
                 yield WalkEntry(path, rel, skip="excluded", detail="directory")
                 continue
             if entry.is_symlink() and not _inside(os.path.realpath(path), root_real):

@@ -173,6 +173,9 @@ class _HomeSession:
 class _RunState:
     sessions: dict[str, _HomeSession] = field(default_factory=dict)
     warnings: list[tuple[str, str]] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    """Run-level failures of a CODEX_HOME's server (it kept dying): the threads still came from
+    their rollout files, but the primary path is broken and the run must not look clean."""
     counts: Counter[str] = field(default_factory=Counter)
     paths: dict[str, dict[str, Any]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -189,7 +192,8 @@ class _RunState:
         self.paths[uri] = entry
 
     def report(self) -> dict[str, Any]:
-        return {"warnings": list(self.warnings), "counts": dict(self.counts), "paths": dict(self.paths)}
+        return {"warnings": list(self.warnings), "errors": list(self.errors),
+                "counts": dict(self.counts), "paths": dict(self.paths)}
 
 
 def _close_run(runs: dict[int, _RunState], finalizers: dict[int, Any], key: int) -> None:
@@ -239,7 +243,8 @@ class CodexAppServerAdapter:
 
     def end_run(self, options: AdapterOptions) -> dict[str, Any] | None:
         """Stop this run's app-server children and hand over what only the run can say:
-        `{"warnings": [(source_uri, message)], "counts": {...}, "paths": {source_uri: {...}}}`."""
+        `{"warnings": [(source_uri, message)], "errors": [(source_uri, message)], "counts": {...},
+        "paths": {source_uri: {...}}}`."""
         key = id(options)
         with self._lock:
             state = self._runs.pop(key, None)
@@ -440,9 +445,15 @@ class CodexAppServerAdapter:
                 # for the next thread (within its restart budget).
                 reason, detail = "appserver_failed", _one_line(exc)
             except AppServerUnavailable as exc:
-                # No child could be started (restart budget spent, binary gone): stop trying.
+                # No child could be started (restart budget spent, binary gone): stop trying,
+                # and say so as an error of this CODEX_HOME's server, once.
                 reason, detail = "appserver_gave_up", _one_line(exc)
                 session.gave_up = detail
+                if state is not None:
+                    with state.lock:
+                        state.errors.append((session.home, (
+                            f"codex app-server for {session.home} stopped answering mid-ingest ({detail}); "
+                            "the remaining threads of this run were read from their rollout files")))
             except AppServerClientError as exc:
                 reason, detail = "appserver_error", _one_line(exc)
             else:

@@ -7,13 +7,14 @@ JSONL files are recognised by name and reported as skipped, not parsed.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+
+from chinvex.excludes import is_excluded, relative_excludes
 
 ROLLOUT_NAME = re.compile(
     r"^rollout-(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2})-"
@@ -40,20 +41,6 @@ def thread_id_from_name(name: str) -> str | None:
     return match.group("uuid").lower() if match else None
 
 
-def is_excluded(rel: str, patterns: Iterable[str]) -> bool:
-    """fnmatch against the root-relative POSIX path and the basename (context `excludes`)."""
-    base = rel.rsplit("/", 1)[-1]
-    for pattern in patterns:
-        pattern = pattern.strip()
-        if not pattern:
-            continue
-        if pattern.endswith("/"):
-            pattern += "*"
-        if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(base, pattern):
-            return True
-    return False
-
-
 @dataclass
 class Found:
     path: Path  # absolute, not symlink-resolved (what the user configured)
@@ -70,8 +57,8 @@ def _inside(real: str, root_real: str) -> bool:
 
 def walk_jsonl(root: Path, excludes: Iterable[str] = ()) -> Iterator[Found]:
     """Every `*.jsonl` / `*.jsonl.zst` under `root`, with one stat each, in sorted order."""
-    patterns = list(excludes)
     root_abs = Path(os.path.abspath(os.path.expanduser(os.fspath(root))))
+    patterns = relative_excludes(excludes, str(root_abs))
     if root_abs.is_file():
         if is_rollout_like(root_abs.name):
             yield _stat(root_abs, root_abs.name)
@@ -107,7 +94,7 @@ def walk_jsonl(root: Path, excludes: Iterable[str] = ()) -> Iterator[Found]:
             if is_dir:
                 if entry.is_symlink() and not _inside(os.path.realpath(path), root_real):
                     continue  # never leave the root through a link
-                if not is_excluded(rel, patterns):
+                if not is_excluded(rel, patterns, is_dir=True):
                     subdirs.append((path, rel))
                 continue
             if not is_rollout_like(entry.name):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import pathspec
 
+from chinvex.excludes import compile_patterns, relative_excludes  # noqa: F401 - scan.py imports them from here
 from chinvex.sources import SkippedSource
 
 ALWAYS_SKIP_DIRS = frozenset(
@@ -37,34 +38,6 @@ class FoundFile:
     rel: str  # POSIX path relative to the root
     abspath: str
     st: os.stat_result  # lstat: a symlink is seen as a symlink
-
-
-def compile_patterns(patterns: Iterable[str]) -> tuple[pathspec.GitIgnoreSpec | None, list[str]]:
-    """A gitignore-style spec from `patterns`, and the patterns that could not be compiled."""
-    good: list[str] = []
-    bad: list[str] = []
-    for line in patterns:
-        try:
-            pathspec.GitIgnoreSpec.from_lines([line])
-        except Exception:  # pathspec raises several error types for malformed patterns
-            bad.append(line)
-        else:
-            good.append(line)
-    if not any(line.strip() and not line.lstrip().startswith("#") for line in good):
-        return None, bad
-    return pathspec.GitIgnoreSpec.from_lines(good), bad
-
-
-def relative_excludes(patterns: Iterable[str], root_abs: str) -> list[str]:
-    """Context excludes are matched relative to each root; an absolute pattern that lies
-    under this root is rewritten to the equivalent root-anchored one."""
-    prefix = root_abs.rstrip(os.sep) + os.sep
-    out = []
-    for pattern in patterns:
-        if os.path.isabs(pattern) and pattern.startswith(prefix):
-            pattern = "/" + pattern[len(prefix):].replace(os.sep, "/")
-        out.append(pattern)
-    return out
 
 
 class PathFilter:

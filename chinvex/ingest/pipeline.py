@@ -206,8 +206,9 @@ class _Run:
 
     def _end_adapters(self) -> None:
         """Adapters that hold something for the length of a run (the Codex app-server child)
-        release it here, and report what they can only say about a whole root: warnings (put
-        first: one line about a root outweighs many about its sources), counts, and in
+        release it here, and report what they can only say about a whole root: errors (a server
+        that kept dying), warnings (put first: one line about a root outweighs many about its
+        sources), counts, and in
         verbose mode which path each Codex thread took."""
         notes: list[SourceMessage] = []
         for name in sorted(self.root_adapters):
@@ -222,10 +223,14 @@ class _Run:
                 continue
             for uri, message in report.get("warnings") or ():
                 notes.append(SourceMessage(source_uri=uri, adapter=name, message=message))
+            for uri, message in report.get("errors") or ():
+                self.summary.errors.append(SourceMessage(source_uri=uri, adapter=name, message=message))
             self.adapter_counts.setdefault(name, Counter()).update(report.get("counts") or {})
             if self.options.verbose:
                 self.summary.paths.update(report.get("paths") or {})
         self.summary.warnings[0:0] = notes
+        if self.summary.status == "completed" and self.summary.errors:
+            self.summary.status = "completed_with_errors"
 
     def _finish(self) -> None:
         s = self.summary

@@ -56,9 +56,33 @@ def query_terms(query: str) -> list[str]:
     return (content or terms)[:MAX_QUERY_TERMS]
 
 
-def fts_match_expression(query: str) -> str | None:
+def phrase(term: str) -> str:
+    """One term as a quoted FTS5 phrase (never a syntax error)."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def or_expression(terms: list[str]) -> str | None:
     """A MATCH expression that cannot be a syntax error: quoted terms joined by OR."""
-    terms = query_terms(query)
-    if not terms:
-        return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    return " OR ".join(phrase(t) for t in terms) if terms else None
+
+
+def rare_terms(counts: dict[str, int], cap: int, budget: int) -> list[str]:
+    """The query terms whose matches are the lexical leg's candidates. `counts` holds each
+    term's matches counted up to `cap` (a term at the cap may match far more).
+
+    BM25 costs FTS5 about a microsecond per match, and a long question of common words can match
+    a large share of a big index. When the matches may exceed `budget`, only the rarest terms
+    that fit it (at least one) choose candidates; the search still scores those with every term
+    (see search._Lexical). Returned in the query's order (the order of `counts`).
+    """
+    terms = list(counts)
+    if all(n < cap for n in counts.values()) and sum(counts.values()) <= budget:
+        return terms
+    kept: set[str] = set()
+    total = 0
+    for term in sorted(terms, key=lambda t: counts[t]):  # stable: ties keep the query's order
+        if kept and (counts[term] >= cap or total + counts[term] > budget):
+            break
+        kept.add(term)
+        total += counts[term]
+    return [t for t in terms if t in kept]

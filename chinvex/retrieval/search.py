@@ -25,6 +25,7 @@ import stat
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,11 +38,17 @@ from chinvex.models import ContextConfig, Freshness, Range, Scores, SearchRespon
 from chinvex.retrieval import filters as F
 from chinvex.retrieval.filters import SearchFilter
 from chinvex.retrieval.fusion import Candidate, fuse
-from chinvex.retrieval.lexical import fts_match_expression, query_terms
+from chinvex.retrieval.lexical import or_expression, phrase, query_terms, rare_terms
 from chinvex.storage import db
 
 DEFAULT_FTS_DEPTH = 50
 DEFAULT_VECTOR_DEPTH = 50
+FTS_SCORE_BUDGET = 10_000
+"""Chunks the lexical leg may rank with BM25 for one query before it takes its candidates from
+the rarer terms only (see lexical.rare_terms): ~10 ms of FTS5 ranking on the bench machine."""
+FTS_COUNT_CAP = 2_000
+"""Each term's matches are counted up to this many (counting is ~10x cheaper than scoring, but
+not free); a term at the cap is "common"."""
 MAX_K = 200
 STORE_RETRY_SECONDS = 5.0
 """A store that could not be opened is tried again after this long (an ingest may create it),
@@ -68,6 +75,9 @@ class SearchRequest:
     complete_scores: bool = True
     """Score every candidate of the union on both signals (its true cosine and BM25) instead of
     treating the leg that did not retrieve it as 0."""
+    fts_budget: int | None = None
+    fts_count_cap: int | None = None
+    """Overrides of FTS_SCORE_BUDGET / FTS_COUNT_CAP (benchmarks and tuning)."""
 
     @property
     def filter(self) -> SearchFilter:
@@ -117,6 +127,68 @@ class _Hit:
     fts: float | None = None
     vector: float | None = None
     vector_rank: int | None = None
+    lexical: "_Lexical | None" = None
+
+
+@dataclass(frozen=True)
+class _Lexical:
+    """How the lexical leg searches one query in one context (see lexical.rare_terms)."""
+
+    terms: list[str]
+    rare: list[str]
+    """All of `terms`, unless the query would match more chunks than the budget: then the rarest,
+    and only chunks containing one of them are candidates."""
+
+    @property
+    def expression(self) -> str | None:
+        return or_expression(self.terms)
+
+    @property
+    def common(self) -> list[str]:
+        return [t for t in self.terms if t not in self.rare]
+
+    @property
+    def rare_expression(self) -> str | None:
+        return or_expression(self.rare)
+
+    @property
+    def candidate_expression(self) -> str | None:
+        """Chunks with a rare term, scored by every term. FTS5's bm25() sums one term per phrase
+        of the expression, so the rare terms count twice here; subtracting the BM25 of
+        `rare_expression` leaves exactly the BM25 of `expression`."""
+        rare = or_expression(self.rare)
+        return f"({rare}) AND ({rare} OR {or_expression(self.common)})" if self.common else rare
+
+
+def _lexical_plan(conn: sqlite3.Connection, req: SearchRequest) -> _Lexical:
+    terms = query_terms(req.query)
+    if len(terms) <= 1:
+        return _Lexical(terms, terms)
+    budget = req.fts_budget or FTS_SCORE_BUDGET
+    cap = min(req.fts_count_cap or FTS_COUNT_CAP, budget)
+    try:
+        counts = {t: conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+            (phrase(t), cap)).fetchone()[0] for t in terms}
+    except sqlite3.OperationalError as exc:
+        raise RetrievalError(f"full-text search failed: {exc}") from None
+    return _Lexical(terms, rare_terms(counts, cap, budget))
+
+
+_EMBED_POOL: ThreadPoolExecutor | None = None
+_EMBED_POOL_LOCK = threading.Lock()
+
+
+def _embed_pool() -> ThreadPoolExecutor:
+    global _EMBED_POOL
+    with _EMBED_POOL_LOCK:
+        if _EMBED_POOL is None:
+            _EMBED_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="chinvex-embed")
+        return _EMBED_POOL
+
+
+def _resolved(value: Any) -> Any:
+    return value.result() if isinstance(value, Future) else value
 
 
 class Searcher:
@@ -264,26 +336,40 @@ class Searcher:
         retrieval = config.retrieval
         fts_depth = req.fts_depth or (retrieval.fts_depth if retrieval and retrieval.fts_depth else DEFAULT_FTS_DEPTH)
         vec_depth = req.vector_depth or (retrieval.vector_depth if retrieval and retrieval.vector_depth else DEFAULT_VECTOR_DEPTH)
+        # A leg never returns fewer candidates than the caller asked results for.
+        fts_depth, vec_depth = max(fts_depth, req.k), max(vec_depth, req.k)
         hits: dict[str, _Hit] = {}
         legs: set[str] = set()
         # Path and date filters: what they allow is read once, in this search's snapshot, and
         # both legs search only that (no post-filter over-fetch that loses deep matches).
         allowed = _allowed(h.conn, req.filter) if req.filter.narrows_documents else None
 
+        lexical: _Lexical | None = None
+        lexical_hits: list[tuple[str, float]] = []
+        if req.mode in ("hybrid", "vector"):
+            self._embed_ahead(h, req, query_vectors)
+        if req.mode in ("hybrid", "fts"):
+            lexical = _lexical_plan(h.conn, req)
+            lexical_hits = _fts_leg(h.conn, req, lexical, fts_depth, allowed)
         if req.mode in ("hybrid", "vector"):
             vec = self._vector_leg(h, req, warnings, query_vectors, vec_depth, allowed)
             if vec is not None:
                 legs.add("vector")
                 for rank, (cid, sim) in enumerate(vec, start=1):
                     hits[cid] = _Hit(config.name, cid, vector=sim, vector_rank=rank)
-        if req.mode in ("hybrid", "fts") or (req.mode == "vector" and "vector" not in legs):
+        if req.mode == "vector" and "vector" not in legs:  # no vectors: answer from FTS
+            lexical = _lexical_plan(h.conn, req)
+            lexical_hits = _fts_leg(h.conn, req, lexical, fts_depth, allowed)
+        if lexical is not None:
             legs.add("fts")
-            for cid, score in _fts_leg(h.conn, req, fts_depth, allowed):
+            for cid, score in lexical_hits:
                 hit = hits.setdefault(cid, _Hit(config.name, cid))
                 hit.fts = score
-        if req.complete_scores and legs == {"fts", "vector"}:
+        for hit in hits.values():
+            hit.lexical = lexical
+        if req.complete_scores and legs == {"fts", "vector"} and lexical is not None:
             try:
-                self._complete(h, req, hits, query_vectors)
+                self._complete(h, lexical, hits, query_vectors)
             except StorageError as exc:
                 # The vectors cannot be read consistently: answer from FTS alone rather than
                 # mixing complete and incomplete scores.
@@ -295,18 +381,43 @@ class Searcher:
         mode = "hybrid" if legs == {"fts", "vector"} else ("fts" if "fts" in legs else "vector")
         return list(hits.values()), {mode}
 
-    def _complete(self, h: _ContextHandle, req: SearchRequest, hits: dict[str, _Hit],
+    def _embed_ahead(self, h: _ContextHandle, req: SearchRequest, query_vectors: dict[str, Any]) -> None:
+        """Embed the query on a worker thread while the lexical leg runs. ONNX Runtime and SQLite
+        both release the GIL, so on two cores the two overlap: the embedding is ~10 ms of a warm
+        search, and in a cold process the model loads while the FTS leg and Chroma's import run.
+        Anything that fails here is left to the vector leg, which reports it.
+
+        Only the built-in embedder, and only after numpy is imported here: two threads importing
+        module graphs that share a package (chromadb's and onnxruntime's share numpy; Ollama's
+        client shares httpx with chromadb) can deadlock, and Python breaks that by handing one
+        of them a half-initialised module ("cannot import name 'NDArray' from partially
+        initialized module 'numpy._typing'")."""
+        try:
+            embedder = self.embedder(h.config)
+        except ChinvexError:
+            return
+        if not embedder.name.startswith("builtin:"):
+            return
+        if embedder.name in query_vectors or db.get_meta(h.conn, "embedder") != embedder.name:
+            return
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            return
+        query_vectors[embedder.name] = _embed_pool().submit(embedder.embed_query, req.query)
+
+    def _complete(self, h: _ContextHandle, lexical: _Lexical, hits: dict[str, _Hit],
                   query_vectors: dict[str, Any]) -> None:
         """Give each candidate both signals: BM25 for vector-only hits that do match the query's
         terms (just below the FTS cut), cosine for lexical-only hits (from their stored vector)."""
         missing_fts = [cid for cid, hit in hits.items() if hit.fts is None]
         if missing_fts:
-            for cid, score in _fts_scores_for(h.conn, req, missing_fts):
+            for cid, score in _fts_scores_for(h.conn, lexical, missing_fts):
                 hits[cid].fts = score
         missing_vec = [cid for cid, hit in hits.items() if hit.vector is None]
         store = h.store
         embedder_name = db.get_meta(h.conn, "embedder")
-        query = query_vectors.get(embedder_name or "")
+        query = _resolved(query_vectors.get(embedder_name or ""))
         if missing_vec and store is not None and query is not None:
             import numpy as np
 
@@ -345,7 +456,7 @@ class Searcher:
         try:
             if embedder.name not in query_vectors:
                 query_vectors[embedder.name] = embedder.embed_query(req.query)
-            vector = query_vectors[embedder.name]
+            vector = query_vectors[embedder.name] = _resolved(query_vectors[embedder.name])
             if allowed is None:
                 found = store.query(vector, depth, source_types=req.source_types)
             else:
@@ -491,58 +602,107 @@ def _restricted_query(store: Any, vector: Any, depth: int, chunk_ids: list[str])
         return store.query(vector, depth, ids=[cid for cid in chunk_ids if cid in present])
 
 
-def _fts_leg(conn: sqlite3.Connection, req: SearchRequest, depth: int,
+def _fts_leg(conn: sqlite3.Connection, req: SearchRequest, lexical: _Lexical, depth: int,
              allowed: _Allowed | None = None) -> list[tuple[str, float]]:
     """BM25 top `depth` among the chunks the filters allow (in the SQL, so the depth counts
-    only allowed chunks)."""
-    expression = fts_match_expression(req.query)
-    if expression is None:
+    only allowed chunks). Scores are higher-is-better (FTS5's bm25() is negative)."""
+    if lexical.expression is None:
         return []
     if allowed is not None and not allowed.doc_ids:
         return []
-    sql = ("SELECT c.chunk_id, bm25(chunks_fts) AS score FROM chunks_fts "
-           "JOIN chunks c ON c.rowid = chunks_fts.rowid ")
+    if not lexical.common:
+        ranked = _ranked(conn, req, lexical.expression, depth, allowed)
+    else:
+        # Candidates: chunks with a rare term, ranked with the rare terms counted twice; a pool
+        # twice the depth, then exact BM25 (see _Lexical.candidate_expression) decides.
+        pool = _ranked(conn, req, lexical.candidate_expression or "", 2 * depth, allowed)
+        rare = _bm25_of(conn, lexical.rare_expression or "", [rowid for rowid, _ in pool])
+        exact = [(rowid, score - rare.get(rowid, 0.0)) for rowid, score in pool]
+        ranked = sorted(exact, key=lambda item: -item[1])[:depth]
+    names = _chunk_ids_of(conn, [rowid for rowid, _ in ranked])
+    return [(names[rowid], score) for rowid, score in ranked if rowid in names]
+
+
+def _ranked(conn: sqlite3.Connection, req: SearchRequest, expression: str, limit: int,
+            allowed: _Allowed | None) -> list[tuple[int, float]]:
+    """(FTS rowid, -bm25) of the best `limit` matches of `expression` the filters allow."""
     params: list[Any] = [expression]
-    where = "WHERE chunks_fts MATCH ?"
-    if allowed is not None:
-        # Source types are part of `allowed`. A few chunks: FTS5 looks up each rowid (~0.2 ms
-        # apiece); otherwise every match is checked against the allowed documents (~the cost
-        # of an unfiltered query). See filters.FTS_ROWID_LIMIT.
-        if len(allowed.chunk_rowids) <= F.FTS_ROWID_LIMIT:
-            where += " AND chunks_fts.rowid IN (SELECT value FROM json_each(?))"
-            params.append(orjson.dumps(allowed.chunk_rowids).decode())
+    if allowed is None and not req.source_types:
+        # Rank inside FTS5 alone: joining `chunks` before the LIMIT would look up every
+        # matching row (twice the cost of ranking them).
+        sql = "SELECT rowid, bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ?"
+    else:
+        sql = ("SELECT chunks_fts.rowid, bm25(chunks_fts) AS score FROM chunks_fts "
+               "JOIN chunks c ON c.rowid = chunks_fts.rowid ")
+        where = "WHERE chunks_fts MATCH ?"
+        if allowed is not None:
+            # Source types are part of `allowed`. A few chunks: FTS5 looks up each rowid (~0.2 ms
+            # apiece); otherwise every match is checked against the allowed documents (~the cost
+            # of an unfiltered query). See filters.FTS_ROWID_LIMIT.
+            if len(allowed.chunk_rowids) <= F.FTS_ROWID_LIMIT:
+                where += " AND chunks_fts.rowid IN (SELECT value FROM json_each(?))"
+                params.append(orjson.dumps(allowed.chunk_rowids).decode())
+            else:
+                where += " AND c.doc_id IN (SELECT value FROM json_each(?))"
+                params.append(allowed.doc_ids_json())
         else:
-            where += " AND c.doc_id IN (SELECT value FROM json_each(?))"
-            params.append(allowed.doc_ids_json())
-    elif req.source_types:
-        sql += "JOIN documents d ON d.doc_id = c.doc_id "
-        where += f" AND d.source_type IN ({','.join('?' * len(req.source_types))})"
-        params.extend(req.source_types)
-    sql += where + " ORDER BY score LIMIT ?"
-    params.append(depth)
+            types = req.source_types or []
+            sql += "JOIN documents d ON d.doc_id = c.doc_id "
+            where += f" AND d.source_type IN ({','.join('?' * len(types))})"
+            params.extend(types)
+        sql += where
+    params.append(limit)
     try:
-        rows = conn.execute(sql, params).fetchall()
+        rows = conn.execute(sql + " ORDER BY score LIMIT ?", params).fetchall()
     except sqlite3.OperationalError as exc:
         raise RetrievalError(f"full-text search failed: {exc}") from None
-    # FTS5's bm25() is negative, more negative = more relevant; flip it so higher is better.
-    return [(row[0], -float(row[1])) for row in rows]
+    return [(rowid, -float(score)) for rowid, score in rows]
 
 
-def _fts_scores_for(conn: sqlite3.Connection, req: SearchRequest,
-                    chunk_ids: list[str]) -> list[tuple[str, float]]:
-    expression = fts_match_expression(req.query)
-    if expression is None or not chunk_ids:
-        return []
-    marks = ",".join("?" * len(chunk_ids))
+def _bm25_of(conn: sqlite3.Connection, expression: str, rowids: list[int]) -> dict[int, float]:
+    """-bm25 of `expression` for the given rows (those that match it). The test is written
+    `+rowid` so that FTS5 walks the matches once while SQLite filters them: with a plain
+    `rowid IN`, FTS5 starts over for every id and recounts every term's matches."""
+    if not rowids:
+        return {}
     try:
         rows = conn.execute(
-            "SELECT c.chunk_id, bm25(chunks_fts) FROM chunks_fts JOIN chunks c "
-            f"ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ? AND c.chunk_id IN ({marks})",
-            [expression, *chunk_ids],
-        ).fetchall()
+            "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
+            "AND +rowid IN (SELECT value FROM json_each(?))",
+            (expression, orjson.dumps(rowids).decode())).fetchall()
     except sqlite3.OperationalError as exc:
         raise RetrievalError(f"full-text search failed: {exc}") from None
-    return [(row[0], -float(row[1])) for row in rows]
+    return {rowid: -float(score) for rowid, score in rows}
+
+
+def _chunk_ids_of(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, str]:
+    if not rowids:
+        return {}
+    return dict(conn.execute(
+        "SELECT rowid, chunk_id FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
+        (orjson.dumps(rowids).decode(),)).fetchall())
+
+
+def _fts_scores_for(conn: sqlite3.Connection, lexical: _Lexical,
+                    chunk_ids: list[str]) -> list[tuple[str, float]]:
+    """BM25 of the given chunks (vector-only candidates) under the lexical leg's rules: exact
+    for every chunk that could have been a lexical candidate; a chunk with none of the rare
+    terms of a pruned query has no lexical score, as if it matched nothing."""
+    if lexical.expression is None or not chunk_ids:
+        return []
+    names = dict(conn.execute(
+        "SELECT rowid, chunk_id FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?))",
+        (orjson.dumps(chunk_ids).decode(),)).fetchall())
+    if not names:
+        return []
+    rowids = list(names)
+    if not lexical.common:
+        scores = _bm25_of(conn, lexical.expression, rowids)
+    else:
+        doubled = _bm25_of(conn, lexical.candidate_expression or "", rowids)
+        rare = _bm25_of(conn, lexical.rare_expression or "", list(doubled))
+        scores = {rowid: score - rare.get(rowid, 0.0) for rowid, score in doubled.items()}
+    return [(names[rowid], score) for rowid, score in scores.items() if rowid in names]
 
 
 def _rows(conn: sqlite3.Connection, chunk_ids: list[str], *,
@@ -615,9 +775,15 @@ def _explain(hit: _Hit, item: Any, row: dict[str, Any], terms: list[str]) -> dic
         reasons.append(f"matched terms: {', '.join(matched) or '(stemmed forms)'}")
     if hit.vector is not None:
         reasons.append(f"vector neighbour #{hit.vector_rank} (cosine {hit.vector:.3f})")
+    fts: dict[str, Any] = {"raw_bm25": hit.fts, "normalized": item.fts_norm, "weight": 0.6,
+                           "matched_terms": matched}
+    if hit.lexical is not None and hit.lexical.common:
+        fts["candidate_terms"] = hit.lexical.rare
+        reasons.append("lexical candidates were chunks with one of the rarer terms "
+                       f"({', '.join(hit.lexical.rare)}); the query's words matched more chunks "
+                       "than the scoring budget")
     return {
-        "fts": {"raw_bm25": hit.fts, "normalized": item.fts_norm, "weight": 0.6,
-                "matched_terms": matched},
+        "fts": fts,
         "vector": {"raw_cosine": hit.vector, "normalized": item.vector_norm, "weight": 0.4,
                    "neighbour_rank": hit.vector_rank},
         "blended": item.blended,

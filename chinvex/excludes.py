@@ -1,0 +1,57 @@
+"""Context `excludes`, matched the same way under every kind of root.
+
+The patterns use gitignore syntax (pathspec's `GitIgnoreSpec`) relative to each include root:
+a pattern without a slash matches a name at any depth, `dir/` a folder, `*` stays inside one
+path segment, `**` crosses them, `!` re-includes. One matcher for repos, notes, chat exports
+and session folders, so the same line in context.json never means two different things.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from functools import lru_cache
+
+import pathspec
+
+
+def compile_patterns(patterns: Iterable[str]) -> tuple[pathspec.GitIgnoreSpec | None, list[str]]:
+    """A gitignore-style spec from `patterns`, and the patterns that could not be compiled
+    (reported by the caller, never fatal: git itself ignores malformed lines)."""
+    good: list[str] = []
+    bad: list[str] = []
+    for line in patterns:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except Exception:  # pathspec raises several error types for malformed patterns
+            bad.append(line)
+        else:
+            good.append(line)
+    if not any(line.strip() and not line.lstrip().startswith("#") for line in good):
+        return None, bad
+    return pathspec.GitIgnoreSpec.from_lines(good), bad
+
+
+def relative_excludes(patterns: Iterable[str], root_abs: str) -> list[str]:
+    """Context excludes are matched relative to each root; an absolute pattern that lies
+    under this root is rewritten to the equivalent root-anchored one."""
+    prefix = root_abs.rstrip(os.sep) + os.sep
+    out = []
+    for pattern in patterns:
+        if os.path.isabs(pattern) and pattern.startswith(prefix):
+            pattern = "/" + pattern[len(prefix):].replace(os.sep, "/")
+        out.append(pattern)
+    return out
+
+
+@lru_cache(maxsize=64)
+def _spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec | None:
+    return compile_patterns(patterns)[0]
+
+
+def is_excluded(rel: str, patterns: Iterable[str], *, is_dir: bool = False) -> bool:
+    """Whether the root-relative POSIX path `rel` (a folder when `is_dir`) is excluded."""
+    spec = _spec(tuple(patterns))
+    if spec is None:
+        return False
+    return spec.match_file(rel + "/" if is_dir else rel)
