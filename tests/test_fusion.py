@@ -91,3 +91,28 @@ def test_tie_breaks_newer_then_source_priority_then_chunk_id():
 def test_unknown_source_type_weighs_half():
     fused = fuse([cand("x", "martian", fts=1.0, vector=1.0)], W)
     assert fused[0].weight == 0.5
+
+
+def test_ties_follow_the_seed_order_newer_then_priority_then_chunk_id():
+    """Equal rank scores: newer updated_at first (missing dates last), then source priority,
+    then chunk id; compared with the spec's order written as one sort key."""
+    import random
+
+    from chinvex.retrieval.fusion import SOURCE_PRIORITY, Candidate, Fused, ordered
+
+    rng = random.Random(3)
+    dates = [None, "2024-01-01T00:00:00Z", "2025-06-01T12:00:00Z", "2025-06-01T12:00:01Z"]
+    types = ["repo", "chat", "note", "codex_session", "memory", "unknown"]
+    items = []
+    for i in range(400):
+        c = Candidate(key=f"k{i}", chunk_id=f"{rng.randrange(50):04x}{i}", source_type=rng.choice(types),
+                      updated_at=rng.choice(dates))
+        score = rng.choice([0.5, 0.25, 0.75])
+        items.append(Fused(c, 0.0, 0.0, score, 1.0, score))
+
+    def spec_key(item):
+        c = item.candidate
+        newest = -int(c.updated_at.replace("-", "").replace(":", "").replace("T", "")[:14]) if c.updated_at else 1
+        return (-item.rank_score, newest, SOURCE_PRIORITY.get(c.source_type, 99), c.chunk_id, c.key)
+
+    assert [i.candidate.key for i in ordered(items)] == [i.candidate.key for i in sorted(items, key=spec_key)]

@@ -41,12 +41,12 @@ from chinvex.retrieval.fusion import Candidate, fuse
 from chinvex.retrieval.lexical import or_expression, phrase, query_terms, rare_terms
 from chinvex.storage import db
 
-DEFAULT_FTS_DEPTH = 50
-DEFAULT_VECTOR_DEPTH = 50
+DEFAULT_FTS_DEPTH = 30
+DEFAULT_VECTOR_DEPTH = 30
 FTS_SCORE_BUDGET = 10_000
 """Chunks the lexical leg may rank with BM25 for one query before it takes its candidates from
 the rarer terms only (see lexical.rare_terms): ~10 ms of FTS5 ranking on the bench machine."""
-FTS_COUNT_CAP = 2_000
+FTS_COUNT_CAP = 1_000
 """Each term's matches are counted up to this many (counting is ~10x cheaper than scoring, but
 not free); a term at the cap is "common"."""
 MAX_K = 200
