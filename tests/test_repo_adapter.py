@@ -221,7 +221,7 @@ def test_parse_code_file(git_repo: Path) -> None:
     assert doc.text == "def main():\n    return 42\n"
     assert doc.created_at is None
     mtime = os.stat(git_repo / "src/app.py").st_mtime_ns
-    assert doc.updated_at == datetime.fromtimestamp(mtime / 1e9, timezone.utc)
+    assert doc.updated_at == datetime.fromtimestamp(mtime / 1_000_000_000, timezone.utc)  # int / int: exact
     assert doc.metadata["language"] == "python"
     assert doc.metadata["size_bytes"] == len(doc.text)
     assert doc.metadata["git_sha"] == git(git_repo, "rev-parse", "HEAD").strip()
