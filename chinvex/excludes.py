@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from functools import lru_cache
 
 import pathspec
 
@@ -44,14 +43,11 @@ def relative_excludes(patterns: Iterable[str], root_abs: str) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=64)
-def _spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec | None:
-    return compile_patterns(patterns)[0]
+def exclude_spec(patterns: Iterable[str], root_abs: str) -> pathspec.GitIgnoreSpec | None:
+    """The compiled excludes of one root, built once per walk (None when nothing is excluded)."""
+    return compile_patterns(relative_excludes(patterns, root_abs))[0]
 
 
-def is_excluded(rel: str, patterns: Iterable[str], *, is_dir: bool = False) -> bool:
+def is_excluded(rel: str, spec: pathspec.GitIgnoreSpec | None, *, is_dir: bool = False) -> bool:
     """Whether the root-relative POSIX path `rel` (a folder when `is_dir`) is excluded."""
-    spec = _spec(tuple(patterns))
-    if spec is None:
-        return False
-    return spec.match_file(rel + "/" if is_dir else rel)
+    return spec is not None and spec.match_file(rel + "/" if is_dir else rel)

@@ -8,7 +8,7 @@ import pytest
 
 from adapters.chat_export.fswalk import walk
 from adapters.cx_sessions_jsonl.discover import walk_jsonl
-from chinvex.excludes import is_excluded
+from chinvex.excludes import exclude_spec, is_excluded
 
 
 @pytest.mark.parametrize(("rel", "patterns", "is_dir", "expected"), [
@@ -24,7 +24,7 @@ from chinvex.excludes import is_excluded
     ("a/b.md", ["", "# comment"], False, False),
 ])
 def test_gitignore_semantics(rel, patterns, is_dir, expected):
-    assert is_excluded(rel, patterns, is_dir=is_dir) is expected
+    assert is_excluded(rel, exclude_spec(patterns, "/root"), is_dir=is_dir) is expected
 
 
 def _tree(root: Path) -> None:

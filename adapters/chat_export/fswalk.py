@@ -12,7 +12,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from chinvex.excludes import is_excluded, relative_excludes
+from pathspec import GitIgnoreSpec
+
+from chinvex.excludes import exclude_spec, is_excluded
 
 
 @dataclass
@@ -38,7 +40,7 @@ def walk(root: Path, excludes: Iterable[str] = (), *, skip_hidden: bool = True) 
     `.git`, `.obsidian`, `.DS_Store` are never sources.
     """
     root_abs = Path(os.path.abspath(os.path.expanduser(os.fspath(root))))
-    excludes = relative_excludes(excludes, str(root_abs))
+    spec = exclude_spec(excludes, str(root_abs))
     if root_abs.is_file():
         try:
             st = root_abs.stat()
@@ -54,11 +56,11 @@ def walk(root: Path, excludes: Iterable[str] = (), *, skip_hidden: bool = True) 
         yield WalkEntry(root_abs, "", skip="unreadable", detail=str(exc))
         return
     visited = {(root_stat.st_dev, root_stat.st_ino)}
-    yield from _walk_dir(root_abs, "", root_real, excludes, skip_hidden, visited)
+    yield from _walk_dir(root_abs, "", root_real, spec, skip_hidden, visited)
 
 
 def _walk_dir(
-    folder: Path, rel_dir: str, root_real: str, excludes: list[str], skip_hidden: bool,
+    folder: Path, rel_dir: str, root_real: str, spec: GitIgnoreSpec | None, skip_hidden: bool,
     visited: set[tuple[int, int]],
 ) -> Iterator[WalkEntry]:
     try:
@@ -77,7 +79,7 @@ def _walk_dir(
         except OSError:
             is_dir = False
         if is_dir:
-            if is_excluded(rel, excludes, is_dir=True):
+            if is_excluded(rel, spec, is_dir=True):
                 yield WalkEntry(path, rel, skip="excluded", detail="directory")
                 continue
             if entry.is_symlink() and not _inside(os.path.realpath(path), root_real):
@@ -92,9 +94,9 @@ def _walk_dir(
             if key in visited:
                 continue  # a second way into a directory already walked (symlink loop or alias)
             visited.add(key)
-            yield from _walk_dir(path, rel, root_real, excludes, skip_hidden, visited)
+            yield from _walk_dir(path, rel, root_real, spec, skip_hidden, visited)
             continue
-        if is_excluded(rel, excludes):
+        if is_excluded(rel, spec):
             yield WalkEntry(path, rel, skip="excluded")
             continue
         try:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from chinvex.excludes import is_excluded, relative_excludes
+from chinvex.excludes import exclude_spec, is_excluded
 
 ROLLOUT_NAME = re.compile(
     r"^rollout-(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2})-"
@@ -58,7 +58,7 @@ def _inside(real: str, root_real: str) -> bool:
 def walk_jsonl(root: Path, excludes: Iterable[str] = ()) -> Iterator[Found]:
     """Every `*.jsonl` / `*.jsonl.zst` under `root`, with one stat each, in sorted order."""
     root_abs = Path(os.path.abspath(os.path.expanduser(os.fspath(root))))
-    patterns = relative_excludes(excludes, str(root_abs))
+    spec = exclude_spec(excludes, str(root_abs))
     if root_abs.is_file():
         if is_rollout_like(root_abs.name):
             yield _stat(root_abs, root_abs.name)
@@ -94,7 +94,7 @@ def walk_jsonl(root: Path, excludes: Iterable[str] = ()) -> Iterator[Found]:
             if is_dir:
                 if entry.is_symlink() and not _inside(os.path.realpath(path), root_real):
                     continue  # never leave the root through a link
-                if not is_excluded(rel, patterns, is_dir=True):
+                if not is_excluded(rel, spec, is_dir=True):
                     subdirs.append((path, rel))
                 continue
             if not is_rollout_like(entry.name):
@@ -102,7 +102,7 @@ def walk_jsonl(root: Path, excludes: Iterable[str] = ()) -> Iterator[Found]:
             if entry.is_symlink() and not _inside(os.path.realpath(path), root_real):
                 yield Found(path, rel, skip="outside_root", detail="symlink to a file outside the root")
                 continue
-            if is_excluded(rel, patterns):
+            if is_excluded(rel, spec):
                 yield Found(path, rel, skip="excluded")
                 continue
             yield _stat(path, rel)
