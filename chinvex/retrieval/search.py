@@ -349,8 +349,7 @@ class Searcher:
         if req.mode in ("hybrid", "vector"):
             self._embed_ahead(h, req, query_vectors)
         if req.mode in ("hybrid", "fts"):
-            lexical = _lexical_plan(h.conn, req)
-            lexical_hits = _fts_leg(h.conn, req, lexical, fts_depth, allowed)
+            lexical, lexical_hits = _fts_leg(h.conn, req, fts_depth, allowed)
         if req.mode in ("hybrid", "vector"):
             vec = self._vector_leg(h, req, warnings, query_vectors, vec_depth, allowed)
             if vec is not None:
@@ -358,8 +357,7 @@ class Searcher:
                 for rank, (cid, sim) in enumerate(vec, start=1):
                     hits[cid] = _Hit(config.name, cid, vector=sim, vector_rank=rank)
         if req.mode == "vector" and "vector" not in legs:  # no vectors: answer from FTS
-            lexical = _lexical_plan(h.conn, req)
-            lexical_hits = _fts_leg(h.conn, req, lexical, fts_depth, allowed)
+            lexical, lexical_hits = _fts_leg(h.conn, req, fts_depth, allowed)
         if lexical is not None:
             legs.add("fts")
             for cid, score in lexical_hits:
@@ -602,25 +600,32 @@ def _restricted_query(store: Any, vector: Any, depth: int, chunk_ids: list[str])
         return store.query(vector, depth, ids=[cid for cid in chunk_ids if cid in present])
 
 
-def _fts_leg(conn: sqlite3.Connection, req: SearchRequest, lexical: _Lexical, depth: int,
-             allowed: _Allowed | None = None) -> list[tuple[str, float]]:
-    """BM25 top `depth` among the chunks the filters allow (in the SQL, so the depth counts
-    only allowed chunks). Scores are higher-is-better (FTS5's bm25() is negative)."""
-    if lexical.expression is None:
-        return []
-    if allowed is not None and not allowed.doc_ids:
-        return []
+def _fts_leg(conn: sqlite3.Connection, req: SearchRequest, depth: int,
+             allowed: _Allowed | None = None) -> tuple[_Lexical, list[tuple[str, float]]]:
+    """The query's lexical plan, and its BM25 top `depth` among the chunks the filters allow (in
+    the SQL, so the depth counts only allowed chunks). Scores are higher-is-better (FTS5's bm25()
+    is negative)."""
+    lexical = _lexical_plan(conn, req)
+    if lexical.expression is None or (allowed is not None and not allowed.doc_ids):
+        return lexical, []
     if not lexical.common:
         ranked = _ranked(conn, req, lexical.expression, depth, allowed)
     else:
         # Candidates: chunks with a rare term, ranked with the rare terms counted twice; a pool
         # twice the depth, then exact BM25 (see _Lexical.candidate_expression) decides.
         pool = _ranked(conn, req, lexical.candidate_expression or "", 2 * depth, allowed)
-        rare = _bm25_of(conn, lexical.rare_expression or "", [rowid for rowid, _ in pool])
-        exact = [(rowid, score - rare.get(rowid, 0.0)) for rowid, score in pool]
-        ranked = sorted(exact, key=lambda item: -item[1])[:depth]
+        exact = _without_doubled_rare(conn, lexical, dict(pool))
+        ranked = sorted(exact.items(), key=lambda item: -item[1])[:depth]
     names = _chunk_ids_of(conn, [rowid for rowid, _ in ranked])
-    return [(names[rowid], score) for rowid, score in ranked if rowid in names]
+    return lexical, [(names[rowid], score) for rowid, score in ranked if rowid in names]
+
+
+def _without_doubled_rare(conn: sqlite3.Connection, lexical: _Lexical,
+                          doubled: dict[int, float]) -> dict[int, float]:
+    """Exact BM25 of `lexical.expression` from scores under `candidate_expression`: subtract the
+    rare terms' second count (see _Lexical.candidate_expression)."""
+    rare = _bm25_of(conn, lexical.rare_expression or "", list(doubled))
+    return {rowid: score - rare.get(rowid, 0.0) for rowid, score in doubled.items()}
 
 
 def _ranked(conn: sqlite3.Connection, req: SearchRequest, expression: str, limit: int,
@@ -700,8 +705,7 @@ def _fts_scores_for(conn: sqlite3.Connection, lexical: _Lexical,
         scores = _bm25_of(conn, lexical.expression, rowids)
     else:
         doubled = _bm25_of(conn, lexical.candidate_expression or "", rowids)
-        rare = _bm25_of(conn, lexical.rare_expression or "", list(doubled))
-        scores = {rowid: score - rare.get(rowid, 0.0) for rowid, score in doubled.items()}
+        scores = _without_doubled_rare(conn, lexical, doubled)
     return [(names[rowid], score) for rowid, score in scores.items() if rowid in names]
 
 
