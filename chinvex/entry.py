@@ -60,14 +60,13 @@ def main() -> None:
         from chinvex.mcp.launch import run_server
 
         sys.exit(run_server(context))
-    if argv and argv[0] in READ_ONLY_COMMANDS and "--help" not in argv:
-        from chinvex.cli import main as cli_main
-
-        try:
-            cli_main()
-        except SystemExit as exc:
-            _exit_now(exc.code)
-        _exit_now(0)
     from chinvex.cli import main as cli_main
 
-    cli_main()
+    if not (argv and argv[0] in READ_ONLY_COMMANDS and "--help" not in argv):
+        cli_main()
+        return
+    try:
+        cli_main()
+    except SystemExit as exc:
+        _exit_now(exc.code)
+    _exit_now(0)
