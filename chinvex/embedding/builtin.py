@@ -246,9 +246,12 @@ class BuiltinEmbedder:
             )
 
     def _open_session(self, path: Path):
+        from chinvex.heavy_imports import IMPORT_LOCK
+
         try:
-            import numpy  # noqa: F401  (the pooling needs it; fail here, with the others)
-            import onnxruntime as ort
+            with IMPORT_LOCK:  # loaded on a worker thread while chromadb may be importing
+                import numpy  # noqa: F401  (the pooling needs it; fail here, with the others)
+                import onnxruntime as ort
         except ImportError as exc:
             raise EmbedderError(
                 f"The built-in embedder needs {exc.name or 'onnxruntime'}: pip install onnxruntime numpy."

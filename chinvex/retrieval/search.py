@@ -89,8 +89,11 @@ def prefetch_vector_store() -> None:
     embedder and running the FTS leg in a cold process."""
 
     def _import() -> None:
+        from chinvex.heavy_imports import IMPORT_LOCK
+
         try:
-            import chromadb  # noqa: F401
+            with IMPORT_LOCK:
+                import chromadb  # noqa: F401
         except Exception:
             pass
 
@@ -385,11 +388,8 @@ class Searcher:
         search, and in a cold process the model loads while the FTS leg and Chroma's import run.
         Anything that fails here is left to the vector leg, which reports it.
 
-        Only the built-in embedder, and only after numpy is imported here: two threads importing
-        module graphs that share a package (chromadb's and onnxruntime's share numpy; Ollama's
-        client shares httpx with chromadb) can deadlock, and Python breaks that by handing one
-        of them a half-initialised module ("cannot import name 'NDArray' from partially
-        initialized module 'numpy._typing'")."""
+        Only the built-in embedder, whose imports take chinvex.heavy_imports.IMPORT_LOCK (see
+        there why); Ollama's client imports httpx, which chromadb shares, outside that lock."""
         try:
             embedder = self.embedder(h.config)
         except ChinvexError:
@@ -398,8 +398,11 @@ class Searcher:
             return
         if embedder.name in query_vectors or db.get_meta(h.conn, "embedder") != embedder.name:
             return
+        from chinvex.heavy_imports import IMPORT_LOCK
+
         try:
-            import numpy  # noqa: F401
+            with IMPORT_LOCK:
+                import numpy  # noqa: F401
         except ImportError:
             return
         query_vectors[embedder.name] = _embed_pool().submit(embedder.embed_query, req.query)

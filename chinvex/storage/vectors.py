@@ -78,7 +78,10 @@ def _settings():
 
 def _client(config: ContextConfig):
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    import chromadb
+    from chinvex.heavy_imports import IMPORT_LOCK
+
+    with IMPORT_LOCK:  # a prefetch thread may be importing it, an embed thread onnxruntime
+        import chromadb
 
     url = config.index.chroma_url
     try:
