@@ -1,17 +1,59 @@
-"""One lock for importing the large third-party stacks (chromadb, numpy, onnxruntime, tokenizers)
-while other threads may be importing too.
+"""Importing the large third-party stacks (chromadb, numpy, onnxruntime, tokenizers) when more
+than one thread may be importing.
 
-A search imports chromadb on a prefetch thread and loads the embedding model on a worker thread
-while the main thread runs the lexical leg. Two threads importing module graphs that share a
-package (chromadb's and onnxruntime's both reach numpy) can deadlock on the per-module import
-locks, and Python breaks that by handing one thread a half-initialised module ("cannot import
-name 'NDArray' from partially initialized module 'numpy._typing'"): the search then silently
-lost its vector leg. Imports go one at a time; the slow native work that follows them (the ONNX
-session, opening the Chroma store) still overlaps.
+A cold search imports chromadb on a prefetch thread and loads the embedding model on a worker
+thread while the main thread runs the lexical leg. Two threads importing module graphs that
+share a package (chromadb's and onnxruntime's both reach numpy) can deadlock on the per-module
+import locks, and Python breaks that by handing one thread a half-initialised module ("cannot
+import name 'NDArray' from partially initialized module 'numpy._typing'"): the search then
+silently lost its vector leg. So these imports go one at a time, under one lock.
+
+A lock alone serialises too much: the embed thread would wait for the whole ~0.7 s of
+chromadb's import just to learn that numpy is already there. `load` therefore remembers what
+has finished importing and returns at once for it, and `prefetch_search_stack` imports the
+embedder's small stack first, on the calling thread, before chromadb starts on its own thread:
+the model then loads (native work) while chromadb imports.
 """
 
 from __future__ import annotations
 
+import importlib
 import threading
 
-IMPORT_LOCK = threading.RLock()
+_IMPORT_LOCK = threading.RLock()
+_loaded: set[str] = set()
+
+EMBEDDER_STACK = ("numpy", "onnxruntime", "tokenizers")
+VECTOR_STORE_STACK = ("chromadb",)
+
+
+def load(*names: str) -> None:
+    """Import `names` (raising ImportError as `import` would), one importing thread at a time.
+    A name some thread has already finished importing costs a set lookup and takes no lock."""
+    if _loaded.issuperset(names):
+        return
+    with _IMPORT_LOCK:
+        for name in names:
+            if name not in _loaded:
+                importlib.import_module(name)
+                _loaded.add(name)
+
+
+def prefetch_search_stack(*, embedder: bool) -> None:
+    """Get a cold process ready to search: the embedder's stack (~0.1 s) now, when the built-in
+    embedder will be used, and chromadb (~0.7 s, the largest part of a cold search) on a
+    background thread, so that it overlaps with loading the model and running the lexical leg.
+    Failures are left to the code that needs the module, which reports them in context."""
+    if embedder:
+        try:
+            load(*EMBEDDER_STACK)
+        except ImportError:
+            pass
+
+    def _import_vector_store() -> None:
+        try:
+            load(*VECTOR_STORE_STACK)
+        except Exception:
+            pass
+
+    threading.Thread(target=_import_vector_store, name="chinvex-prefetch-chroma", daemon=True).start()

@@ -69,7 +69,7 @@ def answer_command(
     from chinvex.answer.service import answer
     from chinvex.retrieval.search import prefetch_vector_store
 
-    prefetch_vector_store()
+    prefetch_vector_store([config])
     response = answer(config, query, k=k, grounded=grounded, source_types=types, generator=generator)
     _finish(response, json_out=json_out, grounded=grounded)
 

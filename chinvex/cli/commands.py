@@ -126,7 +126,7 @@ def search(
         raise UsageError(f"--mode {mode!r}: expected hybrid, fts or vector")
     configs = [_resolve(name) for name in dict.fromkeys(context)]
     if mode != "fts":
-        prefetch_vector_store()
+        prefetch_vector_store(configs)
     request = SearchRequest(query=query, k=k, source_types=_split_types(source_types), path_glob=path,
                             since=_date_bound(since, "--since"), until=_date_bound(until, "--until"),
                             explain=explain, mode=mode)  # type: ignore[arg-type]

@@ -246,12 +246,13 @@ class BuiltinEmbedder:
             )
 
     def _open_session(self, path: Path):
-        from chinvex.heavy_imports import IMPORT_LOCK
+        from chinvex.heavy_imports import load
 
         try:
-            with IMPORT_LOCK:  # loaded on a worker thread while chromadb may be importing
-                import numpy  # noqa: F401  (the pooling needs it; fail here, with the others)
-                import onnxruntime as ort
+            # Loaded on a worker thread while chromadb may be importing; numpy is needed by the
+            # pooling, so a missing numpy fails here, with the others.
+            load("numpy", "onnxruntime")
+            import onnxruntime as ort
         except ImportError as exc:
             raise EmbedderError(
                 f"The built-in embedder needs {exc.name or 'onnxruntime'}: pip install onnxruntime numpy."

@@ -122,7 +122,11 @@ class OllamaEmbedder:
     def _get_client(self):
         with self._lock:
             if self._client is None:
+                from chinvex.heavy_imports import load
+
                 try:
+                    # chromadb imports httpx too, maybe on another thread at this moment
+                    load("httpx", "ollama")
                     import ollama
                 except ImportError:
                     raise EmbedderError(
@@ -140,6 +144,9 @@ class OllamaEmbedder:
         return self._embed([self.query_prefix + text])[0]
 
     def _embed(self, texts: list[str]) -> numpy.ndarray:
+        from chinvex.heavy_imports import load
+
+        load("numpy")  # a search may be importing chromadb (and numpy with it) on another thread
         import numpy as np
 
         if not texts:
@@ -189,10 +196,10 @@ class OllamaEmbedder:
 
     def _request(self, batch: list[str]):
         """One POST /api/embed. Transient failures raise _Retryable, the rest EmbedderError."""
+        client = self._get_client()
         import httpx
         import ollama
 
-        client = self._get_client()
         self.requests += 1
         try:
             response = client.embed(model=self.model, input=batch)

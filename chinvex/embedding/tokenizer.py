@@ -24,10 +24,10 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 @lru_cache(maxsize=1)
 def _counting_tokenizer():
     """A copy without truncation or padding, for measuring."""
-    from chinvex.heavy_imports import IMPORT_LOCK
+    from chinvex.heavy_imports import load
 
-    with IMPORT_LOCK:
-        from tokenizers import Tokenizer
+    load("tokenizers")
+    from tokenizers import Tokenizer
 
     data = (resources.files("chinvex.embedding") / "tokenizer.json").read_text("utf-8")
     tok = Tokenizer.from_str(data)
@@ -39,10 +39,10 @@ def _counting_tokenizer():
 def load_tokenizer(max_tokens: int = MODEL_MAX_TOKENS):
     """A fresh tokenizer configured the way the embedder runs it: truncation at `max_tokens`,
     padding to the longest sequence of a batch."""
-    from chinvex.heavy_imports import IMPORT_LOCK
+    from chinvex.heavy_imports import load
 
-    with IMPORT_LOCK:
-        from tokenizers import Tokenizer
+    load("tokenizers")
+    from tokenizers import Tokenizer
 
     data = (resources.files("chinvex.embedding") / "tokenizer.json").read_text("utf-8")
     tok = Tokenizer.from_str(data)

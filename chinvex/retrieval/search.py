@@ -84,20 +84,13 @@ class SearchRequest:
         return SearchFilter.of(self.source_types, self.path_glob, self.since, self.until)
 
 
-def prefetch_vector_store() -> None:
-    """Start importing chromadb in the background: its ~1 s of imports overlaps with loading the
-    embedder and running the FTS leg in a cold process."""
+def prefetch_vector_store(configs: Sequence[ContextConfig]) -> None:
+    """Start the cold-process imports a search of `configs` needs (chinvex.heavy_imports): the
+    built-in embedder's stack when a context uses it, chromadb in the background."""
+    from chinvex.heavy_imports import prefetch_search_stack
 
-    def _import() -> None:
-        from chinvex.heavy_imports import IMPORT_LOCK
-
-        try:
-            with IMPORT_LOCK:
-                import chromadb  # noqa: F401
-        except Exception:
-            pass
-
-    threading.Thread(target=_import, name="chinvex-prefetch-chroma", daemon=True).start()
+    uses_builtin = any(c.embedding is None or c.embedding.provider == "builtin" for c in configs)
+    prefetch_search_stack(embedder=uses_builtin)
 
 
 @dataclass
@@ -388,8 +381,8 @@ class Searcher:
         search, and in a cold process the model loads while the FTS leg and Chroma's import run.
         Anything that fails here is left to the vector leg, which reports it.
 
-        Only the built-in embedder, whose imports take chinvex.heavy_imports.IMPORT_LOCK (see
-        there why); Ollama's client imports httpx, which chromadb shares, outside that lock."""
+        Only the built-in embedder, whose imports go through chinvex.heavy_imports (see there
+        why); Ollama's client imports httpx, which chromadb shares, outside that discipline."""
         try:
             embedder = self.embedder(h.config)
         except ChinvexError:
@@ -398,11 +391,10 @@ class Searcher:
             return
         if embedder.name in query_vectors or db.get_meta(h.conn, "embedder") != embedder.name:
             return
-        from chinvex.heavy_imports import IMPORT_LOCK
+        from chinvex.heavy_imports import load
 
         try:
-            with IMPORT_LOCK:
-                import numpy  # noqa: F401
+            load("numpy")
         except ImportError:
             return
         query_vectors[embedder.name] = _embed_pool().submit(embedder.embed_query, req.query)

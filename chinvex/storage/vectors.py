@@ -78,10 +78,10 @@ def _settings():
 
 def _client(config: ContextConfig):
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    from chinvex.heavy_imports import IMPORT_LOCK
+    from chinvex.heavy_imports import load
 
-    with IMPORT_LOCK:  # a prefetch thread may be importing it, an embed thread onnxruntime
-        import chromadb
+    load("chromadb")  # a prefetch thread may be importing it, an embed thread onnxruntime
+    import chromadb
 
     url = config.index.chroma_url
     try:
