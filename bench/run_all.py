@@ -81,7 +81,8 @@ def render(results: list[tuple[str, str, str, list[Figure] | None, str | None, f
     lines = [
         "# Benchmark results",
         "",
-        f"Written by `python bench/run_all.py{' --quick' if quick else ''}` on {now}.",
+        f"Written by `python bench/run_all.py{' --quick' if quick else ''}` on {now} (`--only` keeps the "
+        "other sections as they were; each section says when it was measured).",
         "",
         f"- Machine: {machine()}",
         f"- Load average when the run ended: {load1:.2f} (1 min), {load5:.2f} (5 min)",
@@ -89,7 +90,7 @@ def render(results: list[tuple[str, str, str, list[Figure] | None, str | None, f
         "",
     ]
     for _, title, what, figures, error, seconds in results:
-        lines += [f"## {title}", "", f"{what} ({seconds:.0f} s)", ""]
+        lines += [f"## {title}", "", f"{what} ({seconds:.0f} s, measured {now})", ""]
         if error:
             lines += ["```", error.strip()[-2000:], "```", ""]
             continue
