@@ -381,8 +381,9 @@ class Searcher:
         search, and in a cold process the model loads while the FTS leg and Chroma's import run.
         Anything that fails here is left to the vector leg, which reports it.
 
-        Only the built-in embedder, whose imports go through chinvex.heavy_imports (see there
-        why); Ollama's client imports httpx, which chromadb shares, outside that discipline."""
+        Only the built-in embedder, local CPU work that overlaps well; an Ollama embedding is a
+        request to a server (retried with back-off when it is down), made only once the vector
+        leg knows it needs one. Imports go through chinvex.heavy_imports (see there why)."""
         try:
             embedder = self.embedder(h.config)
         except ChinvexError:
