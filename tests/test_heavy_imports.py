@@ -8,16 +8,21 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
 
 from chinvex import heavy_imports
 
 
-def test_a_loaded_module_does_not_wait_for_an_import_in_progress():
-    heavy_imports.load("json")  # stands for numpy: already imported by the prefetch
+@contextmanager
+def _lock_held_elsewhere() -> Iterator[None]:
+    """Another thread holds the import lock for the block, as chromadb's ~0.7 s import would."""
     holding = threading.Event()
     release = threading.Event()
 
-    def slow_import() -> None:  # stands for chromadb's import holding the lock for ~0.7 s
+    def slow_import() -> None:
         with heavy_imports._IMPORT_LOCK:
             holding.set()
             release.wait(10)
@@ -26,49 +31,47 @@ def test_a_loaded_module_does_not_wait_for_an_import_in_progress():
     other.start()
     try:
         assert holding.wait(10)
-        started = time.monotonic()
-        heavy_imports.load("json")
-        assert time.monotonic() - started < 1.0
+        yield
     finally:
         release.set()
         other.join()
 
 
-def test_a_module_not_yet_loaded_waits_for_the_import_in_progress():
-    holding = threading.Event()
-    release = threading.Event()
-    done = threading.Event()
+def _in_fresh_interpreter(script: str) -> None:
+    """Run `script` where nothing is imported yet; it prints "ok" when its assertions held."""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
 
-    def slow_import() -> None:
-        with heavy_imports._IMPORT_LOCK:
-            holding.set()
-            release.wait(10)
+
+def test_a_loaded_module_does_not_wait_for_an_import_in_progress():
+    heavy_imports.load("json")  # stands for numpy: already imported by the prefetch
+    with _lock_held_elsewhere():
+        started = time.monotonic()
+        heavy_imports.load("json")
+        assert time.monotonic() - started < 1.0
+
+
+def test_a_module_not_yet_loaded_waits_for_the_import_in_progress():
+    done = threading.Event()
 
     def load_new() -> None:
         heavy_imports.load("colorsys")
         done.set()
 
-    other = threading.Thread(target=slow_import)
-    other.start()
-    assert holding.wait(10)
     loader = threading.Thread(target=load_new)
-    loader.start()
     try:
-        assert not done.wait(0.3)  # serialised behind the import in progress
+        with _lock_held_elsewhere():
+            loader.start()
+            assert not done.wait(0.3)  # serialised behind the import in progress
     finally:
-        release.set()
-        other.join()
         loader.join(10)
     assert done.is_set()
 
 
 def test_a_missing_module_raises_import_error_and_is_not_remembered():
-    try:
+    with pytest.raises(ImportError):
         heavy_imports.load("chinvex_no_such_module")
-    except ImportError:
-        pass
-    else:
-        raise AssertionError("expected ImportError")
     assert "chinvex_no_such_module" not in heavy_imports._loaded
 
 
@@ -105,9 +108,7 @@ assert not errors, errors
 print("ok")
 """
     for _ in range(2):
-        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-        assert result.returncode == 0, result.stderr
-        assert result.stdout.strip() == "ok"
+        _in_fresh_interpreter(script)
 
 
 def test_prefetch_leaves_the_embedder_stack_imported_and_starts_chromadb():
@@ -123,9 +124,7 @@ while "chromadb" not in heavy_imports._loaded and time.monotonic() < deadline:
 assert "chromadb" in heavy_imports._loaded, "chromadb was not imported in the background"
 print("ok")
 """
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    _in_fresh_interpreter(script)
 
 
 def test_prefetch_without_the_builtin_embedder_skips_its_stack():
@@ -137,5 +136,4 @@ heavy_imports.prefetch_search_stack(embedder=False)
 assert "onnxruntime" not in heavy_imports._loaded
 print("ok")
 """
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
+    _in_fresh_interpreter(script)
