@@ -16,7 +16,6 @@ import os
 import shutil
 import sqlite3
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
@@ -55,11 +54,6 @@ def _warm(home: Path, context: str, queries: list[str], warmup: list[str]) -> tu
     chunks = searcher.handle(config).conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
     searcher.close()
     return timings, chunks
-
-
-def _split(queries: list[str]) -> tuple[list[str], list[str]]:
-    """(warm-up queries, measured queries)."""
-    return queries[:WARMUP_QUERIES], queries[WARMUP_QUERIES:]
 
 
 def build_100k(copies: int = 10) -> None:
@@ -127,7 +121,8 @@ def build_100k(copies: int = 10) -> None:
 
 def run(quick: bool = False) -> list[Figure]:
     n = 100 if quick else 300
-    warmup, queries = _split(_queries(WARMUP_QUERIES + n))
+    claims = _queries(WARMUP_QUERIES + n)
+    warmup, queries = claims[:WARMUP_QUERIES], claims[WARMUP_QUERIES:]
     figures: list[Figure] = []
     import quality  # the SciFact index is quality.py's; build it (or bring it up to date) first
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chinvex.excludes import compile_patterns, relative_excludes
 from chinvex.sources import AdapterOptions, SkippedSource, SourceCandidate, SourceError
 from chinvex_adapters.repo import gitutil
 from chinvex_adapters.repo.sniff import binary_by_name, sniff_file
@@ -23,9 +24,7 @@ from chinvex_adapters.repo.walk import (
     FoundFile,
     PathFilter,
     Reason,
-    compile_patterns,
     list_git,
-    relative_excludes,
     walk_tree,
 )
 

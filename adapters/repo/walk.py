@@ -10,12 +10,12 @@ Directories that are pruned are reported once, not once per file inside them, so
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pathspec
 
-from chinvex.excludes import compile_patterns, relative_excludes  # noqa: F401 - scan.py imports them from here
+from chinvex.excludes import compile_patterns
 from chinvex.sources import SkippedSource
 
 ALWAYS_SKIP_DIRS = frozenset(

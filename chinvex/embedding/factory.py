@@ -17,8 +17,13 @@ BUILTIN_MODEL_ALIASES = frozenset({"all-MiniLM-L6-v2-int8", "all-MiniLM-L6-v2"})
 """Model names accepted with provider "builtin" (there is one built-in model)."""
 
 
+def provider_of(config: EmbeddingConfig | None) -> str:
+    """The provider a context's `embedding` settings name; no settings mean the built-in one."""
+    return "builtin" if config is None else config.provider
+
+
 def make_embedder(config: EmbeddingConfig | None = None) -> Embedder:
-    provider = "builtin" if config is None else config.provider
+    provider = provider_of(config)
     if provider == "builtin":
         from chinvex.embedding.builtin import BuiltinEmbedder
 

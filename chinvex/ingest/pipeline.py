@@ -208,8 +208,7 @@ class _Run:
         """Adapters that hold something for the length of a run (the Codex app-server child)
         release it here, and report what they can only say about a whole root: errors (a server
         that kept dying), warnings (put first: one line about a root outweighs many about its
-        sources), counts, and in
-        verbose mode which path each Codex thread took."""
+        sources), counts, and in verbose mode which path each Codex thread took."""
         notes: list[SourceMessage] = []
         for name in sorted(self.root_adapters):
             try:

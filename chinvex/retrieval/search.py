@@ -87,10 +87,10 @@ class SearchRequest:
 def prefetch_vector_store(configs: Sequence[ContextConfig]) -> None:
     """Start the cold-process imports a search of `configs` needs (chinvex.heavy_imports): the
     built-in embedder's stack when a context uses it, chromadb in the background."""
+    from chinvex.embedding.factory import provider_of
     from chinvex.heavy_imports import prefetch_search_stack
 
-    uses_builtin = any(c.embedding is None or c.embedding.provider == "builtin" for c in configs)
-    prefetch_search_stack(embedder=uses_builtin)
+    prefetch_search_stack(embedder=any(provider_of(c.embedding) == "builtin" for c in configs))
 
 
 @dataclass
@@ -383,7 +383,8 @@ class Searcher:
 
         Only the built-in embedder, local CPU work that overlaps well; an Ollama embedding is a
         request to a server (retried with back-off when it is down), made only once the vector
-        leg knows it needs one. Imports go through chinvex.heavy_imports (see there why)."""
+        leg knows it needs one. The embedder's own imports go through chinvex.heavy_imports, so
+        this thread never races the chromadb prefetch (see there why)."""
         try:
             embedder = self.embedder(h.config)
         except ChinvexError:
@@ -391,12 +392,6 @@ class Searcher:
         if not embedder.name.startswith("builtin:"):
             return
         if embedder.name in query_vectors or db.get_meta(h.conn, "embedder") != embedder.name:
-            return
-        from chinvex.heavy_imports import load
-
-        try:
-            load("numpy")
-        except ImportError:
             return
         query_vectors[embedder.name] = _embed_pool().submit(embedder.embed_query, req.query)
 
