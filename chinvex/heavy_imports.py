@@ -13,6 +13,10 @@ chromadb's import just to learn that numpy is already there. `load` therefore re
 has finished importing and returns at once for it, and `prefetch_search_stack` imports the
 embedder's small stack first, on the calling thread, before chromadb starts on its own thread:
 the model then loads (native work) while chromadb imports.
+
+The lock covers only the imports made through `load`. chromadb imports more of itself lazily
+when a client or collection is first opened, outside it; so the thread that will embed must
+find its stack (numpy above all) already imported, by its caller (search._embed_ahead).
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
@@ -84,6 +85,28 @@ def test_seed_6_repo_outranks_chat_for_the_same_text(corpus):
     assert repo_scores["rank"] == pytest.approx(chat_scores["rank"] / 0.8)
     explain = data["results"][0]["explain"]
     assert explain["formula"].startswith("rank = (0.6 * fts_norm + 0.4 * vector_norm)")
+
+
+def test_first_in_process_search_of_a_fresh_interpreter_is_hybrid(corpus):
+    """An in-process searcher (the MCP server, `chinvex eval`) has no CLI prefetch: its first
+    search imports the embedder's stack and chromadb itself, on two threads. It must still be
+    hybrid; the numpy import race once turned every such search into FTS only with a warning."""
+    import subprocess
+    import sys
+
+    script = (
+        "import json, os\n"
+        "from chinvex.registry import Registry\n"
+        "from chinvex.retrieval.search import SearchRequest, Searcher\n"
+        "response = Searcher().search([Registry().resolve('Main')], SearchRequest(query='retry with backoff', k=3))\n"
+        "print(json.dumps({'mode': response.stats.mode, 'warnings': response.stats.warnings}))\n"
+        "os._exit(0)\n"
+    )
+    for _ in range(3):
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                              env={**os.environ, **corpus["env"]})
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout) == {"mode": "hybrid", "warnings": []}
 
 
 def test_weights_come_from_context_json(corpus):

@@ -383,8 +383,13 @@ class Searcher:
 
         Only the built-in embedder, local CPU work that overlaps well; an Ollama embedding is a
         request to a server (retried with back-off when it is down), made only once the vector
-        leg knows it needs one. The embedder's own imports go through chinvex.heavy_imports, so
-        this thread never races the chromadb prefetch (see there why)."""
+        leg knows it needs one.
+
+        The embedder's stack is imported here, before the worker starts, so that the worker
+        imports nothing heavy: opening the vector store next imports more of chromadb on this
+        thread, lazily and outside chinvex.heavy_imports' lock, and the two threads would race
+        over numpy (see there why). The CLI's prefetch has done it already; an in-process
+        searcher (MCP, eval) pays ~0.1 s here once."""
         try:
             embedder = self.embedder(h.config)
         except ChinvexError:
@@ -392,6 +397,12 @@ class Searcher:
         if not embedder.name.startswith("builtin:"):
             return
         if embedder.name in query_vectors or db.get_meta(h.conn, "embedder") != embedder.name:
+            return
+        from chinvex.heavy_imports import EMBEDDER_STACK, load
+
+        try:
+            load(*EMBEDDER_STACK)
+        except ImportError:
             return
         query_vectors[embedder.name] = _embed_pool().submit(embedder.embed_query, req.query)
 
