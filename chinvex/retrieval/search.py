@@ -610,14 +610,12 @@ def _fts_leg(conn: sqlite3.Connection, req: SearchRequest, depth: int,
     lexical = _lexical_plan(conn, req)
     if lexical.expression is None or (allowed is not None and not allowed.doc_ids):
         return lexical, []
-    if not lexical.common:
-        ranked = _ranked(conn, req, lexical.expression, depth, allowed)
-    else:
-        # Candidates: chunks with a rare term, ranked with the rare terms counted twice; a pool
-        # twice the depth, then exact BM25 (see _Lexical.candidate_expression) decides.
-        pool = _ranked(conn, req, lexical.candidate_expression or "", 2 * depth, allowed)
-        exact = _without_doubled_rare(conn, lexical, dict(pool))
-        ranked = sorted(exact.items(), key=lambda item: -item[1])[:depth]
+    # A pruned query ranks its candidates with the rare terms counted twice: a pool twice the
+    # depth, then exact BM25 (see _Lexical.candidate_expression) decides.
+    pool = _ranked(conn, req, lexical.candidate_expression or "", 2 * depth if lexical.common else depth,
+                   allowed)
+    exact = _without_doubled_rare(conn, lexical, dict(pool))
+    ranked = sorted(exact.items(), key=lambda item: -item[1])[:depth]
     names = _chunk_ids_of(conn, [rowid for rowid, _ in ranked])
     return lexical, [(names[rowid], score) for rowid, score in ranked if rowid in names]
 
@@ -625,7 +623,10 @@ def _fts_leg(conn: sqlite3.Connection, req: SearchRequest, depth: int,
 def _without_doubled_rare(conn: sqlite3.Connection, lexical: _Lexical,
                           doubled: dict[int, float]) -> dict[int, float]:
     """Exact BM25 of `lexical.expression` from scores under `candidate_expression`: subtract the
-    rare terms' second count (see _Lexical.candidate_expression)."""
+    rare terms' second count (see _Lexical.candidate_expression). An unpruned query counts each
+    term once already."""
+    if not lexical.common:
+        return doubled
     rare = _bm25_of(conn, lexical.rare_expression or "", list(doubled))
     return {rowid: score - rare.get(rowid, 0.0) for rowid, score in doubled.items()}
 
@@ -702,12 +703,8 @@ def _fts_scores_for(conn: sqlite3.Connection, lexical: _Lexical,
         (orjson.dumps(chunk_ids).decode(),)).fetchall())
     if not names:
         return []
-    rowids = list(names)
-    if not lexical.common:
-        scores = _bm25_of(conn, lexical.expression, rowids)
-    else:
-        doubled = _bm25_of(conn, lexical.candidate_expression or "", rowids)
-        scores = _without_doubled_rare(conn, lexical, doubled)
+    candidates = _bm25_of(conn, lexical.candidate_expression or "", list(names))
+    scores = _without_doubled_rare(conn, lexical, candidates)
     return [(names[rowid], score) for rowid, score in scores.items() if rowid in names]
 
 
