@@ -42,13 +42,16 @@ def _tree(root: Path) -> None:
 ])
 def test_chat_and_session_walkers_agree(tmp_path: Path, patterns, kept):
     _tree(tmp_path)
-    chat = {e.rel for e in walk(tmp_path, patterns) if e.skip is None}
-    sessions = {f.rel for f in walk_jsonl(tmp_path, patterns) if f.skip is None}
-    assert chat == kept and sessions == kept
+    assert _kept_by_each_walker(tmp_path, patterns) == (kept, kept)
 
 
 def test_absolute_pattern_under_the_root_is_anchored(tmp_path: Path):
     _tree(tmp_path)
-    patterns = [str(tmp_path / "2026" / "01")]
-    assert {e.rel for e in walk(tmp_path, patterns) if e.skip is None} == {"2026/c.jsonl", "scratch/d.jsonl"}
-    assert {f.rel for f in walk_jsonl(tmp_path, patterns) if f.skip is None} == {"2026/c.jsonl", "scratch/d.jsonl"}
+    kept = {"2026/c.jsonl", "scratch/d.jsonl"}
+    assert _kept_by_each_walker(tmp_path, [str(tmp_path / "2026" / "01")]) == (kept, kept)
+
+
+def _kept_by_each_walker(root: Path, patterns: list[str]) -> tuple[set[str], set[str]]:
+    """What the chat-export walker and the session walker keep under `root`."""
+    return ({e.rel for e in walk(root, patterns) if e.skip is None},
+            {f.rel for f in walk_jsonl(root, patterns) if f.skip is None})
