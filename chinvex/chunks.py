@@ -61,3 +61,31 @@ def get_chunks(config: ContextConfig, chunk_ids: list[str]) -> list[dict[str, An
         return fetch_chunks(conn, chunk_ids, config.name)
     finally:
         conn.close()
+
+
+def format_chunk(chunk: dict[str, Any]) -> str:
+    """A `fetch_chunks` row for a person (rich markup): where it comes from, its neighbours and
+    timestamps, then its text; absent values are left out rather than printed as None."""
+    from rich.markup import escape
+
+    from chinvex import fmt
+
+    rng = chunk["range"]
+    where = chunk["source_uri"]
+    if rng.get("line_start") is not None:
+        where += f":{rng['line_start']}-{fmt.text(rng.get('line_end'))}"
+    title = f" · {chunk['title']}" if chunk.get("title") and chunk["title"] not in where else ""
+    details = [f"chars {fmt.text(rng.get('char_start'))}-{fmt.text(rng.get('char_end'))}"]
+    neighbours = chunk.get("neighbours") or {}
+    details.append(f"previous {neighbours.get('previous') or 'none (first chunk)'}")
+    details.append(f"next {neighbours.get('next') or 'none (last chunk)'}")
+    stamps = chunk.get("timestamps") or {}
+    if stamps.get("updated_at"):
+        details.append(f"updated {fmt.when(stamps['updated_at'])}")
+    details.append(f"indexed {fmt.when(stamps.get('indexed_at'))}")
+    head = f"[{chunk['source_type']}] {where}{title}"
+    return "\n".join([
+        f"[bold]{escape(chunk['chunk_id'])}[/bold] {escape(head)}",
+        f"[dim]{escape(' · '.join(details))}[/dim]",
+        escape(chunk["text"]),
+    ])

@@ -930,7 +930,11 @@ def _schedule_rewrite(conn: sqlite3.Connection, config: ContextConfig, doc_ids: 
 
 
 def format_report(report: DoctorReport) -> str:
+    """The report for a person: one line per check, examples under problems, dates readable
+    (the messages keep ISO timestamps for --json)."""
     from rich.markup import escape
+
+    from chinvex.fmt import dates_in
 
     marks = {"ok": "[green]ok[/green]   ", "warning": "[yellow]warn[/yellow] ",
              "error": "[red]ERROR[/red]"}
@@ -940,12 +944,12 @@ def format_report(report: DoctorReport) -> str:
                                                  if c.repairable and c.status != "ok" and not report.repair
                                                  else "")
         count = f" [{c.count}]" if c.status != "ok" and c.count else ""
-        lines.append(f"{marks[c.status]} {escape(c.name)}{count}: {escape(c.message)}{escape(note)}")
+        lines.append(f"{marks[c.status]} {escape(c.name)}{count}: {escape(dates_in(c.message))}{escape(note)}")
         if c.status != "ok":
             for example in c.examples:
-                lines.append(f"        {escape(example)}")
+                lines.append(f"        {escape(dates_in(example))}")
     for action in report.actions:
-        lines.append(f"repair: {escape(action)}")
+        lines.append(f"repair: {escape(dates_in(action))}")
     lines.append("no problems found" if report.ok and all(c.status == "ok" for c in report.checks)
                  else ("only warnings" if report.ok else "problems remain"))
     return "\n".join(lines)

@@ -69,12 +69,11 @@ def collect_stats(config: ContextConfig) -> dict[str, Any]:
     }
 
 
-def _mb(value: int | None) -> str:
-    return "-" if value is None else f"{value / 1_048_576:.1f} MB"
-
-
 def format_stats(data: dict[str, Any]) -> str:
+    """`collect_stats` for a person: readable dates and sizes, nothing printed as None."""
     from rich.markup import escape
+
+    from chinvex import fmt
 
     lines = [f"{data['context']}: {data['totals']['documents']} documents, {data['totals']['chunks']} chunks"]
     for source_type, counts in data["by_source_type"].items():
@@ -83,14 +82,24 @@ def format_stats(data: dict[str, Any]) -> str:
     if run:
         stats = run.get("stats") or {}
         sources = stats.get("sources", {})
+        took = f" in {stats['duration_s']:.1f} s" if isinstance(stats.get("duration_s"), (int, float)) else ""
         lines.append(
-            f"last ingest: {run['started_at']} {run['status']} "
-            f"({sources.get('indexed', 0)} ingested, {sources.get('errors', 0)} errors)"
+            f"last ingest: {fmt.when(run.get('started_at'), missing=fmt.MISSING)} {run.get('status') or fmt.MISSING}"
+            f"{took} ({sources.get('indexed', 0)} ingested, {sources.get('errors', 0)} errors)"
         )
     else:
         lines.append("last ingest: never")
+    failing = (data.get("fingerprints") or {}).get("error")
+    if failing:
+        lines.append(f"sources failing: {failing} (read again by the next ingest)")
     emb = data["embedder"]
-    lines.append(f"embedder: {emb.get('embedder') or '-'} (dimension {emb.get('embedding_dimension') or '-'})")
+    if emb.get("embedder"):
+        dimension = f" ({emb['embedding_dimension']} dimensions)" if emb.get("embedding_dimension") else ""
+        lines.append(f"embedder: {emb['embedder']}{dimension}")
+    else:
+        lines.append("embedder: none yet (nothing embedded)")
     idx = data["index"]
-    lines.append(f"on disk: hybrid.db {_mb(idx['hybrid_db_bytes'])}, chroma {_mb(idx['chroma_bytes'])}")
+    vectors = (f"chroma server {idx['chroma_url']}" if idx.get("chroma_url")
+               else f"chroma {fmt.size(idx.get('chroma_bytes'))}")
+    lines.append(f"on disk: hybrid.db {fmt.size(idx.get('hybrid_db_bytes'))}, {vectors}")
     return escape("\n".join(lines))

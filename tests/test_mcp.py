@@ -411,6 +411,53 @@ def test_scopes_and_default_context(world):
     run_session(world, unknown_flag, args=("mcp", "--context", "nope"))
 
 
+def test_server_and_cli_infer_the_same_default_context(tmp_path):
+    """One rule (chinvex/default_context.py) for both: for each working directory the server's
+    default context (and how it was found) is the one `chinvex context show` picks there —
+    the deepest source root of any include kind wins, a symlinked root still contains the real
+    directory, and EDI_PROJECT_PATH helps a server started elsewhere."""
+    proj, outside = tmp_path / "proj", tmp_path / "elsewhere"
+    exports = proj / "exports"
+    (exports / "2026").mkdir(parents=True)
+    (proj / "src").mkdir()
+    outside.mkdir()
+    real_vault = tmp_path / "vault-real"
+    (real_vault / "daily").mkdir(parents=True)
+    (tmp_path / "vault").symlink_to(real_vault)
+    world = World(home=tmp_path / "home", repo=proj, other=proj, outside=outside)
+    base_env = {"CHINVEX_CONTEXT": "", "EDI_PROJECT_PATH": ""}
+    _cli(world, "context", "create", "outer", "--repo", str(proj))
+    _cli(world, "context", "create", "chats", "--chat-root", str(exports))
+    _cli(world, "context", "create", "vault", "--note-root", str(tmp_path / "vault"))
+
+    cases = [  # (cwd, extra env, expected context, resolved by)
+        (proj / "src", {}, "outer", "cwd"),
+        (exports / "2026", {}, "chats", "cwd"),
+        (real_vault / "daily", {}, "vault", "cwd"),
+        (outside, {"EDI_PROJECT_PATH": str(exports)}, "chats", "EDI_PROJECT_PATH"),
+        (exports, {"CHINVEX_CONTEXT": "vault"}, "vault", "CHINVEX_CONTEXT"),
+    ]
+    for cwd, extra, expected, via in cases:
+        env = {**base_env, **extra}
+
+        async def body(client: Client):
+            return await call(client, "chinvex_list_contexts")
+
+        listed = run_session(world, body, args=("mcp",), cwd=cwd, env=env)
+        assert (listed["default_context"], listed["default_resolved_by"]) == (expected, via), (cwd, extra, listed)
+        shown = run_cli("context", "show", "--json", cwd=cwd, env=world.env(**env))
+        assert shown.code == 0 and shown.json["context"]["name"] == expected, (cwd, extra, shown)
+
+    async def nowhere(client: Client):
+        return await call(client, "chinvex_list_contexts")
+
+    listed = run_session(world, nowhere, args=("mcp",), cwd=outside, env=base_env)
+    assert listed["default_context"] is None
+    assert "No default context" in listed["default_error"] and "Contexts: chats, outer, vault" in listed["default_error"]
+    refused = run_cli("context", "show", cwd=outside, env=world.env(**base_env))
+    assert refused.code == 2 and "Contexts: chats, outer, vault" in refused.stderr, refused
+
+
 # -- robustness ---------------------------------------------------------------------------------
 
 def test_malformed_calls_return_errors_and_the_server_keeps_serving(world):

@@ -2,10 +2,13 @@
 
 With --json stdout is exactly the response schema v1 document (errors included, nothing added);
 the outcome is also in the exit status: 0 answered (or --no-grounded), 1 grounding failed /
-unknown context / unreadable index / generator error, 2 empty query or bad flag.
+unknown context / unreadable index / generator error, 2 empty query, bad flag, or no --context
+where none can be inferred (CONTEXT_NOT_FOUND in the response, with the list of contexts).
 """
 
 from __future__ import annotations
+
+from typing import Optional
 
 import typer
 
@@ -24,7 +27,7 @@ _EXIT_FOR = {
 @app.command("answer")
 def answer_command(
     query: str = typer.Argument(..., help="The question, in plain words."),
-    context: str = typer.Option(..., "--context", help=CONTEXT_HELP),
+    context: Optional[str] = typer.Option(None, "--context", help=CONTEXT_HELP),
     grounded: bool = typer.Option(
         True, "--grounded/--no-grounded",
         help="Refuse unless every paragraph cites the evidence (default); --no-grounded returns "
@@ -38,30 +41,37 @@ def answer_command(
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Answer a question from a context's index, citing the chunks it rests on."""
-    from chinvex.errors import ContextNotFoundError, UsageError
+    from chinvex.errors import ChinvexError, ContextNotFoundError, UsageError
     from chinvex.models import AnswerError, AnswerResponse, Retrieval
 
     if not 1 <= k <= 200:
         raise UsageError(f"--k must be between 1 and 200 (got {k})")
     types = [t.strip() for t in (source_types or "").split(",") if t.strip()] or None
 
-    def failure(code: str, detail: str) -> None:
+    def failure(code: str, detail: str, exit_status: int | None = None) -> None:
         response = AnswerResponse(
-            context=context, query=query, grounded=False, answer="",
+            context=context or "", query=query, grounded=False, answer="",
             retrieval=Retrieval(k=k, filters={"source_types": types} if types else {}, generator=generator),
             errors=[AnswerError(code=code, detail=detail)],  # type: ignore[arg-type]
         )
-        _finish(response, json_out=json_out, grounded=grounded)
+        _finish(response, json_out=json_out, grounded=grounded, exit_status=exit_status)
 
     if not query.strip():
         failure("EMPTY_QUERY", "The query is empty or whitespace only.")
         return
-    from chinvex.registry import Registry
+    from chinvex.cli.context_choice import context_config
 
     try:
-        config = Registry().resolve(context)
+        config = context_config(context, json_mode=json_out)
     except ContextNotFoundError as exc:
         failure("CONTEXT_NOT_FOUND", exc.message)
+        return
+    except ChinvexError as exc:
+        if context is not None:
+            raise
+        # No --context and no default: the v1 response still says why (exit 2, as for any
+        # command without a context; 1 when CHINVEX_CONTEXT names a missing one).
+        failure("CONTEXT_NOT_FOUND", exc.message, exc.exit_code)
         return
     from chinvex.answer.base import generator_name
 
@@ -85,14 +95,14 @@ def exit_code(response, *, grounded: bool) -> int:
     return EXIT_OK
 
 
-def _finish(response, *, json_out: bool, grounded: bool) -> None:
+def _finish(response, *, json_out: bool, grounded: bool, exit_status: int | None = None) -> None:
     from chinvex.cli.output import print_json
 
     if json_out:
         print_json(response)
     else:
         _print_human(response)
-    code = exit_code(response, grounded=grounded)
+    code = exit_code(response, grounded=grounded) if exit_status is None else exit_status
     if code != EXIT_OK:
         raise typer.Exit(code)
 

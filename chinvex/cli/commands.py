@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
 
 from chinvex.cli import app
@@ -9,15 +11,16 @@ from chinvex.cli.options import CONTEXT_HELP, JSON_OPTION
 from chinvex.cli.output import emit
 
 
-def _resolve(name: str):
-    from chinvex.registry import Registry
+def _resolve(name: str | None, *, json_out: bool):
+    """`--context NAME`, else the default context (see `context_choice`)."""
+    from chinvex.cli.context_choice import context_config
 
-    return Registry().resolve(name)
+    return context_config(name, json_mode=json_out)
 
 
 @app.command("ingest")
 def ingest(
-    context: str = typer.Option(..., "--context", help=CONTEXT_HELP),
+    context: Optional[str] = typer.Option(None, "--context", help=CONTEXT_HELP),
     full: bool = typer.Option(False, "--full", help="Re-ingest every source (unchanged chunk texts are not embedded again)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Print each source's decision."),
     wait: bool = typer.Option(False, "--wait", help="Wait for another ingest of this context instead of failing."),
@@ -27,13 +30,15 @@ def ingest(
     from chinvex.cli.progress import RichProgress
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
 
-    config = _resolve(context)
+    config = _resolve(context, json_out=json_out)
     progress = RichProgress(verbose=verbose and not json_out, show_bar=not json_out)
     summary = run_ingest(config, IngestOptions(full=full, verbose=verbose, wait=wait, progress=progress))
     if json_out:
         emit({"ok": summary.ok, **summary.model_dump(mode="json")}, json_mode=True)
     else:
         from rich.markup import escape
+
+        from chinvex import fmt
 
         s = summary.sources
         c = summary.chunks
@@ -50,12 +55,12 @@ def ingest(
         if summary.paths:
             from collections import Counter
 
-            routes = Counter(str(info.get("path")) for info in summary.paths.values() if isinstance(info, dict))
+            routes = Counter(fmt.text(info.get("path")) for info in summary.paths.values() if isinstance(info, dict))
             lines.append("codex threads: " + ", ".join(f"{n} via {route}" for route, n in sorted(routes.items())))
             if verbose:
                 for uri, info in sorted(summary.paths.items()):
                     reason = f" ({info['reason']})" if isinstance(info, dict) and info.get("reason") else ""
-                    lines.append(f"  {info.get('path') if isinstance(info, dict) else info}: {uri}{reason}")
+                    lines.append(f"  {fmt.text(info.get('path') if isinstance(info, dict) else info)}: {uri}{reason}")
         if summary.redactions:
             lines.append("secrets redacted: " + ", ".join(f"{n} {k}" for k, n in summary.redactions.items()))
         for warning in summary.warnings[:20]:
@@ -71,13 +76,13 @@ def ingest(
 
 @app.command("stats")
 def stats(
-    context: str = typer.Option(..., "--context", help=CONTEXT_HELP),
+    context: Optional[str] = typer.Option(None, "--context", help=CONTEXT_HELP),
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Documents and chunks by source type, last ingest run, embedder, sizes on disk."""
     from chinvex.stats import collect_stats, format_stats
 
-    config = _resolve(context)
+    config = _resolve(context, json_out=json_out)
     data = collect_stats(config)
     emit(data, json_mode=json_out, human=format_stats(data))
 
@@ -106,7 +111,8 @@ def _date_bound(value: str | None, flag: str) -> str | None:
 @app.command("search")
 def search(
     query: str = typer.Argument(..., help="What to look for (any text; no query syntax to learn)."),
-    context: list[str] = typer.Option(..., "--context", help="Context name or alias (repeat to search several)."),
+    context: Optional[list[str]] = typer.Option(None, "--context", help="Context name or alias (repeat to search several); "
+                                      "default: CHINVEX_CONTEXT, else the context whose source folders contain the current directory."),
     k: int = typer.Option(8, "--k", help="Number of results."),
     source_types: str = typer.Option(None, "--source-types", help="Comma-separated: repo,codex_session,chat,note,agent_session,memory."),
     path: str = typer.Option(None, "--path", help="Only sources whose path matches this glob."),
@@ -124,7 +130,8 @@ def search(
         raise UsageError("QUERY is empty.")
     if mode not in ("hybrid", "fts", "vector"):
         raise UsageError(f"--mode {mode!r}: expected hybrid, fts or vector")
-    configs = [_resolve(name) for name in dict.fromkeys(context)]
+    configs = ([_resolve(name, json_out=json_out) for name in dict.fromkeys(context)] if context
+               else [_resolve(None, json_out=json_out)])
     if mode != "fts":
         prefetch_vector_store(configs)
     request = SearchRequest(query=query, k=k, source_types=_split_types(source_types), path_glob=path,
@@ -140,6 +147,8 @@ def search(
 def _format_search(response) -> str:
     from rich.markup import escape
 
+    from chinvex import fmt
+
     lines: list[str] = []
     multi = len(response.contexts) > 1
     for r in response.results:
@@ -151,22 +160,23 @@ def _format_search(response) -> str:
         ctx = f"{r.context}/" if multi else ""
         stale = f" [STALE: {r.freshness.reason}]" if r.freshness.stale else ""
         lines.append(f"[bold]{r.rank}.[/bold] {escape(f'[{ctx}{r.source_type}] {where}')}  "
-                     f"score {r.scores.rank:.3f}  chunk {r.chunk_id}{escape(stale)}")
+                     f"score {fmt.score(r.scores.rank)}  chunk {r.chunk_id}{escape(stale)}")
         snippet = [l for l in r.text.strip().splitlines() if l.strip()][:4]
         for line in snippet:
             lines.append("    " + escape(line[:160]))
         if r.explain:
             e = r.explain
             lines.append(escape(
-                f"    fts {e['fts']['raw_bm25']} -> {e['fts']['normalized']:.3f} · vector "
-                f"{e['vector']['raw_cosine']} -> {e['vector']['normalized']:.3f} · blended "
-                f"{e['blended']:.3f} × weight {e['source_weight']} = {e['rank']:.3f} · {e['why']}"))
+                f"    fts {fmt.raw(e['fts']['raw_bm25'])} -> {fmt.score(e['fts']['normalized'])} · vector "
+                f"{fmt.raw(e['vector']['raw_cosine'])} -> {fmt.score(e['vector']['normalized'])} · blended "
+                f"{fmt.score(e['blended'])} × weight {fmt.number(e['source_weight'])} = {fmt.score(e['rank'])}"
+                f" · {e['why']}"))
     if not response.results:
         lines.append("No results.")
     for warning in response.stats.warnings:
         lines.append(f"[yellow]warning:[/yellow] {escape(warning)}")
     lines.append(f"[dim]{response.stats.mode}, {response.stats.candidates} candidates, "
-                 f"{response.stats.took_ms:.0f} ms[/dim]")
+                 f"{fmt.duration_ms(response.stats.took_ms)}[/dim]")
     return "\n".join(lines)
 
 
@@ -177,35 +187,25 @@ app.add_typer(chunk_app, name="chunk")
 @chunk_app.command("get")
 def chunk_get(
     chunk_id: str = typer.Argument(..., help="A chunk id from search results."),
-    context: str = typer.Option(..., "--context", help=CONTEXT_HELP),
+    context: Optional[str] = typer.Option(None, "--context", help=CONTEXT_HELP),
     json_out: bool = JSON_OPTION,
 ) -> None:
     """A chunk's text, metadata, ranges and its neighbours' ids."""
-    from rich.markup import escape
+    from chinvex.chunks import format_chunk, get_chunks
 
-    from chinvex.chunks import get_chunks
-
-    config = _resolve(context)
+    config = _resolve(context, json_out=json_out)
     found = get_chunks(config, [chunk_id])
     if not found:
         from chinvex.errors import NotFoundError
 
         raise NotFoundError(f"Chunk {chunk_id} is not in context {config.name}.")
     chunk = found[0]
-    rng = chunk["range"]
-    where = chunk["source_uri"] + (f":{rng['line_start']}-{rng['line_end']}" if rng["line_start"] else "")
-    human = "\n".join([
-        f"[bold]{escape(chunk['chunk_id'])}[/bold] [{escape(chunk['source_type'])}] {escape(where)}",
-        f"[dim]chars {rng['char_start']}-{rng['char_end']} · previous {chunk['neighbours']['previous']} "
-        f"· next {chunk['neighbours']['next']}[/dim]",
-        escape(chunk["text"]),
-    ])
-    emit({"chunk": chunk}, json_mode=json_out, human=human)
+    emit({"chunk": chunk}, json_mode=json_out, human=format_chunk(chunk))
 
 
 @app.command("eval")
 def eval_cmd(
-    context: str = typer.Option(..., "--context", help=CONTEXT_HELP),
+    context: Optional[str] = typer.Option(None, "--context", help=CONTEXT_HELP),
     golden: str = typer.Option(..., "--golden", help="Golden query file (documented or legacy format)."),
     k: int = typer.Option(None, "--k", help="Results per query (default: the file's k, else 10)."),
     output: str = typer.Option(None, "--output", help="Write one JSON line per query to this file."),
@@ -217,6 +217,7 @@ def eval_cmd(
 
     from rich.markup import escape
 
+    from chinvex import fmt
     from chinvex.errors import UsageError
     from chinvex.eval.golden import load_golden
     from chinvex.eval.runner import run_eval
@@ -226,7 +227,7 @@ def eval_cmd(
         raise UsageError(f"--mode {mode!r}: expected hybrid, fts or vector")
     if k is not None and not 1 <= k <= 200:
         raise UsageError(f"--k must be between 1 and 200 (got {k})")
-    config = _resolve(context)
+    config = _resolve(context, json_out=json_out)
     golden_file = load_golden(Path(golden))
     out_path = Path(output) if output else None
     if out_path is not None:
@@ -249,7 +250,7 @@ def eval_cmd(
     if report["unanswerable"]["queries"]:
         lines.append(f"unanswerable (reported apart): {report['unanswerable']['queries']}")
     lat = report["latency_ms"]
-    lines.append(f"latency p50 {lat['p50']} ms, p95 {lat['p95']} ms")
+    lines.append(f"latency p50 {fmt.duration_ms(lat['p50'])}, p95 {fmt.duration_ms(lat['p95'])}")
     if report["misses"]:
-        lines.append("misses: " + ", ".join(str(x) for x in report["misses"][:30]))
+        lines.append("misses: " + ", ".join(fmt.text(x, missing="(no id)") for x in report["misses"][:30]))
     emit({}, json_mode=False, human=escape("\n".join(lines)))

@@ -95,29 +95,90 @@ def list_contexts(json_out: bool = JSON_OPTION) -> None:
     if not rows:
         emit({}, json_mode=False, human="No contexts yet. Create one with 'chinvex context create NAME'.")
         return
+    from chinvex import fmt
+
     width = max(4, *(len(r["name"]) for r in rows)) + 2
-    alias_texts = [", ".join(r["aliases"]) or "-" for r in rows]
+    alias_texts = [", ".join(r["aliases"]) or fmt.MISSING for r in rows]
     alias_width = max(7, *(len(a) for a in alias_texts)) + 2
     lines = [f"{'NAME':<{width}}{'ALIASES':<{alias_width}}UPDATED"]
     for row, aliases in zip(rows, alias_texts):
-        updated = row["updated_at"] or f"(broken: {row['error']})"
+        updated = fmt.when(row["updated_at"]) if row["updated_at"] else f"(broken: {row['error']})"
         lines.append(f"{row['name']:<{width}}{aliases:<{alias_width}}{updated}")
     emit({}, json_mode=False, human=escape("\n".join(lines)))
 
 
 @app.command("show")
-def show(name: str = typer.Argument(..., help="Context name or alias."), json_out: bool = JSON_OPTION) -> None:
-    """Print a context's context.json."""
+def show(
+    name: Optional[str] = typer.Argument(
+        None, help="Context name or alias (default: CHINVEX_CONTEXT, else the context whose source "
+        "folders contain the current directory)."),
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """Show a context's settings (--json: its context.json as stored)."""
     from rich.markup import escape
 
-    from chinvex.jsonio import dumps
+    from chinvex.cli.context_choice import context_config
 
     registry = _registry()
-    config = registry.resolve(name)
+    config = context_config(name, json_mode=json_out)
     data = _config_dict(config)
     path = registry.roots.context_file(config.name)
     emit({"path": str(path), "context": data}, json_mode=json_out,
-         human=escape(dumps(data, pretty=True).decode()))
+         human=escape(format_config(data, str(path))))
+
+
+_SOURCE_LABELS = {
+    "repos": "repo", "note_roots": "note root", "chat_roots": "chat root",
+    "codex_session_roots": "codex sessions", "claude_session_roots": "claude sessions",
+}
+_SHOWN = {"schema_version", "name", "aliases", "includes", "excludes", "weights", "embedding",
+          "index", "created_at", "updated_at"}
+
+
+def _value(value) -> str:
+    """A setting's value on one line: lists space-separated, booleans as in JSON."""
+    from chinvex import fmt
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return " ".join(_value(v) for v in value) or "[]"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_value(v)}" for k, v in value.items() if v is not None) or "{}"
+    return fmt.text(value)
+
+
+def format_config(data: dict, path: str) -> str:
+    """A context.json (as stored, unknown keys included) for a person: sources by kind, the
+    settings that are set, readable dates; nothing printed as None."""
+    from chinvex import fmt
+
+    aliases = f"  (aliases: {', '.join(data['aliases'])})" if data.get("aliases") else ""
+    lines = [f"{data.get('name', '?')}{aliases}", f"  {'file':<17}{path}"]
+    includes = data.get("includes") or {}
+    sources = [(_SOURCE_LABELS.get(key, key), root) for key, roots in includes.items()
+               if isinstance(roots, list) for root in roots]
+    if sources:
+        for label, root in sources:
+            lines.append(f"  {label:<17}{root}")
+    else:
+        lines.append(f"  {'sources':<17}none yet (add one with 'chinvex context add-source')")
+    if data.get("excludes"):
+        lines.append(f"  {'excludes':<17}{', '.join(data['excludes'])}")
+    if data.get("weights"):
+        lines.append(f"  {'weights':<17}" + " · ".join(f"{k} {fmt.number(v)}" for k, v in data["weights"].items()))
+    embedding = data.get("embedding") or {}
+    extra = {k: v for k, v in embedding.items() if k != "provider"}
+    lines.append(f"  {'embedding':<17}{embedding.get('provider', 'builtin')}" + (f" ({_value(extra)})" if extra else ""))
+    index = data.get("index") or {}
+    vectors = f"chroma server {index['chroma_url']}" if index.get("chroma_url") else f"chroma {fmt.text(index.get('chroma_dir'))}"
+    lines.append(f"  {'index':<17}{fmt.text(index.get('sqlite_path'))} · {vectors}")
+    for key, value in data.items():
+        if key not in _SHOWN and value is not None:
+            lines.append(f"  {key:<17}{_value(value)}")
+    lines.append(f"  {'created':<17}{fmt.when(data.get('created_at'), missing=fmt.MISSING)} · "
+                 f"updated {fmt.when(data.get('updated_at'), missing=fmt.MISSING)}")
+    return "\n".join(lines)
 
 
 @app.command("exists")

@@ -3,6 +3,8 @@ what it can and says what it cannot."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
 
 from chinvex.cli import app
@@ -12,15 +14,16 @@ from chinvex.cli.output import emit
 
 @app.command("doctor")
 def doctor(
-    context: str = typer.Option(..., "--context", help=CONTEXT_HELP),
+    context: Optional[str] = typer.Option(None, "--context", help=CONTEXT_HELP),
     repair: bool = typer.Option(False, "--repair", help="Fix what can be fixed (takes the context's lock)."),
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Check SQLite, the full-text index, vectors, fingerprints and sources; exit 1 while
     problems remain."""
+    from chinvex.cli.context_choice import context_name
     from chinvex.doctor import diagnose, format_report
 
-    report = diagnose(context, repair=repair)
+    report = diagnose(context_name(context, json_mode=json_out), repair=repair)
     emit(report.as_json(), json_mode=json_out, human=format_report(report))
     if not report.ok:
         raise typer.Exit(1)

@@ -17,7 +17,7 @@ mcp_app = typer.Typer(
 app.add_typer(mcp_app, name="mcp")
 
 _DEFAULT_HELP = ("Default (project) context for tools called without one; else CHINVEX_CONTEXT, else the "
-                 "context whose repos or note roots contain the working directory.")
+                 "context whose source folders contain the working directory (the deepest one wins).")
 
 
 @mcp_app.callback(invoke_without_command=True)

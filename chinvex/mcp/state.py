@@ -12,10 +12,9 @@ import os
 import threading
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from chinvex.default_context import ENV_CONTEXT, DefaultResolution, resolve_default  # noqa: F401  (ENV_CONTEXT: tools.py)
 from chinvex.mcp.limits import CONTEXT_NOT_FOUND, RETRIEVAL_ERROR, ToolFailure
 
 if TYPE_CHECKING:
@@ -26,34 +25,10 @@ if TYPE_CHECKING:
 GLOBAL_CONTEXT = "global"
 """RECALL's `global` scope is the context of this exact name (when it exists)."""
 
-ENV_CONTEXT = "CHINVEX_CONTEXT"
 ENV_SESSION = "EDI_SESSION_ID"
-ENV_PROJECT_PATH = "EDI_PROJECT_PATH"
 
-
-@dataclass(frozen=True)
-class DefaultResolution:
-    """The project context and how it was found (flag, env, cwd), or why there is none."""
-
-    config: ContextConfig | None
-    via: str | None
-    error: str | None = None
-
-
-def _inside(path: str, root: str) -> bool:
-    root = root.rstrip(os.sep) or os.sep
-    return path == root or path.startswith(root + os.sep)
-
-
-def _forms(path: str) -> set[str]:
-    """A path as given and with symlinks resolved: a repo registered through a symlink still
-    contains the working directory an agent reports."""
-    forms = {os.path.abspath(path)}
-    try:
-        forms.add(os.path.realpath(path))
-    except OSError:
-        pass
-    return forms
+NAME_ADVICE = ("pass a context name, start the server with 'chinvex mcp --context NAME', "
+               "or set CHINVEX_CONTEXT")
 
 
 class ServerState:
@@ -121,56 +96,11 @@ class ServerState:
             raise ToolFailure(exc.code, exc.message) from None
 
     def resolution(self) -> DefaultResolution:
-        """The project context: --context, else CHINVEX_CONTEXT, else the context one of whose
-        repos or note roots contains the working directory. A name that was given but does not
-        resolve is an error, never a reason to fall back to some other context."""
-        for value, via in ((self.flag_context, "--context"), (self.env.get(ENV_CONTEXT, "").strip(), ENV_CONTEXT)):
-            if value:
-                try:
-                    return DefaultResolution(self.resolve(value), via)
-                except ToolFailure as exc:
-                    return DefaultResolution(None, via, f"{exc.message} (given by {via})")
-        places = [self.cwd]
-        project_path = self.env.get(ENV_PROJECT_PATH, "").strip()
-        if project_path and project_path not in places:
-            places.append(project_path)
-        for place in places:
-            found = self._context_containing(place)
-            if isinstance(found, str):
-                return DefaultResolution(None, "cwd", found)
-            if found is not None:
-                return DefaultResolution(found, "cwd" if place == self.cwd else ENV_PROJECT_PATH)
-        return DefaultResolution(
-            None, None,
-            f"No default context: the working directory {self.cwd} is not inside any context's "
-            "repos or note roots. Pass a context name, start the server with "
-            "'chinvex mcp --context NAME', or set CHINVEX_CONTEXT.",
-        )
-
-    def _context_containing(self, place: str) -> ContextConfig | str | None:
-        """The context with the deepest repo / note root containing `place`; a message when two
-        contexts tie (picking one would answer from the wrong project half of the time)."""
-        wanted = _forms(place)
-        best_depth = -1
-        best: dict[str, ContextConfig] = {}
-        for entry in self.registry().entries():
-            config = entry.config
-            if config is None:
-                continue
-            roots = list(config.includes.repos) + list(config.includes.note_roots)
-            for root in roots:
-                for form in _forms(root):
-                    if any(_inside(w, form) for w in wanted):
-                        depth = len(Path(form).parts)
-                        if depth > best_depth:
-                            best_depth, best = depth, {config.name: config}
-                        elif depth == best_depth:
-                            best[config.name] = config
-        if len(best) > 1:
-            names = ", ".join(sorted(best))
-            return (f"The working directory {place} belongs to several contexts ({names}); "
-                    "pass a context name or start the server with 'chinvex mcp --context NAME'.")
-        return next(iter(best.values()), None)
+        """The project context: --context, else CHINVEX_CONTEXT, else the context with the
+        deepest source folder containing the working directory (or EDI_PROJECT_PATH); the same
+        rule as the CLI's (`chinvex.default_context`)."""
+        return resolve_default(self.registry(), given=self.flag_context, env=self.env, cwd=self.cwd,
+                               advice=NAME_ADVICE, lead="No default context: no context was named")
 
     def project(self) -> ContextConfig:
         found = self.resolution()
