@@ -182,3 +182,16 @@ def test_symlinked_roots_and_prefixes(tmp_path):
     assert [c.name for c in contexts_containing([config], str(link / "pkg"))] == ["linked"]
     # a root is a folder, not a string prefix: /real/app does not contain /real/application
     assert contexts_containing([config], str(tmp_path / "real" / "application")) == []
+
+
+def test_search_with_a_name_and_its_alias_searches_the_context_once(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "notes.md").write_text("# Retry policy\n\nRetries back off exponentially up to five times.\n")
+    assert run_cli("context", "create", "Bx", "--alias", "bx", "--repo", str(repo)).code == 0
+    assert run_cli("ingest", "--context", "Bx").code == 0
+    result = run_cli("search", "--context", "bx", "--context", "Bx", "retry policy", "--json")
+    assert result.code == 0, result
+    ids = [r["chunk_id"] for r in result.json["results"]]
+    assert ids and len(ids) == len(set(ids)), ids
+    assert result.json["contexts"] == ["Bx"]

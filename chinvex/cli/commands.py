@@ -132,6 +132,7 @@ def search(
         raise UsageError(f"--mode {mode!r}: expected hybrid, fts or vector")
     configs = ([_resolve(name, json_out=json_out) for name in dict.fromkeys(context)] if context
                else [_resolve(None, json_out=json_out)])
+    configs = list({c.name: c for c in configs}.values())  # an alias and its name are one context
     if mode != "fts":
         prefetch_vector_store(configs)
     request = SearchRequest(query=query, k=k, source_types=_split_types(source_types), path_glob=path,
