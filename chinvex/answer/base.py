@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import date
 from typing import TYPE_CHECKING, Protocol
 
 from chinvex.errors import ChinvexError, UsageError
@@ -17,6 +18,7 @@ from chinvex.errors import ChinvexError, UsageError
 if TYPE_CHECKING:
     from chinvex.answer.evidence import Evidence
     from chinvex.answer.text import TermWeights
+    from chinvex.answer.units import Unit
     from chinvex.models import ContextConfig
 
 GENERATORS = ("extractive", "anthropic", "ollama")
@@ -35,8 +37,23 @@ class GenerationRequest:
     evidence: list[Evidence]
     config: ContextConfig
     term_weights: Callable[[Iterable[str]], TermWeights] | None = None
-    """Inverse document frequencies from the context's index (extractive only)."""
-    embedder: Callable[[], object] | None = None
+    """Inverse document frequencies from the context's index."""
+    said_on: Callable[[Evidence, Unit], date | None] | None = None
+    min_cosine: float | None = None
+    """Below this raw cosine of the best chunk the evidence is unrelated (support.RELATED_COSINE)."""
+    """The day a passage was said or written (a turn's timestamp, a transcript's `Date:` line)."""
+
+    def weights(self, stems: Iterable[str]) -> TermWeights:
+        """Term weights from the index, or uniform ones when it cannot say (a refinement: an
+        answer never fails over it)."""
+        from chinvex.answer.text import TermWeights
+
+        if self.term_weights is None:
+            return TermWeights.uniform()
+        try:
+            return self.term_weights(stems)
+        except Exception:
+            return TermWeights.uniform()
 
 
 @dataclass

@@ -12,12 +12,17 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from datetime import date
 
 from chinvex.answer.base import GenerationRequest, GeneratorError, generator_name, make_generator
 from chinvex.answer.evidence import Evidence, build_evidence, citation_for, evidence_pack
 from chinvex.answer.grounding import REFUSAL, validate
-from chinvex.answer.text import TermWeights
+from chinvex.answer.support import RELATED_COSINE
+from chinvex.embedding.factory import provider_of
+from chinvex.answer.dates import header_date, parse_date
+from chinvex.answer.text import DocumentFrequencies, TermWeights
+from chinvex.answer.units import Unit
 from chinvex.errors import ChinvexError, UsageError
 from chinvex.models import AnswerError, AnswerResponse, ContextConfig, Retrieval
 from chinvex.retrieval.search import RetrievalError, Searcher, SearchRequest
@@ -65,6 +70,8 @@ def answer(config: ContextConfig, query: str, *, k: int = 8, grounded: bool = Tr
         request = GenerationRequest(
             query=query, evidence=evidence, config=config,
             term_weights=lambda stems: _term_weights(searcher, config, stems),
+            said_on=_said_on_lookup(searcher, config),
+            min_cosine=RELATED_COSINE.get(provider_of(config.embedding)),
         )
         try:
             generated = generator_impl.generate(request)
@@ -101,7 +108,39 @@ def _weights_used(config: ContextConfig, types: list[str] | None) -> dict[str, f
 def _term_weights(searcher: Searcher, config: ContextConfig, stems: Iterable[str]) -> TermWeights:
     handle = searcher.handle(config)
     with handle.lock:
-        return TermWeights.from_index(handle.conn, stems)
+        if handle.vocabulary is None:
+            handle.vocabulary = DocumentFrequencies()
+        return TermWeights.from_index(handle.conn, stems, cache=handle.vocabulary)
+
+
+def _said_on_lookup(searcher: Searcher, config: ContextConfig) -> Callable[[Evidence, Unit], date | None]:
+    """When a passage was said: its conversation turns' timestamp, else a `Date:` line at the top
+    of its document (a transcript exported as markdown), else unknown. Read lazily, once per
+    document, only for answers that need a date."""
+    by_doc: dict[str, date | None] = {}
+
+    def said_on(item: Evidence, unit: Unit) -> date | None:
+        stamp = item.metadata.get("ts_start") or item.metadata.get("ts_end")
+        if stamp:
+            return parse_date(str(stamp))
+        doc_id = item.result.doc_id
+        if doc_id not in by_doc:
+            by_doc[doc_id] = header_date(item.text) or _first_chunk_date(searcher, config, doc_id)
+        return by_doc[doc_id]
+
+    return said_on
+
+
+def _first_chunk_date(searcher: Searcher, config: ContextConfig, doc_id: str) -> date | None:
+    try:
+        handle = searcher.handle(config)
+        with handle.lock:
+            row = handle.conn.execute(
+                "SELECT text FROM chunks WHERE doc_id = ? ORDER BY chunk_index LIMIT 1", (doc_id,)
+            ).fetchone()
+    except (ChinvexError, sqlite3.Error):
+        return None
+    return header_date(row[0]) if row else None
 
 
 def _created_at(searcher: Searcher, config: ContextConfig, results) -> dict[str, str | None]:

@@ -301,6 +301,14 @@ def _prose_units(text: str, chunk: int) -> list[Unit]:
             units.append(Unit(chunk=chunk, order=len(units), text=heading, analysed=index_text(heading),
                               kind="prose", heading=True, line_start=number, line_end=number, block=block))
             continue
+        if stripped.startswith("|"):
+            # a table row is a record of its own, not a clause of a sentence spanning the table
+            flush()
+            block += 1
+            row = " | ".join(cell.strip() for cell in stripped.strip("|").split("|"))
+            units.append(Unit(chunk=chunk, order=len(units), text=row, analysed=index_text(f"{row} {heading}".strip()),
+                              kind="prose", line_start=number, line_end=number, block=block))
+            continue
         if _LIST_ITEM.match(line):
             flush()
             block += 1

@@ -102,6 +102,8 @@ class _ContextHandle:
     store_checked: bool = False
     store_error: str | None = None
     store_checked_at: float = 0.0
+    vocabulary: Any = None
+    """A per-connection cache the answer layer keeps its document frequencies in."""
 
     def close(self) -> None:
         store, self.store, self.store_checked = self.store, None, False

@@ -1,0 +1,144 @@
+"""Short answers from chosen sentences: the clause that answers, who said it, when, and where.
+
+An answer is read by a person or an agent who asked one thing, so it says that thing and stops:
+one to three short sentences, each the clause of an evidence sentence that carries the question's
+terms (a sentence of chat is often three thoughts joined by commas and dashes), each citing its
+chunk. A code answer names the definition, where it is, and the first sentence of its docstring.
+A "when" answer leads with the date the words point to, resolved against the day they were said.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import date
+
+from chinvex.answer.answer_types import holds
+from chinvex.answer.dates import day_text, resolve
+from chinvex.answer.grounding import cite
+from chinvex.answer.support import Candidate
+from chinvex.answer.text import Stemmer, TermWeights
+from chinvex.retrieval.lexical import index_text
+
+MAX_CLAUSE_WORDS = 28
+MIN_CLAUSE_WORDS = 4
+_BOUNDARY = re.compile(
+    r"\s*(?:[;:—–]|,(?!\d)|\s-\s|\.\.\.|…)\s*|\s+(?=(?:and|but|so|because|which|while|though|although|"
+    r"whereas|cause)\s)",
+    re.IGNORECASE,
+)
+_FILLER = re.compile(
+    r"^(?:yeah|yes|yep|yup|no|nope|wow|oh|ah|aw+|hey|hi|hello|haha|lol|well|ok|okay|so|thanks|thank you|"
+    r"totally|sure|great|cool|awesome|omg|hmm|right)\b[!.,]*\s*",
+    re.IGNORECASE,
+)
+_DOC_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
+
+
+def clause(text: str, terms: frozenset[str], expects: str, stemmer: Stemmer, weights: TermWeights) -> str:
+    """The part of `text` that answers: the clause carrying most of the question's terms (and the
+    kind of thing asked for), grown by its neighbours while it is too short to stand alone."""
+    one = " ".join(text.split())
+    parts = [p.strip(" ,") for p in _BOUNDARY.split(one) if p and p.strip(" ,")]
+    parts = [_FILLER.sub("", p).strip() or p for p in parts]
+    if len(parts) <= 1:
+        return _cap(_FILLER.sub("", one).strip() or one)
+    stems = stemmer.stem_sets([index_text(p) for p in parts])
+
+    def value(i: int) -> float:
+        return weights.weight(terms & stems[i]) + (0.5 if expects != "thing" and holds(expects, parts[i]) else 0.0)
+
+    best = max(range(len(parts)), key=lambda i: (value(i), -i))
+    lo = hi = best
+    while len(" ".join(parts[lo:hi + 1]).split()) < MIN_CLAUSE_WORDS and (lo > 0 or hi < len(parts) - 1):
+        if hi < len(parts) - 1:
+            hi += 1
+        else:
+            lo -= 1
+    if expects != "thing" and not any(holds(expects, p) for p in parts[lo:hi + 1]):
+        for j in (hi + 1, lo - 1):
+            if 0 <= j < len(parts) and holds(expects, parts[j]):
+                lo, hi = min(lo, j), max(hi, j)
+                break
+    return _cap(" ".join(parts[lo:hi + 1]))
+
+
+def _cap(text: str) -> str:
+    words = text.split()
+    text = " ".join(words[:MAX_CLAUSE_WORDS]) + ("…" if len(words) > MAX_CLAUSE_WORDS else "")
+    return text.rstrip(" ,;:") 
+
+
+def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None) -> str:
+    """One answer sentence for a chosen candidate (`text`: its clause, or for code what its
+    docstring says), ending with its citation."""
+    item = candidate.item
+    unit = candidate.unit
+    marker = cite(item.chunk_id)
+    if candidate.kind == "code":
+        return _code_sentence(candidate, text, marker)
+    when = ""
+    if expects in ("date", "duration") and said_on is not None:
+        found = resolve(unit.text, said_on)
+        if found is not None and expects == "date":
+            when = f"{found.meaning[0].upper()}{found.meaning[1:]}: " if not found.meaning[0].isdigit() else f"{found.meaning}: "
+        elif found is None:
+            when = f"By {day_text(said_on)}: "
+    quoted = f"“{text}”"
+    if unit.kind == "dialogue" and unit.speaker:
+        return f"{when}{unit.speaker}: {quoted} {marker}"
+    return f"{when}{quoted} {marker}"
+
+
+def _code_sentence(candidate: Candidate, summary: str, marker: str) -> str:
+    item = candidate.item
+    symbol = _symbol(item.metadata.get("header"))
+    r = item.result.range
+    path = item.relative_path() or item.display_path()
+    start = (r.line_start or 1) + (candidate.unit.line_start or 1) - 1
+    end = (r.line_start or 1) + (candidate.unit.line_end or candidate.unit.line_start or 1) - 1
+    where = f"{path}:{start}-{end}" if r.line_start is not None else path
+    name = f"`{symbol}` in " if symbol else ""
+    tail = f": {summary}" if summary else ""
+    return f"{name}`{where}`{tail} {marker}"
+
+
+def code_statement(code: str, terms: frozenset[str], stemmer: Stemmer, weights: TermWeights) -> str:
+    """What a code unit says about the question: the sentence of its docstring or comments that
+    carries most of the question's terms (the first on a tie: a docstring opens with its
+    summary), else its first code line."""
+    doc = re.search(r'"""\s*(.+?)(?:"""|\Z)|\'\'\'\s*(.+?)(?:\'\'\'|\Z)', code, re.S)
+    if doc:
+        body = " ".join((doc.group(1) or doc.group(2) or "").split())
+    else:
+        comments = [m.group(1).strip() for m in re.finditer(r"^\s*(?:#|//)\s?(.*)$", code, re.M)]
+        body = " ".join(" ".join(comments).split())
+    if not body:
+        line = next((line.strip() for line in code.splitlines() if line.strip()), "")
+        return f"`{_cap(line)}`" if line else ""
+    sentences = [s for s in _DOC_SENTENCE.split(body) if s.strip()]
+    stems = stemmer.stem_sets([index_text(s) for s in sentences])
+    best = max(range(len(sentences)), key=lambda i: (weights.weight(terms & stems[i]), -i))
+    return _cap(sentences[best])
+
+
+def _symbol(header: object) -> str:
+    """"fuse" from a code chunk's header "chinvex/retrieval/fusion.py · def fuse"."""
+    text = str(header or "")
+    if " · " not in text:
+        return ""
+    last = text.split(" · ")[-1].strip()
+    return re.sub(r"^(?:async\s+)?(?:def|class|fn|func|function|interface|struct|impl|trait|enum|type)\s+", "", last)
+
+
+def compose(chosen: list[Candidate], *, terms: frozenset[str], expects: str, stemmer: Stemmer,
+            weights: TermWeights, said_on: Callable[[Candidate], date | None]) -> str:
+    """The answer text: one sentence per chosen candidate, best first."""
+    lines = []
+    for candidate in chosen:
+        if candidate.kind == "code":
+            text = code_statement(candidate.unit.text, terms, stemmer, weights)
+        else:
+            text = clause(candidate.unit.text, terms, expects, stemmer, weights)
+        lines.append(sentence(candidate, text, expects, said_on(candidate)))
+    return "\n\n".join(lines)

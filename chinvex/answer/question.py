@@ -1,0 +1,105 @@
+"""What a question asks for: its kind of answer, the things it names, whether it is about tests.
+
+An answer is judged by what the question expects. "When" wants a date, "how many" a number,
+"who" a person, "where" a place, "why" a reason; a sentence that shares every word of the
+question but holds none of that does not answer it ("I went camping" does not say when).
+The kind of answer is read from the question's first words, with the common rewrites ("what
+year", "in which city", "how long ago"); anything else expects a thing or an explanation, which
+any statement can give.
+
+Pure functions over text; no index, no model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from chinvex.answer.text import content_words
+
+_AUXILIARIES = frozenset(
+    "is are was were do does did has have had can could would will should shall may might must am".split()
+)
+_TIME_NOUNS = frozenset("year years month months day days date dates time week weekend".split())
+_PLACE_NOUNS = frozenset(
+    """city cities country countries place places town towns state states park parks restaurant
+    restaurants store stores school schools venue location locations""".split()
+)
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+                "october", "november", "december")
+_PERIOD = re.compile(
+    r"\b(?:in|during|on|of|since|by)\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?)?(?:early\s+|late\s+|mid-?)?(?P<month>" + "|".join(_MONTH_NAMES) +
+    r")(?:,?\s+(?P<year>(?:19|20)\d\d))?\b|\bin\s+(?P<only_year>(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+_FUTURE = re.compile(r"\b(?:plan(?:s|ned|ning)?|going\s+to|gonna|will|intend\w*|hop(?:e|es|ing)\s+to|next|"
+                     r"upcoming|future|want(?:s)?\s+to)\b", re.IGNORECASE)
+_TEST_WORDS = re.compile(r"\b(?:tests?|testing|tested|pytest|unittest|fixtures?|mocks?|benchmarks?|bench)\b",
+                         re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    wh: str
+    """The question word: when, where, who, why, how, how many, how long, how often, what, which,
+    yesno (starts with an auxiliary: "Did she...?"), or "topic" (a phrase, not a question)."""
+    expects: str
+    """date, place, person, number, duration, frequency, reason, manner, or thing."""
+    words: tuple[str, ...]
+    """Content words in order (text.content_words)."""
+    about_tests: bool
+    """The question is about tests, fixtures or benchmarks: those are then the thing itself."""
+    period: tuple[int | None, int | None] = (None, None)
+    """(year, month) the question confines itself to ("in July", "in 2022"), if any."""
+    future: bool = False
+    """The question asks about a plan or intention ("When is she planning to...", "going to").
+    Otherwise a "when did" question is about something that happened, not something planned."""
+
+
+def analyse_question(text: str) -> Question:
+    low = text.strip().lower()
+    tokens = re.findall(r"[a-z0-9']+", low)
+    first = tokens[0] if tokens else ""
+    second = tokens[1] if len(tokens) > 1 else ""
+    wh, expects = "topic", "thing"
+    if first == "when" or (first in ("what", "which") and second in _TIME_NOUNS):
+        wh, expects = "when", "date"
+    elif first == "how" and second == "long":
+        wh, expects = ("when", "date") if "ago" in tokens else ("how long", "duration")
+    elif first == "how" and second in ("many", "much"):
+        wh, expects = "how many", "number"
+    elif first == "how" and second in ("often", "frequently"):
+        wh, expects = "how often", "frequency"
+    elif first == "where":
+        wh, expects = "where", "place"
+    elif first in ("who", "whom", "whose"):
+        wh, expects = "who", "person"
+    elif first == "why":
+        wh, expects = "why", "reason"
+    elif first == "how":
+        wh, expects = "how", "manner"
+    elif first in ("what", "which"):
+        wh, expects = first, "thing"
+    elif first in _AUXILIARIES:
+        wh, expects = "yesno", "thing"
+    if expects == "thing":
+        asked = re.search(r"\b(?:which|what)\s+(\w+)", low)
+        noun = asked.group(1) if asked else ""
+        if noun in _PLACE_NOUNS:
+            expects = "place"
+        elif noun in _TIME_NOUNS:
+            expects = "date"
+    return Question(text=text, wh=wh, expects=expects, words=tuple(content_words(text)),
+                    about_tests=bool(_TEST_WORDS.search(text)), period=_period(text),
+                    future=bool(_FUTURE.search(text)))
+
+
+def _period(text: str) -> tuple[int | None, int | None]:
+    match = _PERIOD.search(text)
+    if match is None:
+        return (None, None)
+    if match.group("only_year"):
+        return (int(match.group("only_year")), None)
+    year = int(match.group("year")) if match.group("year") else None
+    return (year, _MONTH_NAMES.index(match.group("month").lower()) + 1)

@@ -1,0 +1,313 @@
+"""Which sentence of the evidence answers the question, and is any of them good enough?
+
+Retrieval ranks chunks; an answer is made of sentences. Every unit of the evidence (a sentence
+of prose, a sentence of a dialogue turn, a code definition with its docstring) becomes a
+`Candidate` scored against the question:
+
+- *support*: the IDF-weighted share of the question's topic terms that the sentence itself
+  says, plus half of what its immediate context adds (the sentence before it in the same turn or
+  paragraph, the question the previous speaker asked, the file/heading path of a code or prose
+  chunk). Words a code unit only carries inside identifiers count half: a test named
+  `test_meaning_of_life` mentions life, it does not say anything about it.
+- *specific*: how much it says beyond the question (rare words the question does not use). "I'm
+  off to do some research" shares the question's word and says nothing; "Researching adoption
+  agencies" answers "What did she research?".
+- *typed*: whether it holds the kind of thing asked for (answer_types).
+- *about*: in a dialogue, whether it is about the person the question names (units.py resolves
+  "I", "you" and names).
+- *names*: whether every other name the question uses (a place, a product, an identifier)
+  appears with it.
+- *prior*: how well retrieval ranked its chunk, times the role weight of its file (roles.py).
+
+`judge` then decides. The best candidate about the right person, with every name, must say
+enough of the question (`MIN_SUPPORT`); and when the evidence says clearly more about the same
+thing of someone else, the question is about the wrong person and is refused. These are checks
+of what the cited sentences say, so the same `judge` gates every generator (see gate.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date
+
+from chinvex.answer.answer_types import holds
+from chinvex.answer.dates import resolve
+from chinvex.answer.evidence import Evidence
+from chinvex.answer.question import Question
+from chinvex.answer.roles import role_weight
+from chinvex.answer.text import Stemmer, TermWeights
+from chinvex.answer.units import Unit, _same_person, split_evidence
+from chinvex.retrieval.lexical import index_text
+
+MIN_SUPPORT = {"dialogue": 0.4, "prose": 0.5, "code": 0.5}
+"""Least support of the chosen sentence, per kind of evidence."""
+CONTRAST = 0.1
+"""Refuse when a sentence about someone else supports the question by this much more."""
+RELATED_COSINE = {"builtin": 0.3}
+"""Per embedder, the raw cosine of the best chunk below which nothing retrieved is about the
+question. Measured for the built-in model: questions about a repository (this one's golden set)
+reach at least 0.37, general-knowledge questions against it at most 0.30, and 3 of LoCoMo's 231
+answerable questions fall below 0.3. Other embedders have other scales and get no such gate."""
+CONTEXT_SHARE = 0.5
+"""What the words around a sentence (previous sentence, the question it replies to, the file or
+heading path) add to its support, relative to its own words."""
+IDENTIFIER_SHARE = 0.4
+"""What a term found only inside a code identifier adds, relative to one stated in words."""
+
+MIN_OWN = 0.2
+"""Least share of the question's terms the chosen sentence must say itself (not its context)."""
+W_SPECIFIC = 0.3
+W_TYPED = 0.25
+W_PRIOR = 0.3
+W_PERIOD = 0.4
+"""Bonus (or penalty) when what a sentence dates falls in (or outside) the month or year asked about."""
+W_TENSE = 0.3
+"""Penalty for a plan ("we're thinking about going camping") answering what happened, and back."""
+STRICT_TYPES = frozenset({"number", "place", "person", "reason", "duration", "frequency"})
+"""Kinds of answer a sentence must hold to answer at all (a date may come from when it was said)."""
+_PLAN = re.compile(r"\b(?:going\s+to|gonna|will|\w+'ll|plan(?:s|ning)?\s+(?:to|on)|thinking\s+(?:about|of)|"
+                   r"hop(?:e|ing)\s+to|want\s+to|next\s+(?:week|month|year|weekend)|can't\s+wait|soon|tomorrow)\b",
+                   re.IGNORECASE)
+
+USER_ROLES = frozenset({"user", "human", "you", "me", "prompt"})
+REPLY_ROLES = frozenset({"assistant", "ai", "model", "chatgpt", "claude", "bot", "tool", "response"})
+"""Role labels of chat transcripts: they are not people a question names."""
+
+_NAME = re.compile(r"(?<![\w'’])(?:[A-Z][\w'’.-]*[A-Za-z0-9]|[A-Z])(?:\s+[A-Z][\w'’.-]*[A-Za-z0-9])*")
+_IDENTIFIER = re.compile(r"\b(?:[a-z]+_[a-z0-9_]+|[a-z]+[A-Z]\w*|\w+\.\w+\(?\)?|\w+\(\))")
+_CODE_PROSE = re.compile(
+    r'#(.*)$|//(.*)$|/\*(.*?)(?:\*/|\Z)|"""(.*?)(?:"""|\Z)|\'\'\'(.*?)(?:\'\'\'|\Z)|"([^"\n]{12,})"', re.M | re.S)
+_NOT_NAMES = frozenset(
+    """what when where who whom whose why how which is are was were do does did has have had can could
+    would will should shall may might must am i the a an in on at of for to and or but if not no yes
+    please tell show give list explain describe compare""".split()
+)
+_MONTHS = frozenset(
+    """january february march april may june july august september october november december monday
+    tuesday wednesday thursday friday saturday sunday""".split()
+)
+
+
+@dataclass
+class Candidate:
+    unit: Unit
+    item: Evidence
+    kind: str
+    support: float
+    own: float
+    specific: float
+    typed: bool
+    about: bool
+    names: bool
+    prior: float
+    score: float = 0.0
+    others: frozenset[str] = field(default_factory=frozenset)
+    """People other than the asked-about ones this sentence is about (dialogues)."""
+
+
+@dataclass
+class Analysis:
+    question: Question
+    terms: frozenset[str]
+    participants: frozenset[str]
+    names: tuple[str, ...]
+    candidates: list[Candidate]
+
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    best: Candidate | None
+    reason: str | None
+    ranked: list[Candidate]
+
+
+def speakers_of(units: Iterable[Unit]) -> set[str]:
+    names = {u.speaker.lower() for u in units if u.speaker} - USER_ROLES - REPLY_ROLES - {"system"}
+    return {s for s in names if s.split(" ")[0] not in REPLY_ROLES}
+
+
+def question_names(text: str) -> list[str]:
+    """Names the question uses: capitalised words past its first word, and code identifiers.
+    These must appear in what answers it ("What is the capital of Australia?" needs Australia)."""
+    found: list[str] = []
+    stripped = text.strip()
+    for match in _NAME.finditer(stripped):
+        if match.start() == 0:
+            words = match.group(0).split()
+            rest = " ".join(words[1:])
+            if not rest:
+                continue
+            candidate = rest
+        else:
+            candidate = match.group(0)
+        words = [re.sub(r"['’]s?$", "", w) for w in candidate.split()]
+        words = [w for w in words if w.lower().strip(".") not in _NOT_NAMES | _MONTHS]
+        if words:
+            found.append(" ".join(words))
+    found.extend(m.group(0) for m in _IDENTIFIER.finditer(stripped))
+    return list(dict.fromkeys(found))
+
+
+def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
+            weights_for: Callable[[Iterable[str]], TermWeights],
+            said_on: Callable[[Evidence, Unit], date | None] | None = None) -> tuple[Analysis, TermWeights]:
+    """Candidates for every unit of the evidence, best first, and the term weights used (read
+    once for the question's terms and every word of the evidence)."""
+    kinds, units = split_evidence([(item.text, item.source_type, item.metadata) for item in evidence])
+    speakers = speakers_of(units)
+    words = list(question.words)
+    named = [w for w in words if (w[:1].isupper() or w.lower() in speakers)
+             and any(_same_person(w, s) for s in speakers)]
+    participants = frozenset(s for s in speakers if any(_same_person(w, s) for w in named))
+    topic = [w for w in words if w not in named]
+    terms = stemmer.stems(index_text(" ".join(topic))) if topic else frozenset()
+    other_names = tuple(n for n in question_names(question.text)
+                        if not any(_same_person(part, s) for part in n.split() for s in speakers))
+    name_stems = [stemmer.stems(index_text(n)) for n in other_names]
+    analysis = Analysis(question, terms, participants, other_names, [])
+    if not terms or not units:
+        return analysis, TermWeights.uniform()
+
+    unit_stems = stemmer.stem_sets([u.analysed for u in units])
+    weights = weights_for(frozenset(terms).union(*unit_stems))
+    total = weights.weight(terms) or 1.0
+
+    headers = stemmer.stem_sets([index_text(_header(item)) for item in evidence])
+    prose_stems = stemmer.stem_sets([_code_prose(u.text) if u.kind == "code" else "" for u in units])
+    asked: dict[tuple[int, int], frozenset[str]] = {}
+    for u, stems in zip(units, unit_stems):
+        if u.question:
+            asked[(u.chunk, u.block)] = asked.get((u.chunk, u.block), frozenset()) | stems
+    best_rank = max((item.result.scores.rank for item in evidence), default=0.0) or 1.0
+    echo = _normalised(question.text)
+    tests = question.about_tests
+
+    for i, (u, stems) in enumerate(zip(units, unit_stems)):
+        if u.question or u.heading or not u.text.strip():
+            continue
+        if echo and echo in _normalised(u.text):
+            continue  # a golden file or a test quoting the question does not answer it
+        item = evidence[u.chunk]
+        kind = kinds[u.chunk]
+        said = stems
+        if kind == "code":
+            said = stems & prose_stems[i]
+            own = (weights.weight(terms & said) + IDENTIFIER_SHARE * weights.weight(terms & (stems - said))) / total
+        else:
+            own = weights.weight(terms & stems) / total
+        context: set[str] = set()
+        if i > 0 and units[i - 1].chunk == u.chunk and units[i - 1].block == u.block:
+            context |= unit_stems[i - 1]
+        if kind == "dialogue":
+            context |= asked.get((u.chunk, u.block - 1), frozenset())
+        else:
+            context |= headers[u.chunk]
+        around = weights.weight((terms & context) - stems) / total
+        support = min(1.0, own + CONTEXT_SHARE * around)
+        new = [s for s in stems - terms if len(s) > 2 and not s.isdigit()]
+        specific = min(1.0, sum(sorted((weights.idf(s) for s in new), reverse=True)[:4]) / 6.0)
+        near = stems | context | headers[u.chunk]
+        has_names = all(ns and ns <= near for ns in name_stems)
+        typed = holds(question.expects, u.text) or (i > 0 and units[i - 1].block == u.block
+                                                     and units[i - 1].chunk == u.chunk
+                                                     and holds(question.expects, units[i - 1].text))
+        timing = _timing(question, u, item, said_on)
+        about = (not participants) or kind != "dialogue" or bool(u.about & participants)
+        others = frozenset(u.about - participants) if participants and kind == "dialogue" else frozenset()
+        prior = (item.result.scores.rank / best_rank) * role_weight(item.relative_path(), item.source_type, tests)
+        candidate = Candidate(u, item, kind, support, own, specific, typed, about, has_names, prior,
+                              others=others)
+        candidate.score = role_weight(item.relative_path(), item.source_type, tests) * (
+            support + W_SPECIFIC * specific + W_TYPED * typed + W_PRIOR * prior) + timing
+        analysis.candidates.append(candidate)
+    analysis.candidates.sort(key=lambda c: (-c.score, c.unit.chunk, c.unit.order))
+    return analysis, weights
+
+
+def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Candidate], bool] | None = None,
+          min_cosine: float | None = None) -> Verdict:
+    """Is there a sentence that answers? `restrict` limits the sentences that may (the gate of
+    an LLM answer only looks at the chunks it cites)."""
+    pool = [c for c in analysis.candidates if restrict is None or restrict(c)]
+    if not evidence:
+        return Verdict(False, None, "Nothing was retrieved for this query.", [])
+    if not analysis.terms:
+        return Verdict(False, None, "The question has no content words to look for.", [])
+    cosines = [e.result.scores.vector for e in evidence if e.result.scores.vector is not None]
+    if min_cosine is not None and cosines and max(cosines) < min_cosine:
+        return Verdict(False, None, f"Nothing retrieved is about this question (best similarity "
+                                    f"{max(cosines):.2f} < {min_cosine}).", [])
+    expects = analysis.question.expects
+    if analysis.names and not any(c.names for c in pool):
+        missing = ", ".join(analysis.names)
+        return Verdict(False, None, f"No retrieved passage mentions {missing} together with what the "
+                                    f"question asks.", [])
+    fitting = [c for c in pool if c.about and c.names and (c.typed or expects not in STRICT_TYPES)]
+    strongest = max(fitting, key=lambda c: (c.support if c.own >= MIN_OWN else 0.0, c.score), default=None)
+    have = strongest.support if strongest is not None and strongest.own >= MIN_OWN else 0.0
+    rival = None
+    if analysis.participants:
+        rival = max((c for c in pool if c.others and not c.about and c.names and c.own >= MIN_OWN),
+                    key=lambda c: c.support, default=None)
+    who = ", ".join(sorted(analysis.participants))
+    if strongest is None or have < MIN_SUPPORT[strongest.kind]:
+        if rival is not None and rival.support >= MIN_SUPPORT[rival.kind]:
+            return Verdict(False, strongest, f"The sources say this about someone other than {who}.", [])
+        need = MIN_SUPPORT[strongest.kind] if strongest else MIN_SUPPORT["prose"]
+        return Verdict(False, strongest, f"No retrieved passage says what the question asks (the best "
+                                         f"covers {have:.0%} of its terms, needs {need:.0%}).", [])
+    if rival is not None and rival.support >= have + CONTRAST:
+        return Verdict(False, strongest, f"The sources say this about someone other than {who} "
+                                         f"({rival.support:.0%} vs {have:.0%} of its terms).", [])
+    eligible = [c for c in fitting if c.own >= MIN_OWN and c.support >= MIN_SUPPORT[c.kind]]
+    eligible.sort(key=lambda c: (-c.score, c.unit.chunk, c.unit.order))
+    best = eligible[0]
+    return Verdict(True, best, None, eligible)
+
+
+def _timing(question: Question, unit: Unit, item: Evidence,
+            said_on: Callable[[Evidence, Unit], date | None] | None) -> float:
+    """Score adjustment from time: a "when did" question is answered by what happened, not by a
+    plan; one confined to a month or year by what falls in it (dated by the words' own time
+    expression, resolved against the day they were said, or by that day)."""
+    adjust = 0.0
+    if question.expects == "date" and question.wh == "when":
+        planned = bool(_PLAN.search(unit.text))
+        if planned != question.future:
+            adjust -= W_TENSE
+    year, month = question.period
+    if (year or month) and said_on is not None:
+        day = said_on(item, unit)
+        if day is not None:
+            found = resolve(unit.text, day)
+            when = found.around if found is not None else day
+            inside = (year is None or when.year == year) and (month is None or when.month == month)
+            adjust += W_PERIOD if inside else -W_PERIOD
+    return adjust
+
+
+def _header(item: Evidence) -> str:
+    meta = item.metadata
+    parts = [str(meta.get("header") or ""), str(item.result.title or "")]
+    if meta.get("path"):
+        parts.append(str(meta["path"]))
+    return " ".join(p for p in parts if p)
+
+
+def _code_prose(text: str) -> str:
+    """The words a code unit states: comments, docstrings and string literals (a literal that
+    asks a question, as tests often hold, states nothing)."""
+    pieces = []
+    for match in _CODE_PROSE.finditer(text):
+        piece = next(g for g in match.groups() if g is not None)
+        if not piece.rstrip().endswith("?"):
+            pieces.append(piece)
+    return "\n".join(pieces)
+
+
+def _normalised(text: str) -> str:
+    return " ".join("".join(ch if ch.isalnum() else " " for ch in text.lower()).split())
