@@ -8,6 +8,7 @@ and session folders, so the same line in context.json never means two different 
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Iterable
 
@@ -51,3 +52,27 @@ def exclude_spec(patterns: Iterable[str], root_abs: str) -> pathspec.GitIgnoreSp
 def is_excluded(rel: str, spec: pathspec.GitIgnoreSpec | None, *, is_dir: bool = False) -> bool:
     """Whether the root-relative POSIX path `rel` (a folder when `is_dir`) is excluded."""
     return spec is not None and spec.match_file(rel + "/" if is_dir else rel)
+
+
+def may_match_inside(patterns: Iterable[str], rel_dir: str) -> bool:
+    """Whether some positive pattern could match a path inside the root-relative folder
+    `rel_dir` (or the folder itself). Lets a walker prune a folder it would otherwise have to
+    list file by file just to find that nothing in it is wanted. Conservative: True when a
+    pattern might match (a slash-free pattern such as `*.js` matches at any depth)."""
+    parts = rel_dir.strip("/").split("/")
+    for raw in patterns:
+        pattern = raw.strip()
+        if not pattern or pattern.startswith(("#", "!")):
+            continue
+        pattern = pattern.rstrip("/")
+        if "/" not in pattern:
+            return True
+        segments = pattern.lstrip("/").split("/")
+        for i, part in enumerate(parts):
+            if i >= len(segments) or segments[i] == "**":
+                return True  # the pattern names this folder or one above it, or any depth
+            if not fnmatch.fnmatchcase(part, segments[i]):
+                break
+        else:
+            return True  # every folder matched: the pattern continues inside (or is it)
+    return False

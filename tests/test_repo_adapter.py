@@ -130,9 +130,9 @@ def test_git_repo_enumeration(git_repo: Path) -> None:
     assert reasons == {
         "docs/private": "excluded",
         "notes.tmp": "excluded",
-        "node_modules": "excluded_dir",  # tracked, still never indexed; reported once
-        "package-lock.json": "lockfile",
-        "Cargo.lock": "lockfile",
+        "node_modules": "generated",  # tracked, still not indexed by default; reported once
+        "package-lock.json": "generated",
+        "Cargo.lock": "generated",
         "image.txt": "binary",
         "nul.py": "binary",
         "latin.txt": "binary",
@@ -346,10 +346,11 @@ def test_walk_skips_always_skipped_dirs_and_excludes(tmp_path: Path) -> None:
     cands, skips = enumerate_map(root, excludes=["gen/", str(root / "deep" / "target")])
     assert set(cands) == {"keep.py", ".env.example"}
     assert skips["gen"].reason == "excluded"
-    assert skips["node_modules"].reason == "excluded_dir"
-    assert skips["deep/node_modules"].reason == "excluded_dir"
+    assert skips["node_modules"].reason == "generated"
+    assert skips["deep/node_modules"].reason == "generated"
+    assert skips[".venv"].reason == "excluded_dir"
     assert skips["pkg.egg-info"].reason == "excluded_dir"
-    assert skips["app.min.js"].reason == "minified"
+    assert skips["app.min.js"].reason == "generated"
     assert skips[".env"].reason == "secret"
     assert not any(rel.endswith("/f.py") for rel in skips)  # one entry per pruned folder
     assert "deep/.git" not in skips and "deep/.git/config" not in cands

@@ -19,44 +19,31 @@ from chinvex_adapters.repo import gitutil
 from chinvex_adapters.repo.languages import language_for
 from chinvex_adapters.repo.scan import ScanResult, ScanSpec, scan
 from chinvex_adapters.repo.textfile import read_text, replacement_warning
-from chinvex_adapters.repo.walk import Reason
+from chinvex_adapters.repo.walk import TOOL_STATE_DIRS, Reason
 
 DEFAULT_MAX_FILE_BYTES = 1_000_000
-
-LOCKFILES = frozenset(
-    {
-        "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",
-        "bun.lock", "cargo.lock", "poetry.lock", "pipfile.lock", "uv.lock", "pdm.lock",
-        "composer.lock", "gemfile.lock", "go.sum", "flake.lock", "packages.lock.json",
-        "podfile.lock", "mix.lock", "pubspec.lock", "deno.lock",
-    }
-)
-"""Machine-written dependency pins: large, repetitive, and never what a question is about."""
 
 _SECRET_NAMES = frozenset({"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".netrc", ".pgpass"})
 _SECRET_EXTENSIONS = (".pem", ".key", ".p12", ".pfx", ".keystore", ".jks")
 _ENV_TEMPLATES = (".example", ".sample", ".template", ".dist", ".defaults")
-_MINIFIED_SUFFIXES = (".min.js", ".min.css", ".min.mjs", ".js.map", ".css.map", ".mjs.map")
 
 
 def repo_name_rule(name: str) -> Reason | None:
-    """Files skipped by name alone: lock files, credentials, minified bundles."""
+    """Files skipped by name alone and never included back: likely credentials. (Lock files,
+    minified bundles and the like are `generated`, decided in `generated.py`.)"""
     lower = name.lower()
-    if lower in LOCKFILES:
-        return "lockfile", "dependency lock file"
     if (
         lower in _SECRET_NAMES
         or lower.endswith(_SECRET_EXTENSIONS)
         or ((lower == ".env" or lower.startswith(".env.")) and not lower.endswith(_ENV_TEMPLATES))
     ):
         return "secret", "likely credentials (keys, .env); never indexed"
-    if lower.endswith(_MINIFIED_SUFFIXES):
-        return "minified", "minified bundle or source map"
     return None
 
 
 REPO_SCAN = ScanSpec(
-    source_type="repo", adapter="repo", kind="repository", use_git=True, name_rule=repo_name_rule
+    source_type="repo", adapter="repo", kind="repository", use_git=True, name_rule=repo_name_rule,
+    skip_dirs=TOOL_STATE_DIRS, detect_generated=True,
 )
 
 

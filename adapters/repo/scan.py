@@ -1,8 +1,10 @@
 """Enumeration shared by the file-based adapters: list (git or walk), then screen each file
-(symlinks, size, emptiness, binary content) into a candidate or a skip with a reason.
+(symlinks, size, emptiness, binary content, generated or data files) into a candidate or a skip
+with a reason.
 
 The order of checks keeps the common case cheap: name rules first, then the size from the
-one `lstat` the listing already made, and only then the first 8 KB of content.
+one `lstat` the listing already made, and only then the first 8 KB of content (64 KB when
+those end inside one long line and the generated-file rules need to see further).
 """
 
 from __future__ import annotations
@@ -14,10 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chinvex.excludes import compile_patterns, relative_excludes
+import pathspec
+
+from chinvex.excludes import compile_patterns, may_match_inside, relative_excludes
 from chinvex.sources import AdapterOptions, SkippedSource, SourceCandidate, SourceError
-from chinvex_adapters.repo import gitutil
-from chinvex_adapters.repo.sniff import binary_by_name, sniff_file
+from chinvex_adapters.repo import generated, gitutil
+from chinvex_adapters.repo.generated import GENERATED
+from chinvex_adapters.repo.sniff import (
+    SNIFF_BYTES,
+    Verdict,
+    binary_by_name,
+    read_head,
+    sniff_bytes,
+)
 from chinvex_adapters.repo.walk import (
     ALWAYS_SKIP_DIRS,
     VCS_DIRS,
@@ -41,6 +52,34 @@ class ScanSpec:
     name_rule: NameRule | None = None
     skip_dirs: frozenset[str] = ALWAYS_SKIP_DIRS
     skip_hidden: bool = False
+    detect_generated: bool = False
+    """Skip generated, vendored and data files (reason `generated`) unless the context's
+    `include_generated` globs match them; vendored folders are then judged here, not by
+    `skip_dirs`."""
+
+
+INCLUDE_GENERATED = "include_generated"
+"""The context.json key (in `AdapterOptions.settings`) listing generated files to index anyway."""
+
+
+@dataclass(frozen=True)
+class IncludeBack:
+    """A context's `include_generated` globs, for one root (gitignore syntax, like excludes):
+    what they match is screened like any other file."""
+
+    spec: pathspec.GitIgnoreSpec | None
+    patterns: tuple[str, ...]
+
+    def includes(self, rel: str) -> bool:
+        return self.spec is not None and self.spec.match_file(rel)
+
+    def dir_rule(self, rel: str, name: str) -> Reason | None:
+        """A vendored folder is pruned and reported once, unless a glob may reach inside it:
+        then it is listed and each file judged on its own."""
+        folder = generated.vendored_folder(rel)
+        if folder is None or (self.spec is not None and may_match_inside(self.patterns, rel)):
+            return None
+        return GENERATED, generated.vendored_detail(folder)
 
 
 @dataclass
@@ -77,7 +116,9 @@ def scan(
     for pattern in bad:
         result.notices.append(SkippedSource(root_abs, spec.source_type, "invalid_pattern",
                                             f"exclude pattern {pattern!r} is malformed and was ignored"))
-    flt = PathFilter(excludes, skip_dirs=spec.skip_dirs, skip_hidden=spec.skip_hidden)
+    include = _include_back(options, root_abs, spec, result) if spec.detect_generated else None
+    flt = PathFilter(excludes, skip_dirs=spec.skip_dirs, skip_hidden=spec.skip_hidden,
+                     dir_rule=include.dir_rule if include is not None else None)
 
     listing = _listing(root_abs, flt, spec, result)
 
@@ -91,11 +132,25 @@ def scan(
             item.source_uri = safe_text(item.source_uri)
             keyed.append((key, item))
             continue
-        keyed.append((item.rel, screen(item, root_abs, root_real, options, spec, extra_base)))
+        keyed.append((item.rel, screen(item, root_abs, root_real, options, spec, extra_base,
+                                       include=include)))
     keyed.sort(key=lambda pair: pair[0])
     yield from result.notices
     for _, item in keyed:
         yield item
+
+
+def _include_back(
+    options: AdapterOptions, root_abs: str, spec: ScanSpec, result: ScanResult
+) -> IncludeBack:
+    raw = options.settings.get(INCLUDE_GENERATED) or []
+    patterns = relative_excludes([p for p in raw if isinstance(p, str)], root_abs)
+    compiled, bad = compile_patterns(patterns)
+    for pattern in bad:
+        result.notices.append(SkippedSource(
+            root_abs, spec.source_type, "invalid_pattern",
+            f"include_generated pattern {pattern!r} is malformed and was ignored"))
+    return IncludeBack(compiled, tuple(p for p in patterns if p not in bad))
 
 
 def _listing(
@@ -150,8 +205,11 @@ def screen(
     options: AdapterOptions,
     spec: ScanSpec,
     extra_base: dict[str, Any],
+    *,
+    include: IncludeBack | None = None,
 ) -> SourceCandidate | SkippedSource:
-    """Candidate or skip for one listed file; reads at most 8 KB of it."""
+    """Candidate or skip for one listed file; reads at most 8 KB of it (64 KB for a file whose
+    first 8 KB are inside one long line, when generated files are detected)."""
     name = found.rel.rpartition("/")[2]
     if safe_text(found.rel) != found.rel:
         return _skip(found, spec, "undecodable_name", "the path is not valid UTF-8")
@@ -166,6 +224,11 @@ def screen(
         rule = spec.name_rule(name)
         if rule is not None:
             return _skip(found, spec, *rule)
+    judge_generated = include is not None and not include.includes(found.rel)
+    if judge_generated:
+        by_path = generated.by_path(found.rel)
+        if by_path is not None:
+            return _skip(found, spec, GENERATED, by_path)
     size = st.st_size
     if size == 0:
         return _skip(found, spec, "empty", "empty file")
@@ -176,13 +239,18 @@ def screen(
     if by_name is not None:
         return _skip(found, spec, "binary", by_name)
     try:
-        verdict = sniff_file(found.abspath, size)
+        sample = read_head(found.abspath, SNIFF_BYTES)
+        complete = len(sample) < SNIFF_BYTES or size <= SNIFF_BYTES
+        verdict = sniff_bytes(sample, complete=complete)
+        if verdict.binary:
+            return _skip(found, spec, "binary", verdict.detail)
+        by_content = _content_rule(found, sample, verdict, size) if judge_generated else None
     except FileNotFoundError:
         return _skip(found, spec, "vanished", "deleted while the folder was being scanned")
     except OSError as exc:
         return _skip(found, spec, "unreadable", exc.strerror or str(exc))
-    if verdict.binary:
-        return _skip(found, spec, "binary", verdict.detail)
+    if by_content is not None:
+        return _skip(found, spec, GENERATED, by_content)
     extra = dict(extra_base)
     extra["path"] = found.rel
     if verdict.encoding != "utf-8":
@@ -197,6 +265,18 @@ def screen(
         mtime_ns=st.st_mtime_ns,
         extra=extra,
     )
+
+
+def _content_rule(found: FoundFile, sample: bytes, verdict: Verdict, size: int) -> str | None:
+    """The generated/data rule the file's first bytes decide, if any (OSError propagates)."""
+    text = sample.decode(verdict.encoding, "replace")
+    if len(sample) >= SNIFF_BYTES and generated.wants_more(text, size):
+        sample = read_head(found.abspath, generated.EXTENDED_SAMPLE_BYTES)
+        text = sample.decode(verdict.encoding, "replace")
+    complete = len(sample) >= size
+    name = found.rel.rpartition("/")[2]
+    return generated.by_content(text, name=name, size=size, complete=complete,
+                                sample_bytes=len(sample))
 
 
 def _symlink_skip(found: FoundFile, root_real: str, spec: ScanSpec) -> SkippedSource:

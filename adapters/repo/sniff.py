@@ -185,11 +185,19 @@ def _looks_binary(sample: bytes, complete: bool) -> bool:
     return b"\x00" in sample or count_invalid_utf8(sample, final=complete) > 0
 
 
-def sniff_file(path: str | os.PathLike[str], size: int) -> Verdict:
-    """Read at most SNIFF_BYTES of `path` and classify them. OSError propagates."""
+def read_head(path: str | os.PathLike[str], limit: int = SNIFF_BYTES) -> bytes:
+    """At most the first `limit` bytes of `path` (fewer only at the end of the file).
+    OSError propagates."""
     fd = os.open(path, OPEN_FLAGS)
     try:
-        sample = os.read(fd, SNIFF_BYTES)
+        chunks: list[bytes] = []
+        remaining = limit
+        while remaining > 0:
+            data = os.read(fd, remaining)
+            chunks.append(data)
+            if len(data) < remaining:  # end of file (a regular file is never read short)
+                break
+            remaining -= len(data)
+        return b"".join(chunks)
     finally:
         os.close(fd)
-    return sniff_bytes(sample, complete=len(sample) < SNIFF_BYTES or size <= SNIFF_BYTES)

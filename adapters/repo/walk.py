@@ -10,27 +10,34 @@ Directories that are pruned are reported once, not once per file inside them, so
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pathspec
 
 from chinvex.excludes import compile_patterns
 from chinvex.sources import SkippedSource
+from chinvex_adapters.repo.generated import VENDORED_DIRS
 
-ALWAYS_SKIP_DIRS = frozenset(
+TOOL_STATE_DIRS = frozenset(
     {
-        ".git", ".hg", ".svn", "node_modules", "dist", "build", ".venv", "venv",
-        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox",
-        "target", ".next", ".nuxt", ".cache", ".eggs", ".gradle", ".terraform",
+        ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache",
+        ".ruff_cache", ".tox", ".nox", ".cache", ".eggs", ".gradle", ".terraform",
     }
 )
-"""Generated, vendored or tool-state directories: noise for retrieval, often huge."""
+"""Version control, environments and tool caches: never content, whatever a context says."""
+
+ALWAYS_SKIP_DIRS = TOOL_STATE_DIRS | VENDORED_DIRS
+"""What a walker without generated-file detection prunes (the notes adapter): tool state plus
+vendored and build folders. The repo adapter prunes tool state here and reports vendored
+folders as `generated` (which a context can include back)."""
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 """Version-control state: pruned silently, as git itself never lists its own folder."""
 
 Reason = tuple[str, str]  # (reason code, one-line detail)
+DirRule = Callable[[str, str], Reason | None]
+"""An extra verdict on a folder (root-relative path, name), asked after the built-in ones."""
 
 
 @dataclass(frozen=True)
@@ -49,11 +56,13 @@ class PathFilter:
         skip_dirs: frozenset[str] = ALWAYS_SKIP_DIRS,
         skip_hidden: bool = False,
         skip_dir_suffixes: tuple[str, ...] = (".egg-info",),
+        dir_rule: DirRule | None = None,
     ) -> None:
         self.excludes = excludes
         self.skip_dirs = skip_dirs
         self.skip_hidden = skip_hidden
         self.skip_dir_suffixes = skip_dir_suffixes
+        self.dir_rule = dir_rule
 
     def _excluded(self, path: str) -> Reason | None:
         if self.excludes is None:
@@ -69,7 +78,10 @@ class PathFilter:
             return "excluded_dir", f"{name}/ is never indexed"
         if self.skip_hidden and name.startswith("."):
             return "hidden", f"hidden folder {name}/"
-        return self._excluded(rel + "/")
+        excluded = self._excluded(rel + "/")
+        if excluded is not None or self.dir_rule is None:
+            return excluded
+        return self.dir_rule(rel, name)
 
     def file_reason(self, rel: str, name: str) -> Reason | None:
         if self.skip_hidden and name.startswith("."):

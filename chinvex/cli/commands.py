@@ -42,7 +42,6 @@ def ingest(
 
         s = summary.sources
         c = summary.chunks
-        skipped = ", ".join(f"{n} {r}" for r, n in s.skipped.items())
         lines = [
             f"{summary.context}: {s.indexed} ingested, {s.unchanged} unchanged, "
             f"{s.refreshed} touched, {s.removed} removed, {s.errors} errors "
@@ -50,8 +49,9 @@ def ingest(
             f"chunks: {c.get('written', 0)} new, {c.get('deleted', 0)} deleted, "
             f"{c.get('embedded', 0)} embedded, {c.get('reused', 0)} reused vectors",
         ]
-        if skipped:
-            lines.append(f"not indexed: {skipped}")
+        from chinvex.ingest.summary import skip_lines
+
+        lines.extend(skip_lines(s.skipped))
         if summary.paths:
             from collections import Counter
 
@@ -61,6 +61,10 @@ def ingest(
                 for uri, info in sorted(summary.paths.items()):
                     reason = f" ({info['reason']})" if isinstance(info, dict) and info.get("reason") else ""
                     lines.append(f"  {fmt.text(info.get('path') if isinstance(info, dict) else info)}: {uri}{reason}")
+        for root, info in sorted(summary.readers.items()):
+            if verbose or info.get("stopped"):
+                stopped = f"; stopped mid-run: {info['stopped']}" if info.get("stopped") else ""
+                lines.append(f"codex reader for {root}: {info.get('reader')} ({info.get('why')}){stopped}")
         if summary.redactions:
             lines.append("secrets redacted: " + ", ".join(f"{n} {k}" for k, n in summary.redactions.items()))
         for warning in summary.warnings[:20]:

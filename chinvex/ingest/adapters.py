@@ -17,8 +17,8 @@ BUILTIN: dict[str, tuple[str, str | None]] = {
     "notes": ("chinvex_adapters.notes.adapter:NotesAdapter", "note_roots"),
     "chat_export": ("chinvex_adapters.chat_export.adapter:ChatExportAdapter", "chat_roots"),
     # Codex: the app-server adapter enumerates the roots (listing threads through
-    # `codex app-server`, or walking the files when it is unavailable) and hands legacy threads
-    # and unlisted rollout files to cx_sessions_jsonl, which stays registered to parse them.
+    # `codex app-server`, or walking the files without it) and owns every Codex source; it
+    # reads rollout files through cx_sessions_jsonl, which stays registered for direct use.
     "cx_appserver": (
         "chinvex_adapters.cx_appserver.adapter:CodexAppServerAdapter", "codex_session_roots"
     ),

@@ -225,6 +225,7 @@ class _Run:
             for uri, message in report.get("errors") or ():
                 self.summary.errors.append(SourceMessage(source_uri=uri, adapter=name, message=message))
             self.adapter_counts.setdefault(name, Counter()).update(report.get("counts") or {})
+            self.summary.readers.update(report.get("readers") or {})
             if self.options.verbose:
                 self.summary.paths.update(report.get("paths") or {})
         self.summary.warnings[0:0] = notes
@@ -303,10 +304,10 @@ class _Run:
                     roots.append(_Root(include_key=key, root=str(root), adapter=name))
         return roots
 
-    def _enumerate(self) -> tuple[list[_Root], list[_Work], set[str]]:
+    def _enumerate(self) -> tuple[list[_Root], list[_Work], dict[str, str]]:
         roots = self._roots()
         chosen: dict[str, tuple[int, _Work]] = {}
-        skipped_uris: set[str] = set()
+        skipped_uris: dict[str, str] = {}  # uri -> skip reason
         for order, root in enumerate(roots):
             self.root_adapters.add(root.adapter)
             try:
@@ -329,7 +330,7 @@ class _Run:
                     continue
                 if isinstance(item, SkippedSource):
                     self.skipped[item.reason] += 1
-                    skipped_uris.add(item.source_uri)
+                    skipped_uris[item.source_uri] = item.reason
                     self._decide_log(item.source_uri, root.adapter, "excluded", item.reason, item.detail)
                     continue
                 previous = chosen.get(item.source_uri)
@@ -340,7 +341,7 @@ class _Run:
                     chosen[item.source_uri] = (depth, _Work(item, item.adapter or root.adapter))
         work = [w for _, w in chosen.values()]
         self.summary.sources.scanned = len(work)
-        return roots, work, skipped_uris - set(chosen)
+        return roots, work, {uri: why for uri, why in skipped_uris.items() if uri not in chosen}
 
     # -- one source -------------------------------------------------------------------------
 
@@ -487,7 +488,7 @@ class _Run:
 
     # -- removal ----------------------------------------------------------------------------
 
-    def _remove_vanished(self, roots: list[_Root], seen: set[str], skipped: set[str]) -> None:
+    def _remove_vanished(self, roots: list[_Root], seen: set[str], skipped: dict[str, str]) -> None:
         """Sources no longer found (deleted, excluded, or whose root left the context) leave
         both stores — except under a root that could not be listed this time (an unmounted
         disk must not wipe an index) or when reported unreadable.
@@ -566,23 +567,24 @@ class _Run:
             self.options.progress.decision(decision)
 
 
-def _removal_reason(uri: str, skipped: set[str]) -> str:
+def _removal_reason(uri: str, skipped: dict[str, str]) -> str:
     """Why a source leaves the index: `excluded` when it, or a folder above it, was skipped by a
     rule this run (an exclude glob added to context.json reports a matching folder once, not
-    each file in it), else `vanished`. Walks up the path: O(depth), whatever the number of
-    skipped entries."""
-    if uri in skipped:
-        return "excluded"
-    if removal._is_path(uri):
+    each file in it) — `generated` when that rule was the generated/data-file one, so the user
+    sees why a file they never excluded left — else `vanished`. Walks up the path: O(depth),
+    whatever the number of skipped entries."""
+    why = skipped.get(uri)
+    if why is None and removal._is_path(uri):
         current = uri
-        while True:
+        while why is None:
             parent = os.path.dirname(current)
             if parent == current or not parent:
                 break
-            if parent in skipped:
-                return "excluded"
+            why = skipped.get(parent)
             current = parent
-    return "vanished"
+    if why is None:
+        return "vanished"
+    return "generated" if why == "generated" else "excluded"
 
 
 class _NeedFullParse(Exception):

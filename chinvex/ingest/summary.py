@@ -51,7 +51,30 @@ class IngestSummary(BaseModel):
     warnings: list[SourceMessage] = Field(default_factory=list)
     decisions: list[Decision] = Field(default_factory=list)
     paths: dict[str, Any] = Field(default_factory=dict, description="Which path each Codex thread took.")
+    readers: dict[str, Any] = Field(default_factory=dict, description=(
+        "Which reader read each Codex sessions root and why: root -> {reader: app-server|jsonl, why, "
+        "mode, codex_home, stopped?}."))
 
     @property
     def ok(self) -> bool:
         return not self.errors
+
+
+GENERATED_SKIP = "generated"
+"""The skip reason of generated, vendored and data files (`adapters/repo/generated.py`)."""
+
+
+def skip_lines(skipped: dict[str, int]) -> list[str]:
+    """The human summary's lines about files not indexed. Generated/data files get a sentence
+    of their own: they are the skips a user may want back (`include_generated`), and a count
+    hidden among "binary" and "empty" would not say so."""
+    lines: list[str] = []
+    generated = skipped.get(GENERATED_SKIP, 0)
+    if generated:
+        noun = "file" if generated == 1 else "files"
+        lines.append(f"skipped {generated} generated/data {noun} (listed by ingest --verbose; "
+                     "context.json include_generated indexes them)")
+    rest = ", ".join(f"{n} {reason}" for reason, n in skipped.items() if reason != GENERATED_SKIP)
+    if rest:
+        lines.append(f"not indexed: {rest}")
+    return lines

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chinvex.models.documents import DEFAULT_WEIGHTS
 
@@ -48,12 +48,55 @@ class EmbeddingConfig(_Open):
     host: str | None = None
 
 
+CodexReaderMode = Literal["auto", "on", "off"]
+
+
 class CodexAppServerConfig(_Open):
-    enabled: bool = True
+    """How Codex threads are read: through `codex app-server` or from the rollout files alone.
+
+    `auto` uses the server only when its executable is there, so a machine without Codex reads
+    the rollout files without a warning; `on` insists (a server that cannot start is warned
+    about); `off` never starts it. The key `enabled` predates `mode` and keeps its meaning in
+    files that have it and no `mode`: false = off, true = on."""
+
+    mode: CodexReaderMode | None = Field(
+        default=None,
+        description="auto (the default, also when null): the app-server when command[0] (or "
+        "CHINVEX_CODEX_BIN) exists, else the rollout files, without a warning; on: the app-server "
+        "(a warning when it cannot start); off: the rollout files only.",
+    )
+    enabled: bool | None = Field(
+        default=None, description="Before `mode`: false = off, true = on (used when `mode` is not set)."
+    )
     command: list[str] = Field(default_factory=lambda: ["codex", "app-server"])
     include_subagents: bool = False
     include_archived: bool = False
     timeout_s: float = 30.0
+
+    # Unset is None rather than a default value: the pipeline hands adapters a full dump of the
+    # config, in which a defaulted "auto" could not be told from one the user wrote.
+    @model_validator(mode="after")
+    def _enabled_agrees_with_mode(self) -> "CodexAppServerConfig":
+        if self.enabled is not None and self.mode is not None and self.enabled != (self.mode != "off"):
+            raise ValueError(f"enabled {str(self.enabled).lower()} contradicts mode {self.mode!r}; "
+                             "keep only mode")
+        return self
+
+    @property
+    def effective_mode(self) -> CodexReaderMode:
+        """`mode`; else what the older `enabled` key says; else auto."""
+        if self.mode is not None:
+            return self.mode
+        if self.enabled is not None:
+            return "on" if self.enabled else "off"
+        return "auto"
+
+    @property
+    def mode_source(self) -> str:
+        """The setting the effective mode comes from, as a user would write it (for messages)."""
+        if self.mode is None and self.enabled is not None:
+            return f"codex_appserver.enabled is {str(self.enabled).lower()}"
+        return f"codex_appserver.mode is {self.effective_mode}"
 
 
 class RedactionConfig(_Open):
@@ -77,6 +120,14 @@ class ContextConfig(_Open):
     aliases: list[str] = Field(default_factory=list)
     includes: Includes = Field(default_factory=Includes)
     excludes: list[str] = Field(default_factory=list, description="Glob patterns never indexed.")
+    include_generated: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Gitignore-style globs, relative to each repo root, of generated, vendored or data "
+            "files to index anyway (lock files, minified bundles, vendor/, large JSON/CSV...); "
+            "skipped by default. [\"**\"] includes them all."
+        ),
+    )
     index: IndexConfig
     weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     embedding: EmbeddingConfig | None = None
