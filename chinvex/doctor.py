@@ -39,7 +39,7 @@ STALE_SAMPLE = 24
 STALE_COSINE = 0.98
 """The same text embeds to cosine ~1.0 (0.999+ across batch shapes); a changed header drops it
 to ~0.9."""
-SINGLE_DOCUMENT_ADAPTERS = frozenset({"repo", "notes", "cx_sessions_jsonl"})
+SINGLE_DOCUMENT_ADAPTERS = frozenset({"repo", "notes", "cx_sessions_jsonl", "cx_appserver"})
 """Adapters that turn every source they accept into exactly one document (or raise). The others
 may legitimately produce none: an export without conversations, a transcript with no turn yet."""
 

@@ -87,6 +87,10 @@ def format_stats(data: dict[str, Any]) -> str:
             f"last ingest: {fmt.when(run.get('started_at'), missing=fmt.MISSING)} {run.get('status') or fmt.MISSING}"
             f"{took} ({sources.get('indexed', 0)} ingested, {sources.get('errors', 0)} errors)"
         )
+        for root, info in sorted(((run.get("stats") or {}).get("readers") or {}).items()):
+            stopped = "; stopped mid-run" if info.get("stopped") else ""
+            lines.append(f"codex sessions {escape(root)}: read by {escape(str(info.get('reader')))} "
+                         f"({escape(str(info.get('why')))}){stopped}")
     else:
         lines.append("last ingest: never")
     failing = (data.get("fingerprints") or {}).get("error")

@@ -57,11 +57,11 @@ from chinvex_adapters.cx_appserver.adapter import AppServerSettings, CodexAppSer
 from chinvex_adapters.cx_appserver.source import AppServerSource, client_factory_from
 from chinvex_adapters.cx_sessions_jsonl import CodexRolloutAdapter
 from chinvex_adapters.cx_sessions_jsonl.reader import open_stream
-from conftest import CliResult, assert_no_traceback, run_cli
+from conftest import FIXTURES, CliResult, assert_no_traceback, run_cli
 from test_cx_appserver_live import record_paginated_thread, squash_ws, turn_kind
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-ROLLOUTS = REPO_ROOT.parent / "shared" / "fixtures" / "codex-rollout"
+ROLLOUTS = FIXTURES / "codex-rollout"
 INSTALL_SCRIPT = REPO_ROOT / "scripts" / "install-codex.sh"
 VERSION = "0.169.0"
 TRIPLE = "x86_64-unknown-linux-musl"
@@ -76,8 +76,6 @@ CODEMIE_ID = "019e1695-0522-7c83-8b39-0dd379793f80"
 LOCALPUSH_IDS = ("019c8a4d-8f45-7010-8b5d-7fad920aa6f9", "019c8a70-dda7-7f33-98ea-f30553347322",
                  "019c8bfe-ec25-79e0-97d7-bda6a9c575ff")
 UNLISTED_IDS = {CRLF_ID, ERA_B_ID}  # CRLF and pre-envelope files: 0.169.0 does not list them
-
-pytestmark = pytest.mark.skipif(not ROLLOUTS.is_dir(), reason="shared fixtures not present")
 
 
 # -- the binary ---------------------------------------------------------------------------------
@@ -330,7 +328,7 @@ def test_registration() -> None:
     app = registered_adapter("cx_appserver")
     assert isinstance(app, CodexAppServerAdapter) and isinstance(app, Adapter)
     assert (app.name, app.source_type, app.parser_version, app.include_key) == (
-        "cx_appserver", "codex_session", "cx_appserver_v1", "codex_session_roots")
+        "cx_appserver", "codex_session", "cx_appserver_v1+cx_sessions_jsonl_v1", "codex_session_roots")
     assert type(registered_adapter("cx_sessions_jsonl")) is CodexRolloutAdapter  # still parses
 
 
@@ -382,13 +380,17 @@ def test_routing_by_history_mode(codex_bin, tmp_path: Path) -> None:
     adapter, options, items = _enumerate(home, {}, codex_bin)
     candidates = [i for i in items if isinstance(i, SourceCandidate)]
     by_thread = {c.thread_id: c for c in candidates}
-    # one app-server candidate: the paginated thread, fingerprinted by updatedAt, no path
-    server = [c for c in candidates if c.adapter == "cx_appserver"]
+    # Every candidate is the composite adapter's and is keyed by its rollout file, whichever
+    # reader reads it: the identity of a thread must not change with its reader.
+    assert {c.adapter for c in candidates} == {"cx_appserver"}
+    assert sorted(c.source_uri for c in candidates) == sorted(str(p) for p in rollout_files(home))
+    assert all(c.path is not None and c.size_bytes is not None for c in candidates)
+    # one thread read through the server: the paginated one (its updatedAt kept for information)
+    server = [c for c in candidates if c.extra["reader"] == "app-server"]
     assert [c.thread_id for c in server] == [PAGINATED_ID]
-    assert server[0].source_uri == f"codex://thread/{PAGINATED_ID}"
-    assert server[0].path is None and server[0].thread_updated_at.endswith("Z")
-    # everything else is a rollout file for the JSONL parser, each file exactly once
-    files = [c for c in candidates if c.adapter == "cx_sessions_jsonl"]
+    assert server[0].thread_updated_at.endswith("Z")
+    # everything else is read by the rollout parser, each file exactly once
+    files = [c for c in candidates if c.extra["reader"] == "rollout"]
     assert sorted(str(c.path) for c in files) == sorted(
         str(p) for p in rollout_files(home) if PAGINATED_ID not in p.name)
     assert by_thread[LEGACY_ID].extra["listed_by_appserver"] is True
@@ -400,14 +402,16 @@ def test_routing_by_history_mode(codex_bin, tmp_path: Path) -> None:
     assert report["counts"]["threads_appserver"] == 1
     assert report["counts"]["rollout_files_not_listed"] == 2
     assert report["warnings"] == []
+    assert report["readers"] == {str(home): {"reader": "app-server", "why": f"{codex_bin} found (mode auto)",
+                                             "mode": "auto", "codex_home": str(home)}}
     assert adapter.end_run(options) is None  # the children are stopped once
 
 
 def test_legacy_read_appserver_routes_every_listed_thread_to_the_server(codex_bin, tmp_path: Path) -> None:
     home = seed_home(tmp_path / ".codex", with_codemie=False)
     adapter, options, items = _enumerate(home, {"legacy_read": "appserver"}, codex_bin)
-    server = {c.thread_id for c in items if isinstance(c, SourceCandidate) and c.adapter == "cx_appserver"}
-    files = {c.thread_id for c in items if isinstance(c, SourceCandidate) and c.adapter == "cx_sessions_jsonl"}
+    server = {c.thread_id for c in items if isinstance(c, SourceCandidate) and c.extra["reader"] == "app-server"}
+    files = {c.thread_id for c in items if isinstance(c, SourceCandidate) and c.extra["reader"] == "rollout"}
     assert server == listed_ids(codex_bin, home)
     assert files == UNLISTED_IDS
     adapter.end_run(options)
@@ -417,7 +421,7 @@ def test_sessions_root_excludes_and_disabled(codex_bin, tmp_path: Path) -> None:
     home = seed_home(tmp_path / ".codex", with_codemie=False)
     # A root named `sessions` is read through its parent CODEX_HOME.
     adapter, options, items = _enumerate(home / "sessions", {}, codex_bin)
-    assert [c.thread_id for c in items if isinstance(c, SourceCandidate) and c.adapter == "cx_appserver"] \
+    assert [c.thread_id for c in items if isinstance(c, SourceCandidate) and c.extra["reader"] == "app-server"] \
         == [PAGINATED_ID]
     assert adapter.end_run(options)["counts"]["threads_listed"] == 7
     # Excluded files stay excluded even when the server lists their thread.
@@ -425,18 +429,95 @@ def test_sessions_root_excludes_and_disabled(codex_bin, tmp_path: Path) -> None:
     threads = {c.thread_id for c in items if isinstance(c, SourceCandidate)}
     assert PAGINATED_ID not in threads and LEGACY_ID not in threads and TRUNCATED_ID not in threads
     assert adapter.end_run(options)["counts"]["threads_excluded"] == 3
-    # Disabled: plain rollout reading, no server, and no warning (it was asked for).
-    adapter, options, items = _enumerate(home, {"enabled": False, "command": ["/nonexistent/codex"]})
-    assert {c.adapter for c in items if isinstance(c, SourceCandidate)} == {"cx_sessions_jsonl"}
-    report = adapter.end_run(options)
-    assert report["warnings"] == []
-    assert {p["reason"] for p in report["paths"].values()} == {"codex_appserver.enabled is false"}
+    # A folder exclude: the walk does not enter the folder, and the threads the server lists
+    # there stay out too (as they would without the server).
+    adapter, options, items = _enumerate(home, {}, codex_bin, excludes=["sessions/2026/11/"])
+    threads = {c.thread_id for c in items if isinstance(c, SourceCandidate)}
+    assert not threads & {PAGINATED_ID, LEGACY_ID, TRUNCATED_ID, ZST_ID}, threads
+    assert adapter.end_run(options)["counts"]["threads_excluded"] == 4
+    # Disabled, by the old key or by mode: plain rollout reading, no server, no warning (it
+    # was asked for), and the same candidates as with the server.
+    for block, why in (({"enabled": False}, "codex_appserver.enabled is false"),
+                       ({"mode": "off"}, "codex_appserver.mode is off")):
+        adapter, options, items = _enumerate(home, {**block, "command": ["/nonexistent/codex"]})
+        assert {(c.adapter, c.extra["reader"]) for c in items if isinstance(c, SourceCandidate)} == {
+            ("cx_appserver", "rollout")}
+        assert sorted(c.source_uri for c in items if isinstance(c, SourceCandidate)) == sorted(
+            str(p) for p in rollout_files(home))
+        report = adapter.end_run(options)
+        assert report["warnings"] == []
+        assert {p["reason"] for p in report["paths"].values()} == {why}
+        assert report["readers"][str(home)] == {"reader": "jsonl", "why": why, "mode": "off",
+                                                "codex_home": str(home)}
+
+
+def test_auto_without_the_binary_reads_rollout_files_without_a_warning(tmp_path: Path) -> None:
+    home = seed_home(tmp_path / ".codex", with_codemie=False)
+    for command, why in ((["/nonexistent/bin/codex", "app-server"], "/nonexistent/bin/codex not found (mode auto)"),
+                         (["codex-not-installed-here", "app-server"], "codex-not-installed-here not on PATH (mode auto)")):
+        adapter, options, items = _enumerate(home, {"command": command})
+        assert {(c.adapter, c.extra["reader"]) for c in items if isinstance(c, SourceCandidate)} == {
+            ("cx_appserver", "rollout")}
+        report = adapter.end_run(options)
+        assert report["warnings"] == [] and report["errors"] == []
+        assert report["readers"] == {str(home): {"reader": "jsonl", "why": why, "mode": "auto",
+                                                 "codex_home": str(home)}}
+        assert {p["reason"] for p in report["paths"].values()} == {why}
+
+
+def test_reader_choice_and_the_enabled_key(tmp_path: Path) -> None:
+    from chinvex.models import CodexAppServerConfig
+    from chinvex_adapters.cx_appserver.adapter import choose_reader
+
+    home = tmp_path / ".codex"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "codex"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+
+    def choice(block: dict, search_path: str = str(bin_dir), binary: str | None = None, at: Path | None = home):
+        settings = AppServerSettings(CodexAppServerConfig.model_validate(block), binary=binary)
+        made = choose_reader(settings, at, search_path)
+        return made.reader, made.why
+
+    assert choice({}) == ("app-server", f"codex found at {fake} (mode auto)")
+    assert choice({}, search_path=str(tmp_path / "empty")) == ("jsonl", "codex not on PATH (mode auto)")
+    assert choice({}, search_path=str(tmp_path / "empty"), binary=str(fake)) == ("app-server", f"{fake} found (mode auto)")
+    assert choice({"mode": "on"}, search_path=str(tmp_path / "empty")) == ("app-server", "codex_appserver.mode is on")
+    assert choice({"mode": "off"}) == ("jsonl", "codex_appserver.mode is off")
+    assert choice({"enabled": True}, search_path="") == ("app-server", "codex_appserver.enabled is true")
+    assert choice({"enabled": False}) == ("jsonl", "codex_appserver.enabled is false")
+    assert choice({"enabled": True, "mode": "auto"}) == ("app-server", f"codex found at {fake} (mode auto)")
+    assert choice({}, at=None) == ("jsonl", "not a CODEX_HOME (no sessions/ or archived_sessions/ folder)")
+    for block in ({"enabled": False, "mode": "on"}, {"enabled": True, "mode": "off"}):
+        with pytest.raises(ValueError, match="contradicts mode"):
+            CodexAppServerConfig.model_validate(block)
+    with pytest.raises(ValueError, match="mode"):
+        CodexAppServerConfig.model_validate({"mode": "sometimes"})
+
+
+@pytest.mark.parametrize(("block", "says"), [
+    ({"mode": "sometimes"}, "invalid field 'codex_appserver.mode': Input should be 'auto', 'on' or 'off'"),
+    ({"mode": "on", "enabled": False}, "enabled false contradicts mode 'on'; keep only mode"),
+])
+def test_a_bad_mode_is_a_one_line_config_error(tmp_path: Path, block: dict, says: str) -> None:
+    home = tmp_path / ".codex"
+    (home / "sessions").mkdir(parents=True)
+    chinvex_home = tmp_path / "chinvex"
+    create_context(chinvex_home, "Bad", home, block)
+    result = run_cli("ingest", "--context", "Bad", env={"CHINVEX_HOME": str(chinvex_home)})
+    assert_no_traceback(result)
+    assert result.code == 2, result
+    [line] = result.stderr.strip().splitlines()
+    assert str(chinvex_home / "contexts" / "Bad" / "context.json") in line and says in line, line
 
 
 def test_unavailable_server_one_warning_per_root(tmp_path: Path) -> None:
     home = seed_home(tmp_path / ".codex", with_codemie=False)
-    adapter, options, items = _enumerate(home, {"command": ["/nonexistent/bin/codex", "app-server"]})
-    assert {c.adapter for c in items if isinstance(c, SourceCandidate)} == {"cx_sessions_jsonl"}
+    adapter, options, items = _enumerate(home, {"mode": "on", "command": ["/nonexistent/bin/codex", "app-server"]})
+    assert {(c.adapter, c.extra["reader"]) for c in items if isinstance(c, SourceCandidate)} == {
+        ("cx_appserver", "rollout")}
     assert sorted(str(c.path) for c in items if isinstance(c, SourceCandidate)) == \
         sorted(str(p) for p in rollout_files(home))
     report = adapter.end_run(options)
@@ -444,6 +525,8 @@ def test_unavailable_server_one_warning_per_root(tmp_path: Path) -> None:
                                    "/nonexistent/bin/codex; run scripts/install-codex.sh or fix "
                                    "codex_appserver.command); reading rollout files directly")]
     assert {p["path"] for p in report["paths"].values()} == {"rollout"}
+    assert report["readers"][str(home)]["reader"] == "jsonl"
+    assert report["readers"][str(home)]["why"].startswith("codex app-server unavailable (codex binary not found")
 
 
 def test_fallback_without_a_rollout_file_is_a_clear_source_error(codex_bin, tmp_path: Path) -> None:
@@ -451,8 +534,8 @@ def test_fallback_without_a_rollout_file_is_a_clear_source_error(codex_bin, tmp_
 
     home = seed_home(tmp_path / ".codex", with_codemie=False)
     adapter, options, items = _enumerate(home, {}, codex_bin)
-    (paginated,) = [c for c in items if isinstance(c, SourceCandidate) and c.adapter == "cx_appserver"]
-    Path(paginated.extra["rollout_path"]).unlink()  # gone between listing and reading
+    (paginated,) = [c for c in items if isinstance(c, SourceCandidate) and c.extra["reader"] == "app-server"]
+    paginated.path.unlink()  # gone between listing and reading
     with pytest.raises(SourceError, match=f"codex thread {PAGINATED_ID}: "
                                           "(paginated_projection_missing|server_error): "
                                           ".*; no rollout file to read instead"):
@@ -498,7 +581,7 @@ def full_run(codex_bin, tmp_path_factory):
     second = ingest(chinvex_home, "Cx", env=env)
     assert servers_left(home) == []  # every app-server child was stopped with its run
     return {"home": home, "chinvex_home": chinvex_home, "first": first, "second": second,
-            "stored": stored, "listed": listed_ids(codex_bin, home)}
+            "stored": stored, "listed": listed_ids(codex_bin, home), "codex_bin": codex_bin}
 
 
 def test_ingest_indexes_every_listed_thread(full_run) -> None:
@@ -529,19 +612,22 @@ def test_turn_counts_match_the_rollout_adapter(full_run) -> None:
 def test_which_path_each_thread_took(full_run) -> None:
     summary = full_run["first"].json
     decisions = {d["source_uri"]: d for d in summary["decisions"] if d["action"] == "ingested"}
-    # The paginated thread went to the app-server adapter, which fell back to its rollout file
-    # (a copied paginated rollout has no projection): a warning line and a count say so.
-    assert decisions[f"codex://thread/{PAGINATED_ID}"]["adapter"] == "cx_appserver"
+    files = {tid: str(path) for tid, (path, _) in jsonl_docs(full_run["home"]).items()}
+    # Every source is the composite adapter's and is keyed by its rollout file, whichever
+    # reader read it (the same sources as without the server).
+    assert set(decisions) == set(files.values())
+    assert {d["adapter"] for d in decisions.values()} == {"cx_appserver"}
+    # The paginated thread went to the server, which fell back to its rollout file (a copied
+    # paginated rollout has no projection): a warning line and a count say so.
     assert full_run["stored"][doc(PAGINATED_ID)]["read_via"] == "fallback"
     fallback = [w for w in summary["warnings"] if PAGINATED_ID in w["message"]]
     assert len(fallback) == 1 and "paginated_projection_missing" in fallback[0]["message"]
     assert summary["adapter_counts"]["cx_appserver"]["fallback_paginated_projection_missing"] == 1
-    # Every legacy thread and every unlisted file went to the rollout parser, by file.
-    by_adapter = Counter(d["adapter"] for d in decisions.values())
-    assert by_adapter == {"cx_appserver": 1, "cx_sessions_jsonl": len(full_run["stored"]) - 1}
     fps = fingerprints(full_run["chinvex_home"], "Cx")
-    assert fps[f"codex://thread/{PAGINATED_ID}"]["thread_updated_at"].endswith("Z")
-    assert fps[f"codex://thread/{PAGINATED_ID}"]["size_bytes"] is None
+    assert set(fps) == set(files.values())  # no codex://thread/ source: every thread has a file
+    paginated = fps[files[PAGINATED_ID]]
+    assert paginated["thread_updated_at"].endswith("Z")  # kept for information
+    assert paginated["size_bytes"] == Path(files[PAGINATED_ID]).stat().st_size  # decided by the stat
 
 
 def test_summary_paths(full_run) -> None:
@@ -557,6 +643,9 @@ def test_summary_paths(full_run) -> None:
     counts = summary["adapter_counts"]["cx_appserver"]
     assert (counts["threads_listed"], counts["threads_rollout_legacy"], counts["threads_appserver"]) == (8, 7, 1)
     assert summary["warnings"][0]["message"].startswith(f"codex thread {PAGINATED_ID}")
+    home = str(full_run["home"])
+    assert summary["readers"] == {home: {"reader": "app-server", "mode": "auto", "codex_home": home,
+                                         "why": f"{full_run['codex_bin']} found (mode auto)"}}
 
 
 def test_second_ingest_skips_everything(full_run) -> None:
@@ -623,14 +712,15 @@ def test_appserver_reads_every_listed_thread(appserver_run) -> None:
     assert listed == {*LISTED_LEGACY, PAGINATED_ID, live.thread_id}
     stored = appserver_run["stored"]
     assert set(stored) == {doc(t) for t in listed | UNLISTED_IDS}  # one document per thread
+    files = {tid: str(path) for tid, (path, _) in jsonl_docs(appserver_run["home"]).items()}
     read_by_server = listed - {PAGINATED_ID}
     for tid in read_by_server:
         entry = stored[doc(tid)]
         assert (entry["source"], entry["read_via"], entry["origin"]) == (
-            "cx_appserver", "app-server", f"codex://thread/{tid}"), (tid, entry)
+            "cx_appserver", "app-server", files[tid]), (tid, entry)
     fell_back = stored[doc(PAGINATED_ID)]
     assert (fell_back["source"], fell_back["read_via"]) == ("cx_sessions_jsonl", "fallback")
-    why = first["paths"][f"codex://thread/{PAGINATED_ID}"]
+    why = first["paths"][files[PAGINATED_ID]]
     assert why["path"] == "fallback" and why["reason"].startswith("paginated_projection_missing: ")
     (warning,) = [w["message"] for w in first["warnings"] if PAGINATED_ID in w["message"]]
     assert warning.startswith(f"codex thread {PAGINATED_ID}: paginated_projection_missing (")
@@ -702,12 +792,12 @@ def test_verbose_human_output_names_each_threads_path(appserver_run) -> None:
     assert "codex threads: 8 via app-server, 1 via fallback, 2 via rollout" in lines
     printed = path_lines(human.stdout)
     legacy = "legacy thread (codex_appserver.legacy_read = appserver)"
-    expected = {f"codex://thread/{tid}": ("app-server", legacy) for tid in LISTED_LEGACY}
-    expected[f"codex://thread/{live.thread_id}"] = ("app-server", "paginated thread")
     files = {tid: path for tid, (path, _) in jsonl_docs(home).items()}
+    expected = {str(files[tid]): ("app-server", legacy) for tid in LISTED_LEGACY}
+    expected[str(files[live.thread_id])] = ("app-server", "paginated thread")
     for tid in UNLISTED_IDS:
         expected[str(files[tid])] = ("rollout", "rollout file not listed by the app-server")
-    fallback_uri = f"codex://thread/{PAGINATED_ID}"
+    fallback_uri = str(files[PAGINATED_ID])
     route, reason = printed.pop(fallback_uri)
     assert route == "fallback" and reason.startswith("paginated_projection_missing: the server returned no turns")
     assert printed == expected
@@ -726,10 +816,15 @@ def test_appserver_second_ingest_skips_everything(appserver_run) -> None:
     assert summary["chunks"]["embedded"] == 0 and summary["chunks"]["written"] == 0
     assert {d["action"] for d in summary["decisions"] if d["reason"] != "superseded"} == {"skipped"}
     assert stored_threads(appserver_run["chinvex_home"], "Srv") == appserver_run["stored"]
+    # Threads read through the server are fingerprinted by their rollout file's stat, like the
+    # ones the rollout parser reads: a reader switch finds them unchanged.
     fps = fingerprints(appserver_run["chinvex_home"], "Srv")
-    server_fps = {uri: fp for uri, fp in fps.items() if uri.startswith("codex://thread/")}
-    assert len(server_fps) == len(appserver_run["listed"])
-    assert all(fp["thread_updated_at"].endswith("Z") and fp["size_bytes"] is None for fp in server_fps.values())
+    files = {tid: str(path) for tid, (path, _) in jsonl_docs(appserver_run["home"]).items()}
+    assert set(fps) == set(files.values())
+    for tid in appserver_run["listed"]:
+        fp = fps[files[tid]]
+        assert fp["adapter"] == "cx_appserver" and fp["thread_updated_at"].endswith("Z"), tid
+        assert fp["size_bytes"] == Path(files[tid]).stat().st_size, tid
 
 
 # -- one thread through both paths ---------------------------------------------------------------
@@ -751,7 +846,7 @@ def test_one_thread_through_both_paths_is_one_document(codex_bin, tmp_path: Path
                       str(backup.parent), env=env)
     assert created.code == 0, created
     set_settings(chinvex_home, "Both", {"legacy_read": "appserver", "timeout_s": 60})
-    server_uri, the_doc = f"codex://thread/{LEGACY_ID}", doc(LEGACY_ID)
+    server_uri, the_doc = str(in_home), doc(LEGACY_ID)  # a thread with a file is keyed by it
 
     def run() -> tuple[CliResult, dict[str, dict]]:
         result = run_cli("ingest", "--context", "Both", "--verbose", env=env)
@@ -790,9 +885,11 @@ def test_one_thread_through_both_paths_is_one_document(codex_bin, tmp_path: Path
 # -- without the binary -------------------------------------------------------------------------
 
 def test_without_the_binary_everything_is_read_from_rollout_files(tmp_path: Path) -> None:
+    """mode "on" insists on the server: one warning when it cannot start. (Under the default
+    "auto" a missing binary is no problem: `test_switching_readers_reads_nothing_again`.)"""
     home = seed_home(tmp_path / ".codex", with_codemie=False)
     chinvex_home = tmp_path / "chinvex"
-    create_context(chinvex_home, "NoBin", home, {"command": ["/nonexistent/bin/codex", "app-server"]})
+    create_context(chinvex_home, "NoBin", home, {"mode": "on", "command": ["/nonexistent/bin/codex", "app-server"]})
     result = ingest(chinvex_home, "NoBin", env={"CHINVEX_CODEX_BIN": ""})
     assert result.code == 0, result
     summary = result.json
@@ -801,7 +898,7 @@ def test_without_the_binary_everything_is_read_from_rollout_files(tmp_path: Path
     expected = jsonl_turns(home)
     assert {tid: stored[doc(tid)]["turns"] for tid in expected} == expected
     assert len(stored) == len(expected)
-    assert {d["adapter"] for d in summary["decisions"] if d["action"] == "ingested"} == {"cx_sessions_jsonl"}
+    assert {d["adapter"] for d in summary["decisions"] if d["action"] == "ingested"} == {"cx_appserver"}
     assert not any(uri.startswith("codex://") for uri in fingerprints(chinvex_home, "NoBin"))
     unavailable = [w for w in summary["warnings"] if "app-server" in w["message"]]
     assert len(unavailable) == 1, summary["warnings"]
@@ -818,6 +915,119 @@ def test_without_the_binary_everything_is_read_from_rollout_files(tmp_path: Path
     assert len(warning_lines) == 1, human.stdout
     assert warning_lines[0].startswith("warning: codex app-server unavailable (codex binary not found")
     assert path_lines(human.stdout) == {}  # which path each thread took: with --verbose only
+
+
+# -- switching readers --------------------------------------------------------------------------
+
+def reader_env(chinvex_home: Path, path_dirs: list[Path], codex_bin: str = "") -> dict[str, str]:
+    """An environment whose PATH is `path_dirs` plus the system folders (never a folder with a
+    `codex` in it unless given), with CHINVEX_CODEX_BIN as given ("" = unset)."""
+    system = [d for d in os.environ.get("PATH", "").split(os.pathsep)
+              if d and not (Path(d) / "codex").exists()]
+    return {"CHINVEX_HOME": str(chinvex_home), "CHINVEX_CODEX_BIN": codex_bin,
+            "PATH": os.pathsep.join([*map(str, path_dirs), *system])}
+
+
+def test_switching_readers_reads_nothing_again(codex_bin, tmp_path: Path) -> None:
+    """One CODEX_HOME (with a paginated thread the real server wrote, so the server really
+    reads something) ingested under every reader in turn: `auto` without codex on PATH (the
+    rollout files, no warning), `auto` with codex on PATH, `on` with every thread read through
+    the server, `off`, the old `enabled` key. A thread is the same source whichever reader
+    reads it, so after the first run nothing is read, written, embedded or removed; a file that
+    changes is still read, once, by whichever reader is current."""
+    home = seed_home(tmp_path / ".codex", with_codemie=False)
+    live = record_paginated_thread(codex_bin, home, tag="switch")
+    chinvex_home = tmp_path / "chinvex"
+    create_context(chinvex_home, "Sw", home, {"timeout_s": 60})
+    with_codex = tmp_path / "bin"
+    with_codex.mkdir()
+    (with_codex / "codex").symlink_to(codex_bin)
+    no_codex = reader_env(chinvex_home, [])
+    on_path = reader_env(chinvex_home, [with_codex])
+    home_key = str(home)
+
+    # auto, no codex on PATH: the rollout files, no warning; --verbose (human) says why per thread
+    first = run_cli("ingest", "--context", "Sw", "--verbose", env=no_codex)
+    assert_no_traceback(first)
+    assert first.code == 0, first
+    warnings = [line for line in first.stdout.splitlines() if line.startswith("warning: ")]
+    # the one warning is the CRLF file's own (set-up lines only); nothing about the server
+    assert len(warnings) == 1 and warnings[0].endswith("no conversation turns yet (session set-up only)"), warnings
+    printed = path_lines(first.stdout)
+    files = {tid: str(path) for tid, (path, _) in jsonl_docs(home).items()}
+    assert printed == {uri: ("rollout", "codex not on PATH (mode auto)") for uri in files.values()}
+    summary = run_summary(chinvex_home, "Sw", 0)
+    assert summary["readers"] == {home_key: {"reader": "jsonl", "why": "codex not on PATH (mode auto)",
+                                             "mode": "auto", "codex_home": home_key}}
+    assert len(summary["warnings"]) == 1 and summary["sources"]["indexed"] == len(files)
+    stats = run_cli("stats", "--context", "Sw", "--json", env=no_codex)
+    assert stats.code == 0 and stats.json["last_run"]["stats"]["readers"] == summary["readers"], stats
+    stored = stored_threads(chinvex_home, "Sw")
+    assert {entry["source"] for entry in stored.values()} == {"cx_sessions_jsonl"}
+    before = fingerprints(chinvex_home, "Sw")
+
+    def unchanged(env: dict[str, str], reader: str, why: str, mode: str) -> dict:
+        result = ingest(chinvex_home, "Sw", env=env)
+        assert result.code == 0, result
+        s = result.json
+        assert (s["sources"]["indexed"], s["sources"]["removed"], s["sources"]["refreshed"]) == (0, 0, 0), s["decisions"]
+        assert s["sources"]["unchanged"] == s["sources"]["scanned"] == len(files)
+        assert s["chunks"]["embedded"] == s["chunks"]["written"] == s["chunks"]["deleted"] == 0
+        assert s["documents"] == {"written": 0, "removed": 0}
+        assert s["errors"] == [] and s["warnings"] == []
+        assert s["readers"] == {home_key: {"reader": reader, "why": why, "mode": mode, "codex_home": home_key}}
+        assert stored_threads(chinvex_home, "Sw") == stored
+        assert set(fingerprints(chinvex_home, "Sw")) == set(before)
+        return s
+
+    # auto with codex on PATH: the server lists (the paginated threads would be read by it)
+    s = unchanged(on_path, "app-server", f"codex found at {with_codex / 'codex'} (mode auto)", "auto")
+    assert s["paths"][files[live.thread_id]]["path"] == "app-server"
+    # on, every listed thread through the server
+    set_settings(chinvex_home, "Sw", {"mode": "on", "legacy_read": "appserver", "timeout_s": 60})
+    s = unchanged(on_path, "app-server", "codex_appserver.mode is on", "on")
+    assert {p["path"] for p in s["paths"].values()} == {"app-server", "rollout"}
+    # off, then the old key both ways
+    set_settings(chinvex_home, "Sw", {"mode": "off"})
+    unchanged(on_path, "jsonl", "codex_appserver.mode is off", "off")
+    set_settings(chinvex_home, "Sw", {"enabled": False})
+    unchanged(on_path, "jsonl", "codex_appserver.enabled is false", "off")
+    set_settings(chinvex_home, "Sw", {"enabled": True, "legacy_read": "appserver", "timeout_s": 60})
+    unchanged(reader_env(chinvex_home, [], codex_bin), "app-server", "codex_appserver.enabled is true", "on")
+
+    # A change is still seen after a switch, and read once by the current reader (the server).
+    legacy_file = Path(files[LEGACY_ID])
+    with open(legacy_file, "ab") as handle:
+        handle.write(json.dumps({"timestamp": "2026-11-22T03:00:00.000Z", "type": "event_msg", "payload": {
+            "type": "user_message", "message": "one more question after the switch"}}).encode() + b"\n")
+    changed = ingest(chinvex_home, "Sw", env=reader_env(chinvex_home, [], codex_bin))
+    assert changed.code == 0, changed
+    c = changed.json
+    assert (c["sources"]["indexed"], c["sources"]["removed"]) == (1, 0), c["decisions"]
+    [decision] = [d for d in c["decisions"] if d["action"] == "ingested"]
+    assert (decision["source_uri"], decision["reason"]) == (str(legacy_file), "size_changed")
+    after = stored_threads(chinvex_home, "Sw")[doc(LEGACY_ID)]
+    assert (after["source"], after["read_via"], after["origin"]) == ("cx_appserver", "app-server", str(legacy_file))
+    assert "one more question after the switch" in stored_turns(chinvex_home, "Sw", doc(LEGACY_ID))[-1].text
+    # ... and switching back reads nothing again.
+    set_settings(chinvex_home, "Sw", {})
+    stored = stored_threads(chinvex_home, "Sw")
+    unchanged(no_codex, "jsonl", "codex not on PATH (mode auto)", "auto")
+    # The next change is read by the rollout parser in full (the server's read left no resume
+    # point), and the file's own copy (tool call included) replaces the server's.
+    with open(legacy_file, "ab") as handle:
+        handle.write(json.dumps({"timestamp": "2026-11-22T03:05:00.000Z", "type": "event_msg", "payload": {
+            "type": "user_message", "message": "and one after switching back"}}).encode() + b"\n")
+    again = ingest(chinvex_home, "Sw", env=no_codex)
+    assert again.code == 0, again
+    a = again.json
+    assert (a["sources"]["indexed"], a["sources"]["removed"], a["sources"]["reasons"]) == (1, 0, {"size_changed": 1})
+    assert not any(k.startswith("resume_rejected") for k in a["adapter_counts"]["cx_appserver"]), a["adapter_counts"]
+    after = stored_threads(chinvex_home, "Sw")[doc(LEGACY_ID)]
+    assert (after["source"], after["read_via"], after["origin"]) == ("cx_sessions_jsonl", None, str(legacy_file))
+    texts = [t.text for t in stored_turns(chinvex_home, "Sw", doc(LEGACY_ID))]
+    assert "one more question after the switch" in texts[-2] and "and one after switching back" in texts[-1]
+    assert servers_left(home) == []
 
 
 # -- killing the app-server mid-ingest ----------------------------------------------------------
@@ -923,6 +1133,8 @@ def test_server_killed_every_time_ends_with_an_error_keeps_the_index_and_the_nex
     messages = [w["message"] for w in summary["warnings"]]
     assert sum("appserver_failed" in m and "killed by signal 9" in m for m in messages) == 3, messages
     assert any("appserver_gave_up" in m and "giving up" in m for m in messages), messages
+    reader = summary["readers"][str(home)]
+    assert reader["reader"] == "app-server" and "giving up" in reader["stopped"], reader
     after = stored_threads(chinvex_home, "Flaky")
     assert set(after) == set(before)  # nothing indexed was lost
     assert all(after[d]["turns"] >= 1 for d in after if d != doc(CRLF_ID))

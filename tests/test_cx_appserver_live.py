@@ -66,9 +66,10 @@ from chinvex_adapters.cx_appserver.source import (
     client_factory_from,
 )
 from chinvex_adapters.cx_sessions_jsonl import CodexRolloutAdapter
+from conftest import FIXTURES
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-ROLLOUTS = REPO_ROOT.parent / "shared" / "fixtures" / "codex-rollout"
+ROLLOUTS = FIXTURES / "codex-rollout"
 INSTALL_SCRIPT = REPO_ROOT / "scripts" / "install-codex.sh"
 VERSION = "0.169.0"
 TRIPLE = "x86_64-unknown-linux-musl"

@@ -18,7 +18,6 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -42,9 +41,9 @@ from chinvex_adapters.cx_appserver.source import (
     ThreadReadError,
     resolve_rollout_path,
 )
+from conftest import FIXTURES
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-TRANSCRIPTS = REPO_ROOT.parent / "shared" / "fixtures" / "codex-app-server" / "transcripts"
+TRANSCRIPTS = FIXTURES / "codex-app-server" / "transcripts"
 
 PAGINATED = "01a20116-364e-7ac1-8d5a-b68a4dbbf7c6"  # run1 (live) / run3 (projection missing)
 LEGACY_169 = "01a20116-7f80-7e82-8754-e5125007d434"  # run2

@@ -36,9 +36,9 @@ from chinvex.sources import (
 )
 from chinvex_adapters.cx_sessions_jsonl import CodexRolloutAdapter, find_rollout_for_thread
 from chinvex_adapters.cx_sessions_jsonl.content import TOOL_OUTPUT_LIMIT
+from conftest import FIXTURES
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-FIX = REPO_ROOT.parent / "shared" / "fixtures" / "codex-rollout"
+FIX = FIXTURES / "codex-rollout"
 ADAPTER = CodexRolloutAdapter()
 
 LEGACY = FIX / "generated-0.169.0/legacy/sessions/2026/11/22/rollout-2026-11-22T02-29-41-01a20116-7f80-7e82-8754-e5125007d434.jsonl"
@@ -50,8 +50,6 @@ CODEMIE = FIX / "public/codemie-code/rollout-2026-05-11T13-28-45-019e1695-0522-7
 INCR = FIX / "public/codemie-code/incremental"
 LOCALPUSH = FIX / "public/localpush/sessions/2026/02/23"
 AGENT_SESSIONS = FIX / "public/agent-sessions"
-
-pytestmark = pytest.mark.skipif(not FIX.is_dir(), reason="shared fixtures not present")
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -731,7 +729,7 @@ def _templates() -> list:
     return out
 
 
-_TEMPLATES = _templates() if FIX.is_dir() else [{}]
+_TEMPLATES = _templates()
 _scalars = (st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=True)
             | st.text(max_size=20) | st.sampled_from(["user", "assistant", "message", "input_text",
                                                        "data:image/png;base64,AAAA", "call_1", "Text"]))

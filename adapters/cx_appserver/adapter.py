@@ -5,27 +5,38 @@ Why a composite: the app-server is the best *enumerator* (it knows every thread,
 mode and its `updatedAt`, so unchanged threads are skipped without reading) and the only reader
 of *paginated* threads that sees their SQLite projection, but codex 0.169.0's `thread/read` of
 a *legacy* thread drops every tool call and the assistant text that exists only as
-response_item, which the rollout parser keeps. So, per include root that is a CODEX_HOME:
+response_item, which the rollout parser keeps.
+
+Which reader a root gets (`choose_reader`, context.json `codex_appserver.mode`): `off` and
+roots that are no CODEX_HOME read the rollout files only; `on` uses the server; `auto` (the
+default) uses it when its executable (`command[0]`, or CHINVEX_CODEX_BIN) exists, and reads the
+rollout files without a word otherwise. With the server, per CODEX_HOME:
 
 1. the server lists the threads (one child process per CODEX_HOME and run, started lazily);
-2. a listed legacy thread whose rollout file is under the root becomes a `cx_sessions_jsonl`
-   candidate for that file (stat fingerprint, append-aware re-ingest); a paginated thread (and,
-   with `codex_appserver.legacy_read = "appserver"`, a legacy one) becomes a `cx_appserver`
-   candidate `codex://thread/<id>` fingerprinted by `updatedAt`, which `parse` reads through the
-   server and, when the server gives no turns or fails, from its rollout file (one warning and a
-   count per thread);
-3. every rollout file under the root that no listed thread covers (CRLF and era-B files, files
-   the server skipped, archived or sub-agent files not listed) becomes a `cx_sessions_jsonl`
-   candidate, so the index never depends on what the server can list.
+2. a listed thread whose rollout file is under the root is a candidate *for that file*: legacy
+   threads are read by the rollout parser (`legacy_read = "rollout"`, the default), paginated
+   ones (and, with `legacy_read = "appserver"`, legacy ones) through the server, which falls back
+   to the file when it gives no turns or fails (one warning and a count per thread);
+3. a listed thread without a rollout file under the root is the candidate
+   `codex://thread/<id>`, fingerprinted by `updatedAt` (only the server can give it);
+4. every rollout file under the root that no listed thread covers (CRLF and era-B files, files
+   the server skipped, archived or sub-agent files not listed) is a candidate read by the rollout
+   parser, so the index never depends on what the server can list.
 
-When the server is disabled, missing, or fails to start or list, the root is read exactly as the
-`cx_sessions_jsonl` adapter alone would read it, with one warning. A thread is one document in
-either case (doc id from the thread id); `precedence_key` makes a real server read win over a
-rollout copy of the same thread, and a fallback read compete like any rollout copy.
+When the server cannot start or list, the root is read exactly as without it, with one warning.
 
-Run-level output (the warning above, which path each thread took, listing counts) cannot travel
-through `ParseReport`, so the adapter keeps it per run — a run is identified by the
-`AdapterOptions` object the pipeline hands to every `enumerate` of one run — and returns it from
+A thread's identity does not depend on its reader: every candidate is this adapter's (the
+rollout parser reads through it), a thread with a file is keyed by that file's path and
+fingerprinted by its stat whichever reader reads it, and its doc id comes from the thread id.
+So turning the server on or off, or installing Codex under `auto`, reads nothing again that
+did not change (the rollout file is Codex's source of truth; the server's SQLite projection is
+derived from it). `precedence_key` makes a real server read win over a rollout copy of the
+same thread elsewhere, and a fallback read compete like any rollout copy.
+
+Run-level output (the warning above, which reader each root got and why, which path each thread
+took, listing counts) cannot travel through `ParseReport`, so the adapter keeps it per run — a
+run is identified by the `AdapterOptions` object the pipeline hands to every `enumerate` of one
+run — and returns it from
 `end_run(options)`, which also stops the run's app-server children. Children of a run whose
 `end_run` is never called are stopped when its options object is collected, or at exit.
 """
@@ -45,7 +56,9 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from chinvex.excludes import exclude_spec, is_excluded
 from chinvex.models import CodexAppServerConfig, ConversationDoc
+from chinvex.models.context import CodexReaderMode
 from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
 from chinvex_adapters.cx_sessions_jsonl.adapter import CodexRolloutAdapter
 from chinvex_adapters.cx_sessions_jsonl.discover import SESSION_DIRS, find_rollout_for_thread
@@ -56,6 +69,9 @@ from .client import (
     AppServerDied,
     AppServerTimeout,
     AppServerUnavailable,
+    executable_of,
+    find_executable,
+    is_path,
 )
 from .normalize import SOURCE, SOURCE_TYPE, source_uri_for
 from .source import (
@@ -79,6 +95,11 @@ PATH_APPSERVER = "app-server"
 PATH_ROLLOUT = "rollout"
 PATH_FALLBACK = "fallback"
 
+# Which reader a root got, as shown in IngestSummary.readers.
+READER_APPSERVER = "app-server"
+READER_JSONL = "jsonl"
+NOT_A_HOME = "not a CODEX_HOME (no sessions/ or archived_sessions/ folder)"
+
 
 # -- settings -----------------------------------------------------------------------------------
 
@@ -93,8 +114,8 @@ class AppServerSettings:
     binary: str | None = None
 
     @property
-    def enabled(self) -> bool:
-        return self.config.enabled
+    def mode(self) -> CodexReaderMode:
+        return self.config.effective_mode
 
     @classmethod
     def from_options(cls, options: AdapterOptions, environ: dict[str, str] | None = None) -> "AppServerSettings":
@@ -114,6 +135,35 @@ class AppServerSettings:
                               f"\"rollout\" or \"appserver\", not {legacy_read!r}")
         env = os.environ if environ is None else environ
         return cls(config=config, legacy_read=legacy_read, binary=env.get(BINARY_ENV) or None)
+
+
+@dataclass(frozen=True)
+class ReaderChoice:
+    """The reader of one include root, and why (shown in IngestSummary.readers and, per thread,
+    in IngestSummary.paths)."""
+
+    reader: str  # READER_APPSERVER | READER_JSONL
+    why: str
+
+
+def choose_reader(settings: AppServerSettings, home: Path | None,
+                  search_path: str | None = None) -> ReaderChoice:
+    """Which reader a root gets before anything is started. `auto` asks only whether the
+    executable exists (`find_executable`, the same test that starting the server makes): a
+    machine without Codex is a normal case, not a problem to warn about; a server that exists
+    and still fails is one (the caller warns)."""
+    if home is None:
+        return ReaderChoice(READER_JSONL, NOT_A_HOME)
+    mode = settings.mode
+    if mode == "off":
+        return ReaderChoice(READER_JSONL, settings.config.mode_source)
+    if mode == "on":
+        return ReaderChoice(READER_APPSERVER, settings.config.mode_source)
+    exe = executable_of(settings.config.command, settings.binary)
+    found = find_executable(exe, search_path)
+    if found is None:
+        return ReaderChoice(READER_JSONL, f"{exe} {'not found' if is_path(exe) else 'not on PATH'} (mode auto)")
+    return ReaderChoice(READER_APPSERVER, f"{exe} found{'' if found == exe else ' at ' + found} (mode auto)")
 
 
 def codex_home_for(root: Path) -> Path | None:
@@ -142,6 +192,23 @@ def _real(path: str | Path) -> str:
 
 def _inside(real: str, root_real: str) -> bool:
     return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+
+
+def _excluded(real: str, root_real: str, spec: Any) -> bool:
+    """Whether the context excludes drop this file under the root, itself or through a folder
+    above it (the walk does not enter an excluded folder, so its files are never reported)."""
+    if spec is None:
+        return False
+    parts = Path(os.path.relpath(real, root_real)).parts
+    for depth in range(1, len(parts)):
+        if is_excluded("/".join(parts[:depth]), spec, is_dir=True):
+            return True
+    return is_excluded("/".join(parts), spec)
+
+
+def _server_reads(candidate: SourceCandidate) -> bool:
+    """A candidate `parse` reads through the server (else the rollout parser reads its file)."""
+    return candidate.extra.get("reader") == PATH_APPSERVER or candidate.source_uri.startswith("codex://thread/")
 
 
 # -- per-run state ------------------------------------------------------------------------------
@@ -178,6 +245,8 @@ class _RunState:
     their rollout files, but the primary path is broken and the run must not look clean."""
     counts: Counter[str] = field(default_factory=Counter)
     paths: dict[str, dict[str, Any]] = field(default_factory=dict)
+    readers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Include root -> {"reader", "why", "mode", "codex_home"}: which reader read it."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def close(self) -> None:
@@ -193,7 +262,15 @@ class _RunState:
 
     def report(self) -> dict[str, Any]:
         return {"warnings": list(self.warnings), "errors": list(self.errors),
-                "counts": dict(self.counts), "paths": dict(self.paths)}
+                "counts": dict(self.counts), "paths": dict(self.paths),
+                "readers": {root: dict(entry) for root, entry in self.readers.items()}}
+
+    def stopped(self, home: str, detail: str) -> None:
+        """The server of `home` gave up mid-run: the roots it read say so."""
+        with self.lock:
+            for entry in self.readers.values():
+                if entry.get("codex_home") == home and entry.get("reader") == READER_APPSERVER:
+                    entry["stopped"] = detail
 
 
 def _close_run(runs: dict[int, _RunState], finalizers: dict[int, Any], key: int) -> None:
@@ -216,7 +293,9 @@ def default_client_factory(settings: AppServerSettings, home: Path) -> Callable[
 class CodexAppServerAdapter:
     name = SOURCE
     source_type = SOURCE_TYPE
-    parser_version = "cx_appserver_v1"
+    parser_version = f"cx_appserver_v1+{CodexRolloutAdapter.parser_version}"
+    """Both readers' versions: every Codex source is this adapter's, whichever reader reads it,
+    so a new version of either must read the sources again."""
     include_key = "codex_session_roots"
 
     def __init__(self, rollout: CodexRolloutAdapter | None = None,
@@ -244,7 +323,7 @@ class CodexAppServerAdapter:
     def end_run(self, options: AdapterOptions) -> dict[str, Any] | None:
         """Stop this run's app-server children and hand over what only the run can say:
         `{"warnings": [(source_uri, message)], "errors": [(source_uri, message)], "counts": {...},
-        "paths": {source_uri: {...}}}`."""
+        "paths": {source_uri: {...}}, "readers": {root: {"reader", "why", "mode", ...}}}`."""
         key = id(options)
         with self._lock:
             state = self._runs.pop(key, None)
@@ -274,21 +353,21 @@ class CodexAppServerAdapter:
         settings = AppServerSettings.from_options(options)
         key, state = self._run(options)
         home = codex_home_for(root_abs)
+        choice = choose_reader(settings, home)
 
         listed: list[ThreadSummary] | None = None
-        why_rollout: str
-        if home is None:
-            why_rollout = "not a CODEX_HOME (no sessions/ or archived_sessions/ folder)"
-        elif not settings.enabled:
-            why_rollout = "codex_appserver.enabled is false"
-        else:
+        if choice.reader == READER_APPSERVER:
+            assert home is not None
             session = self._session(state, home, settings)
             listed, problem = self._list(session, settings)
             if listed is None:
-                why_rollout = f"codex app-server unavailable ({problem})"
-                state.warnings.append((str(root_abs), f"{why_rollout}; reading rollout files directly"))
+                choice = ReaderChoice(READER_JSONL, f"codex app-server unavailable ({problem})")
+                state.warnings.append((str(root_abs), f"{choice.why}; reading rollout files directly"))
                 state.counts["roots_appserver_unavailable"] += 1
                 session.close()
+        with state.lock:
+            state.readers[str(root_abs)] = {"reader": choice.reader, "why": choice.why, "mode": settings.mode,
+                                            "codex_home": str(home) if home is not None else None}
 
         # Listing first: the server may back-fill its own state before files are walked.
         files = list(self.rollout.enumerate(root_abs, options))
@@ -296,11 +375,18 @@ class CodexAppServerAdapter:
             for item in files:
                 if isinstance(item, SourceCandidate):
                     state.counts["threads_rollout"] += 1
-                    state.note(item.source_uri, item.thread_id, PATH_ROLLOUT, why_rollout)
+                    state.note(item.source_uri, item.thread_id, PATH_ROLLOUT, choice.why)
+                    item = self._owned(item, PATH_ROLLOUT)
                 yield item
             return
         assert home is not None
-        yield from self._route(root_abs, home, key, state, settings, listed, files)
+        yield from self._route(root_abs, home, key, state, settings, listed, files, options.excludes)
+
+    def _owned(self, item: SourceCandidate, reader: str, **extra: Any) -> SourceCandidate:
+        """A rollout file's candidate as this adapter's, whichever reader will read it: the
+        fingerprint's adapter and parser version must not change when the reader does, or a
+        switch would read every thread again."""
+        return replace(item, adapter=self.name, extra={**item.extra, **extra, "reader": reader})
 
     def _list(self, session: _HomeSession, settings: AppServerSettings) -> tuple[list[ThreadSummary] | None, str]:
         """The threads the server lists, or None and why not. A server that dies or stalls
@@ -332,8 +418,9 @@ class CodexAppServerAdapter:
 
     def _route(self, root: Path, home: Path, key: int, state: _RunState, settings: AppServerSettings,
                listed: list[ThreadSummary], files: list[SourceCandidate | SkippedSource],
-               ) -> Iterator[SourceCandidate | SkippedSource]:
+               excludes: list[str]) -> Iterator[SourceCandidate | SkippedSource]:
         root_real = _real(root)
+        spec = exclude_spec(excludes, root_real)
         session = self._session(state, home, settings)
         for problem in (session.source.list_errors if session.source else []):
             state.warnings.append((str(root), f"codex app-server listing: {problem}"))
@@ -361,31 +448,25 @@ class CodexAppServerAdapter:
             if real is not None and not _inside(real, root_real):
                 state.counts["threads_outside_root"] += 1  # e.g. archived threads of a sessions/ root
                 continue
-            if real is not None and real in skipped_real:
-                state.counts["threads_excluded"] += 1  # excluded or skipped file: honour it
+            if real is not None and (real in skipped_real or _excluded(real, root_real, spec)):
+                # An excluded or skipped file (or one in an excluded folder, which the walk
+                # does not enter): honour it, as the rollout files alone would.
+                state.counts["threads_excluded"] += 1
                 continue
             jsonl = by_real.get(real) if real is not None else None
-            if thread.history_mode == "legacy" and jsonl is not None and settings.legacy_read == "rollout":
+            if jsonl is not None:
+                if real in covered:
+                    continue
                 covered.add(real)  # type: ignore[arg-type]
-                state.counts["threads_rollout_legacy"] += 1
-                state.note(jsonl.source_uri, thread.thread_id, PATH_ROLLOUT,
-                           "legacy thread: its rollout file holds the tool calls the server's replay drops")
-                yield replace(jsonl, thread_id=thread.thread_id,
-                              extra={**jsonl.extra, "listed_by_appserver": True,
-                                     "thread_updated_at": thread.updated_at})
+                yield self._listed_file(jsonl, thread, key, home, state, settings)
                 continue
-            if real is not None:
-                covered.add(real)
             state.counts["threads_appserver"] += 1
-            why = ("paginated thread" if thread.history_mode != "legacy"
-                   else "legacy thread (codex_appserver.legacy_read = appserver)" if jsonl is not None
-                   else "legacy thread without a rollout file under the root")
             candidate = SourceCandidate(
                 source_uri=source_uri_for(thread.thread_id),
                 source_type=SOURCE_TYPE,
                 adapter=self.name,
                 root=str(root),
-                path=None,  # fingerprinted by updatedAt, never by a file's stat
+                path=None,  # fingerprinted by updatedAt: there is no file to stat
                 thread_id=thread.thread_id,
                 thread_updated_at=thread.updated_at,
                 # Only updatedAt, although the seed spec (§5) pairs it with the last turn id:
@@ -400,11 +481,12 @@ class CodexAppServerAdapter:
                 # this fingerprint exists to skip. updatedAt moves with every turn written; the
                 # last turn id that was read is kept in the parse state (`last_turn_id`).
                 last_turn_id=None,
-                extra={"run": key, "codex_home": str(home), "history_mode": thread.history_mode,
-                       "rollout_path": str(jsonl.path) if jsonl is not None and jsonl.path else file,
+                extra={"run": key, "reader": PATH_APPSERVER, "codex_home": str(home),
+                       "history_mode": thread.history_mode, "rollout_path": file,
                        "source_kind": thread.source_kind, "archived": thread.archived},
             )
-            state.note(candidate.source_uri, thread.thread_id, PATH_APPSERVER, why,
+            state.note(candidate.source_uri, thread.thread_id, PATH_APPSERVER,
+                       f"{thread.history_mode} thread without a rollout file under the root",
                        history_mode=thread.history_mode, read=False)
             yield candidate
 
@@ -415,17 +497,45 @@ class CodexAppServerAdapter:
                 state.counts["rollout_files_not_listed"] += 1
                 state.note(item.source_uri, item.thread_id, PATH_ROLLOUT,
                            "rollout file not listed by the app-server")
+                item = self._owned(item, PATH_ROLLOUT)
             yield item
+
+    def _listed_file(self, jsonl: SourceCandidate, thread: ThreadSummary, key: int, home: Path,
+                     state: _RunState, settings: AppServerSettings) -> SourceCandidate:
+        """The candidate of a listed thread that has its rollout file under the root: keyed and
+        fingerprinted by that file (so the thread is the same source without the server), read
+        by the rollout parser (legacy threads, by default) or through the server."""
+        extra = {"listed_by_appserver": True, "run": key, "codex_home": str(home),
+                 "history_mode": thread.history_mode, "source_kind": thread.source_kind,
+                 "archived": thread.archived}
+        if thread.history_mode == "legacy" and settings.legacy_read == "rollout":
+            state.counts["threads_rollout_legacy"] += 1
+            state.note(jsonl.source_uri, thread.thread_id, PATH_ROLLOUT,
+                       "legacy thread: its rollout file holds the tool calls the server's replay drops")
+            reader = PATH_ROLLOUT
+        else:
+            state.counts["threads_appserver"] += 1
+            why = ("paginated thread" if thread.history_mode != "legacy"
+                   else "legacy thread (codex_appserver.legacy_read = appserver)")
+            state.note(jsonl.source_uri, thread.thread_id, PATH_APPSERVER, why,
+                       history_mode=thread.history_mode, read=False)
+            reader = PATH_APPSERVER
+        # updatedAt is kept with the fingerprint for information only: a candidate with a path
+        # is decided by its stat, which is what the rollout parser alone would see.
+        return replace(self._owned(jsonl, reader, **extra), thread_id=thread.thread_id,
+                       thread_updated_at=thread.updated_at)
 
     # -- parse -------------------------------------------------------------------------------
 
     def parse(self, candidate: SourceCandidate, report: ParseReport,
               previous_state: dict[str, Any] | None) -> Iterator[ConversationDoc]:
-        """An app-server candidate: the server's copy of the thread, or its rollout file's when
-        the server has no turns for it or fails (saying so). Rollout-file candidates that reach
-        this adapter are read by the rollout parser."""
-        if candidate.adapter == ROLLOUT_ADAPTER or not candidate.source_uri.startswith("codex://thread/"):
-            yield from self.rollout.parse(candidate, report, previous_state)
+        """A candidate the server reads: the server's copy of the thread, or its rollout file's
+        when the server has no turns for it or fails (saying so). Every other candidate is a
+        rollout file, read by the rollout parser (append-aware from `previous_state`)."""
+        if not _server_reads(candidate):
+            # A state the server's read left ({"via": ...}) is no resume point for the parser.
+            resumable = previous_state if previous_state and "via" not in previous_state else None
+            yield from self.rollout.parse(candidate, report, resumable)
             return
         thread_id = candidate.thread_id or candidate.source_uri.rsplit("/", 1)[-1]
         state = self._runs.get(candidate.extra.get("run", -1))
@@ -433,7 +543,7 @@ class CodexAppServerAdapter:
         session = state.sessions.get(_real(home)) if state is not None and home else None
 
         reason, detail = "no_session", "no app-server session for this run"
-        fallback = candidate.extra.get("rollout_path")
+        fallback = str(candidate.path) if candidate.path is not None else candidate.extra.get("rollout_path")
         if session is not None and session.gave_up:
             reason, detail = "appserver_gave_up", session.gave_up
         elif session is not None and session.source is not None:
@@ -454,6 +564,7 @@ class CodexAppServerAdapter:
                         state.errors.append((session.home, (
                             f"codex app-server for {session.home} stopped answering mid-ingest ({detail}); "
                             "the remaining threads of this run were read from their rollout files")))
+                    state.stopped(session.home, detail)
             except AppServerClientError as exc:
                 reason, detail = "appserver_error", _one_line(exc)
             else:
@@ -462,6 +573,9 @@ class CodexAppServerAdapter:
                 if outcome.doc is not None and outcome.doc.turns:
                     doc = outcome.doc
                     doc.metadata["read_via"] = PATH_APPSERVER
+                    if candidate.path is not None:
+                        # The thread's durable address is its file, whichever reader read it.
+                        doc.source_uri = candidate.source_uri
                     last = doc.turns[-1].meta.get("codex_turn_id")
                     report.state = {"via": PATH_APPSERVER, "last_turn_id": last}
                     report.counts["threads_read_appserver"] += 1
@@ -473,7 +587,8 @@ class CodexAppServerAdapter:
                     return
                 reason = outcome.reason or "no_turns"
                 detail = outcome.detail or "the server returned no turns"
-                fallback = outcome.fallback_path or fallback
+                if candidate.path is None:
+                    fallback = outcome.fallback_path or fallback
         yield from self._fallback(candidate, thread_id, state, home, fallback, reason, detail, report)
 
     def _fallback(self, candidate: SourceCandidate, thread_id: str, state: _RunState | None,
@@ -498,7 +613,8 @@ class CodexAppServerAdapter:
         report.append_from = None  # the stored turns may come from another reader: never splice
         if state is not None:
             state.note(candidate.source_uri, thread_id, PATH_FALLBACK, f"{reason}: {detail}",
-                       history_mode=candidate.extra.get("history_mode"), file=str(path), read=True)
+                       history_mode=candidate.extra.get("history_mode"),
+                       file=None if candidate.path is not None else str(path), read=True)
         for doc in docs:
             if doc.thread_id != thread_id:
                 report.warnings.append(f"codex thread {thread_id}: its rollout file {path} holds thread "

@@ -270,21 +270,37 @@ class ClientConfig:
     extra_env: Mapping[str, str] = field(default_factory=dict)
 
 
+def executable_of(command: Sequence[str], binary: str | None = None) -> str:
+    """The program a command line runs: `binary` when given (CHINVEX_CODEX_BIN), else
+    command[0]."""
+    return binary or (list(command) or list(DEFAULT_COMMAND))[0]
+
+
+def is_path(exe: str) -> bool:
+    return os.sep in exe or bool(os.altsep and os.altsep in exe)
+
+
+def find_executable(exe: str, search_path: str | None = None) -> str | None:
+    """Where `exe` is: itself when it is a path to a file, else its match on PATH (or on
+    `search_path`); None when there is none. The one test of "is Codex installed", shared by
+    starting the server and by `codex_appserver.mode = "auto"`."""
+    if is_path(exe):
+        return exe if Path(exe).is_file() else None
+    return shutil.which(exe, path=search_path)
+
+
 def build_argv(config: ClientConfig) -> list[str]:
     """The command line to run; raises AppServerUnavailable when the executable is missing."""
     command = list(config.command) or list(DEFAULT_COMMAND)
-    if config.binary:
-        command[0] = config.binary
-    exe = command[0]
-    if os.sep in exe or (os.altsep and os.altsep in exe):
-        if not Path(exe).is_file():
+    exe = command[0] = executable_of(command, config.binary)
+    if is_path(exe):
+        if find_executable(exe) is None:
             raise AppServerUnavailable(
                 f"codex binary not found at {exe}; run scripts/install-codex.sh or fix "
                 "codex_appserver.command"
             )
     else:
-        search_path = (config.env or os.environ).get("PATH")
-        found = shutil.which(exe, path=search_path)
+        found = find_executable(exe, (config.env or os.environ).get("PATH"))
         if found is None:
             raise AppServerUnavailable(
                 f"codex binary {exe!r} is not on PATH; install the Codex CLI "

@@ -2,7 +2,8 @@
 
 Conventions (shared with the rollout-file adapter so one thread gives one document whichever
 adapter read it; see the report / docs/ARCHITECTURE.md):
-- doc_id = `thread_doc_id("codex_session", thread_id)`; source_uri = `codex://thread/<id>`.
+- doc_id = `thread_doc_id("codex_session", thread_id)`; source_uri = `codex://thread/<id>` (the
+  adapter puts the rollout file's path there when the thread has one under the include root).
 - One chinvex `Turn` per message-like item; its id is `<codex turn id>:<item id>`, stable
   across re-reads because Codex item ids are persisted (legacy replays number them
   `item-N` in file order, which appending to the rollout does not change).

@@ -1,7 +1,8 @@
 """List and read Codex threads through `codex app-server` (the primary Codex source).
 
-The ingest pipeline calls `list_threads()` (cheap: metadata only, so it can fingerprint on
-`updated_at` without reading) and `read_thread()` for the threads that changed. When the
+The ingest adapter calls `list_threads()` (cheap: metadata only: each thread's history mode,
+`updated_at` and rollout file, so unchanged threads are skipped without reading) and
+`read_thread()` for the threads that changed. When the
 server cannot give a thread's content — a paginated thread whose SQLite projection is missing
 (FORMATS.md §1.5), or a thread it fails to read — the summary's `rollout_path` lets the
 pipeline hand that one thread to the rollout-file adapter instead.
@@ -32,7 +33,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import ParseReport, SourceCandidate, SourceError
+from chinvex.sources import ParseReport, SourceError
 from chinvex.timeutil import iso_z, to_utc
 
 from . import schemas as s
@@ -46,8 +47,6 @@ from .client import (
     ClientConfig,
 )
 from .normalize import (
-    SOURCE,
-    SOURCE_TYPE,
     NormalizeOptions,
     source_uri_for,
     thread_to_conversation,
@@ -101,19 +100,6 @@ class ThreadSummary:
     @property
     def is_subagent(self) -> bool:
         return self.source_kind in s.SUBAGENT_KINDS
-
-    def to_candidate(self, root: str) -> SourceCandidate:
-        return SourceCandidate(
-            source_uri=self.source_uri,
-            source_type=SOURCE_TYPE,
-            adapter=SOURCE,
-            root=root,
-            path=Path(self.rollout_path) if self.rollout_path else None,
-            thread_id=self.thread_id,
-            thread_updated_at=self.updated_at,
-            extra={"history_mode": self.history_mode, "source_kind": self.source_kind,
-                   "archived": self.archived},
-        )
 
 
 @dataclass

@@ -98,7 +98,7 @@ class ConversationDoc(BaseModel):
     source_type: str = Field(description="codex_session, chat or agent_session")
     source_uri: str = Field(
         description="File path; `<path>#<thread_id>` for multi-thread files; "
-        "`codex://thread/<id>` for app-server threads."
+        "`codex://thread/<id>` for app-server threads without a rollout file under the include root."
     )
     doc_id: str
     thread_id: str
