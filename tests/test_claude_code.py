@@ -1,10 +1,11 @@
-"""The claude_code adapter on real and baseline Claude Code transcripts (shared fixtures) and a
+"""The claude_code adapter on real and baseline Claude Code transcripts (tests/fixtures/samples) and a
 synthetic session with a rewind, a split assistant message, an image and compaction."""
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -18,9 +19,10 @@ from chinvex.ids import thread_doc_id
 from chinvex.models import ConversationDoc
 from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
 from chinvex_adapters.claude_code import ClaudeCodeAdapter, parse_transcript
+from conftest import FIXTURES
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-CLAUDE = REPO_ROOT.parent / "shared" / "fixtures" / "claude-code"
+CLAUDE = FIXTURES / "claude-code"
 SUBAGENT_PARENT = CLAUDE / "agent-sessions/projects/-Users-example/0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f.jsonl"
 SUBAGENT_NEW = (CLAUDE / "agent-sessions/projects/-Users-example/0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f"
                 / "subagents/agent-a0ad4f44468bdf20d.jsonl")
@@ -360,3 +362,127 @@ def test_fuzz_transcripts(tmp_path, lines, tail):
     if doc is not None:
         assert doc.turns
         orjson.dumps(doc.model_dump(mode="json"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Project memory: `<project>/memory/MEMORY.md` and its topic files are notes.
+# ---------------------------------------------------------------------------------------------
+
+MEMORY_PROJECTS = REPO_ROOT / "tests" / "fixtures" / "claude_code" / "projects"
+MEMORY = MEMORY_PROJECTS / "-home-dev-code-atlas" / "memory"
+MEMORY_TITLES = {
+    "MEMORY.md": ("Claude Code memory index (-home-dev-code-atlas)", None),
+    "feedback_real_database.md": ("Integration tests hit a real database", "feedback"),
+    "project_release_freeze.md": ("Merge freeze for the 4.2 release", "project"),
+    "reference_dashboards.md": ("Dashboards and tickets", "reference"),
+    "user_background.md": ("User background", "user"),
+}
+
+
+def memory_docs(root: Path) -> dict[str, tuple[SourceCandidate, object]]:
+    out = {}
+    for item in ADAPTER.enumerate(root, AdapterOptions(context_name="t")):
+        assert isinstance(item, SourceCandidate), item
+        report = ParseReport()
+        (doc,) = ADAPTER.parse(item, report, None)
+        assert report.warnings == []
+        out[Path(item.source_uri).name] = (item, doc)
+    return out
+
+
+def test_memory_files_are_notes_with_their_front_matter_as_metadata():
+    from chinvex.chunking import chunk_document, embed_text
+    from chinvex.ids import doc_id_for
+
+    docs = memory_docs(MEMORY_PROJECTS)
+    assert set(docs) == set(MEMORY_TITLES)
+    for name, (cand, doc) in docs.items():
+        title, memory_type = MEMORY_TITLES[name]
+        assert cand.source_type == "note" and cand.extra["project"] == "-home-dev-code-atlas"
+        assert doc.source_type == "note" and doc.doc_id == doc_id_for("note", str(MEMORY / name))
+        assert doc.title == title and doc.metadata.get("memory_type") == memory_type
+        assert doc.metadata["format"] == "claude_code_memory"
+        assert doc.metadata["memory_index"] is (name == "MEMORY.md")
+        assert doc.metadata["path"] == f"-home-dev-code-atlas/memory/{name}"
+        assert doc.text == (MEMORY / name).read_text()
+        chunks = chunk_document(doc)
+        assert chunks and all(not c.text.startswith("---") and "type:" not in c.text for c in chunks)
+        if memory_type:  # the name and description are in what is embedded and indexed
+            assert all(title in embed_text(c) and doc.metadata["description"] in embed_text(c)
+                       for c in chunks)
+    _, user = docs["user_background.md"]
+    assert user.metadata["tags"] == ["golang", "kubernetes"]
+
+
+def test_memory_found_from_any_root_and_other_files_skipped(tmp_path):
+    project = tmp_path / "projects" / "-home-u-app"
+    shutil.copytree(MEMORY, project / "memory")
+    shutil.copy(REWIND, project / "5f0c2a9e-8d41-4b7a-9c3e-2e6f1a7b9d10.jsonl")
+    (project / "NOTES.md").write_text("# not in a memory folder\n")
+    (project / "memory" / "huge.md").write_text("x" * 1_000_001)
+    found = list(ADAPTER.enumerate(tmp_path / "projects", AdapterOptions(context_name="t")))
+    kinds = {Path(f.source_uri).name: (f.source_type, getattr(f, "reason", None)) for f in found}
+    assert kinds.pop("NOTES.md") == ("agent_session", "not_supported")
+    assert kinds.pop("huge.md") == ("note", "too_large")
+    assert kinds.pop("5f0c2a9e-8d41-4b7a-9c3e-2e6f1a7b9d10.jsonl") == ("agent_session", None)
+    assert kinds == {name: ("note", None) for name in MEMORY_TITLES}
+    (project / "memory" / "huge.md").unlink()
+
+    def notes_under(root: Path) -> list[str]:
+        return sorted(Path(c.source_uri).name for c in ADAPTER.enumerate(root, AdapterOptions(context_name="t"))
+                      if isinstance(c, SourceCandidate) and c.source_type == "note")
+
+    # a root may be one project's folder, its memory folder, or a single memory file
+    assert notes_under(project) == notes_under(project / "memory") == sorted(MEMORY_TITLES)
+    assert notes_under(project / "memory" / "MEMORY.md") == ["MEMORY.md"]
+    (_, index), = memory_docs(project / "memory" / "MEMORY.md").values()
+    assert index.title == "Claude Code memory index (-home-u-app)"
+
+
+def test_memory_is_ingested_searchable_and_incremental(tmp_path):
+    """Through the real CLI: memory files beside a transcript are indexed as notes, found by
+    words of their body and of their front matter alone, and kept up to date like any file."""
+    import sqlite3
+
+    from conftest import assert_no_traceback, run_cli
+
+    projects = tmp_path / "projects"
+    shutil.copytree(MEMORY_PROJECTS, projects)
+    memory = projects / "-home-dev-code-atlas" / "memory"
+    shutil.copy(REWIND, memory.parent / "5f0c2a9e-8d41-4b7a-9c3e-2e6f1a7b9d10.jsonl")
+    assert run_cli("context", "create", "Atlas", "--claude-sessions", str(projects)).code == 0
+
+    def ingest() -> dict:
+        result = run_cli("ingest", "--context", "Atlas", "--json")
+        assert_no_traceback(result)
+        assert result.code == 0, result
+        return result.json
+
+    def top(query: str) -> dict:
+        result = run_cli("search", "--context", "Atlas", query, "--k", "3", "--json")
+        assert result.code == 0, result
+        return result.json["results"][0]
+
+    first = ingest()
+    assert first["sources"]["indexed"] == len(MEMORY_TITLES) + 1
+    home = Path(os.environ["CHINVEX_HOME"])
+    with sqlite3.connect(home / "indexes" / "Atlas" / "hybrid.db") as conn:
+        types = dict(conn.execute("SELECT source_type, COUNT(*) FROM documents GROUP BY source_type"))
+    assert types == {"note": len(MEMORY_TITLES), "agent_session": 1}
+
+    hit = top("mocked repository hid a broken migration")
+    assert hit["source_uri"] == str(memory / "feedback_real_database.md")
+    assert hit["source_type"] == "note" and hit["title"] == "Integration tests hit a real database"
+    hit = top("kubernetes")  # a tag: only in the front matter
+    assert hit["source_uri"] == str(memory / "user_background.md")
+    assert hit["text"].startswith("Deep backend experience")
+
+    assert ingest()["sources"]["unchanged"] == len(MEMORY_TITLES) + 1
+    freeze = memory / "project_release_freeze.md"
+    freeze.write_text(freeze.read_text().replace("2026-03-12", "2026-03-19") + "\nExtended by a week.\n")
+    (memory / "reference_dashboards.md").unlink()
+    changed = ingest()
+    assert changed["sources"]["indexed"] == 1 and changed["sources"]["removed"] == 1
+    assert top("merge freeze extended by a week")["source_uri"] == str(freeze)
+    gone = run_cli("search", "--context", "Atlas", "grafana api-latency", "--json").json["results"]
+    assert all("reference_dashboards" not in r["source_uri"] for r in gone)

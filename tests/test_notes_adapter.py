@@ -13,15 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chinvex.frontmatter import split_front_matter
 from chinvex.ids import doc_id_for
 from chinvex.models import Document
 from chinvex.sources import Adapter, AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
 from chinvex_adapters.notes import NotesAdapter
-from chinvex_adapters.notes.frontmatter import split_front_matter
 from chinvex_adapters.notes.obsidian import inline_tags, mask_code, wikilinks
+from conftest import FIXTURES
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
 
 
 def options(**kw) -> AdapterOptions:
@@ -300,7 +299,6 @@ def test_adapter_satisfies_the_protocol() -> None:
     assert (adapter.name, adapter.source_type, adapter.parser_version) == ("notes", "note", "notes_v1")
 
 
-@pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
 def test_shared_fixtures_as_a_vault() -> None:
     """The fixture folder read as notes: its markdown files parse; the rest is reported."""
     cands, skips = enumerate_map(FIXTURES)
@@ -397,7 +395,54 @@ def test_yaml_nesting_bound_is_never_below_the_real_depth(value, flow, indent) -
     written in (block, flow, mixed), or a deep document could slip through to the C parser."""
     import yaml
 
-    from chinvex_adapters.notes.frontmatter import nesting_bound
+    from chinvex.frontmatter import nesting_bound
 
     text = yaml.safe_dump(value, default_flow_style=flow, indent=indent, allow_unicode=True)
     assert nesting_bound(text) >= _yaml_depth(yaml.safe_load(text))
+
+
+# ------------------------------------------------------- front matter as searchable metadata
+
+
+def test_name_and_description_are_title_and_metadata(tmp_path: Path) -> None:
+    text = "---\nname: Deploy checklist\ndescription: Steps before a production deploy\n---\n# Steps\n"
+    doc, report = note(tmp_path, "deploy.md", text)
+    assert report.warnings == []
+    assert doc.title == "Deploy checklist"  # `name` (Claude Code memory files) before the H1
+    assert doc.metadata["description"] == "Steps before a production deploy"
+    doc, _ = note(tmp_path / "b", "t.md", "---\ntitle: Title wins\nname: n\ndescription: [not, text]\n---\n")
+    assert doc.title == "Title wins" and "description" not in doc.metadata
+
+
+def test_front_matter_is_found_with_the_note_not_as_a_chunk(tmp_path: Path) -> None:
+    """Through the real CLI: the note's tag, alias and description exist only in its front
+    matter, and each finds the note's body chunk; no chunk's text is front matter."""
+    import sqlite3
+
+    from conftest import assert_no_traceback, run_cli
+
+    vault = tmp_path / "vault"
+    write(vault, "ops/rotation.md", (
+        "---\ntitle: On-call rotation\ntags: [pagerduty, sre/oncall]\naliases: [Pager schedule]\n"
+        "description: Who carries the pager each week\ncreated: 2026-01-05\n---\n"
+        "# Rotation\n\nEach engineer takes one week in turn; swaps go through the team channel.\n"))
+    write(vault, "other.md", "# Groceries\n\nApples, bread and coffee beans.\n")
+    assert run_cli("context", "create", "Vault", "--note-root", str(vault)).code == 0
+    ingest = run_cli("ingest", "--context", "Vault", "--json")
+    assert_no_traceback(ingest)
+    assert ingest.code == 0, ingest
+    for query in ("pagerduty", "Pager schedule", "who carries the pager"):
+        result = run_cli("search", "--context", "Vault", query, "--k", "3", "--json")
+        assert result.code == 0, result
+        top = result.json["results"][0]
+        assert top["source_uri"] == str(vault / "ops/rotation.md"), (query, top)
+        assert top["title"] == "On-call rotation"
+        assert top["text"].startswith("# Rotation") and "pagerduty" not in top["text"]
+    home = Path(os.environ["CHINVEX_HOME"])
+    with sqlite3.connect(home / "indexes" / "Vault" / "hybrid.db") as conn:
+        rows = conn.execute("SELECT c.text, c.search_text FROM chunks c JOIN documents d USING (doc_id) "
+                            "WHERE d.source_uri = ?", (str(vault / "ops/rotation.md"),)).fetchall()
+    assert len(rows) == 1
+    text, search_text = rows[0]
+    assert not text.startswith("---") and "title:" not in text
+    assert "pagerduty" in search_text and "On-call rotation" in search_text

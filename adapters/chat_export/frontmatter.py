@@ -1,9 +1,11 @@
-"""YAML front matter of markdown exports: split it off and read it without ever failing.
+"""YAML front matter of markdown exports, read without ever failing.
 
 Exporters write front matter by string templates (pionxzh: `Source: https://…`, convoviz:
-quoted scalars), so invalid YAML happens; it must not cost the file, only its metadata. YAML is
-parsed by the notes adapter's `load_yaml`, which refuses pathological nesting before libyaml can
-overflow the C stack or spend minutes on it.
+quoted scalars), so invalid YAML happens; it must not cost the file, only its metadata. The
+block is found and parsed by `chinvex.frontmatter`, the parser notes and the markdown chunker
+use too (it refuses pathological nesting before libyaml can overflow the C stack or spend
+minutes on it); this module adds what only chat exports need: lenient key lookup and the
+conversation id.
 """
 
 from __future__ import annotations
@@ -11,37 +13,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml
-
-from chinvex_adapters.notes.frontmatter import YAMLTooDeep, load_yaml
+from chinvex.frontmatter import split_front_matter as _parse
 
 from .textutil import json_safe
 
-_FENCE = re.compile(r"\A---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _CHAT_URL_ID = re.compile(r"/(?:c|chat|share|g/[^/]+/c)/([0-9a-fA-F][0-9a-fA-F-]{15,})")
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str, str | None]:
-    """(front matter dict, body, error). An unreadable block stays in the body and is reported."""
-    match = _FENCE.match(text)
-    if not match:
+    """(front matter dict, body, error). The body starts after the block even when its YAML
+    could not be read (the error says why); text without front matter is all body."""
+    fm = _parse(text)
+    if not fm.present:
         return {}, text, None
-    body = text[match.end():]
-    try:
-        data = load_yaml(match.group(1))
-    except YAMLTooDeep as exc:
-        return {}, body, f"invalid YAML front matter: {exc}"
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
-        return {}, body, f"invalid YAML front matter{where}"
-    except (ValueError, TypeError, RecursionError) as exc:  # odd tags, overflowing dates
-        return {}, body, f"invalid YAML front matter ({type(exc).__name__})"
-    if data is None:
-        return {}, body, None
-    if not isinstance(data, dict):
-        return {}, body, "front matter is not a mapping"
-    return json_safe(data), body, None
+    return json_safe(fm.data), text[fm.end:], fm.error
 
 
 def lookup(front: dict[str, Any], *names: str) -> Any:

@@ -1,5 +1,6 @@
 """The `claude_code` adapter: Claude Code transcripts under `claude_session_roots`
-(typically `~/.claude/projects`), one `ConversationDoc` per transcript file.
+(typically `~/.claude/projects`), one `ConversationDoc` per transcript file, and the project
+memory files beside them (`<project>/memory/*.md`, see memory.py), one note each.
 
 Thread ids: a main session is its session uuid (the file name, which Claude Code derives from
 the session id; the `sessionId` inside the records when the name is not a uuid). A sub-agent
@@ -9,6 +10,7 @@ beside it; its parent comes from the folder (2.1.x layout) or from its records (
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,10 +26,12 @@ from chinvex.sources import (
     SourceCandidate,
     SourceError,
 )
-from chinvex_adapters.chat_export.fswalk import walk
+from chinvex_adapters.chat_export.fswalk import WalkEntry, walk
 from chinvex_adapters.chat_export.textutil import as_str, clean_text, json_safe, one_line
+from chinvex_adapters.repo.adapter import DEFAULT_MAX_FILE_BYTES
 
 from .layout import NOT_TRANSCRIPTS, classify, is_uuid, read_sidecar
+from .memory import MEMORY_SOURCE_TYPE, is_memory_file, memory_extra, parse_memory
 from .records import Record, read_records
 from .tree import is_content, select
 from .turns import TurnBuilder
@@ -77,6 +81,8 @@ class ClaudeCodeAdapter:
         self, root: Path, options: AdapterOptions
     ) -> Iterator[SourceCandidate | SkippedSource]:
         root_str = str(Path(root).expanduser().absolute())
+        walked = Path(os.path.abspath(os.path.expanduser(root)))  # as `walk` sees it
+        anchor = (walked.parent if walked.is_file() else walked).name
         include_thinking = bool(options.settings.get("claude_code_include_thinking", True))
         for entry in walk(Path(root), options.excludes):
             uri = str(entry.path)
@@ -84,13 +90,17 @@ class ClaudeCodeAdapter:
                 yield SkippedSource(uri, self.source_type, entry.skip, entry.detail)
                 continue
             name = entry.path.name
+            if is_memory_file(anchor, entry.rel):
+                yield self._memory_candidate(entry, root_str)
+                continue
             if not name.endswith(".jsonl"):
                 if name.endswith(".meta.json") and entry.path.parent.name == "subagents":
                     yield SkippedSource(uri, self.source_type, "ignored",
                                         "sub-agent metadata, read with its transcript")
                 else:
                     yield SkippedSource(uri, self.source_type, "not_supported",
-                                        "not a Claude Code transcript (*.jsonl)")
+                                        "not a Claude Code transcript (*.jsonl) or memory file "
+                                        "(memory/*.md)")
                 continue
             if name in NOT_TRANSCRIPTS:
                 yield SkippedSource(uri, self.source_type, "not_supported", NOT_TRANSCRIPTS[name])
@@ -106,9 +116,24 @@ class ClaudeCodeAdapter:
                 path=entry.path, size_bytes=entry.size_bytes, mtime_ns=entry.mtime_ns, extra=extra,
             )
 
+    def _memory_candidate(self, entry: WalkEntry, root: str) -> SourceCandidate | SkippedSource:
+        uri = str(entry.path)
+        if entry.size_bytes is not None and entry.size_bytes > DEFAULT_MAX_FILE_BYTES:
+            return SkippedSource(uri, MEMORY_SOURCE_TYPE, "too_large",
+                                 f"{entry.size_bytes:,} bytes, over the "
+                                 f"{DEFAULT_MAX_FILE_BYTES:,}-byte limit for memory files")
+        return SourceCandidate(
+            source_uri=uri, source_type=MEMORY_SOURCE_TYPE, adapter=self.name, root=root,
+            path=entry.path, size_bytes=entry.size_bytes, mtime_ns=entry.mtime_ns,
+            extra=memory_extra(entry.path, entry.rel),
+        )
+
     def parse(
         self, candidate: SourceCandidate, report: ParseReport, previous_state: dict[str, Any] | None
     ) -> Iterator[ParsedDoc]:
+        if candidate.extra.get("kind") == "memory":
+            yield parse_memory(candidate, report)
+            return
         path = Path(candidate.path or candidate.source_uri).absolute()
         doc = parse_transcript(path, report,
                                include_thinking=bool(candidate.extra.get("include_thinking", True)))

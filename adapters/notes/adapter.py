@@ -8,10 +8,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from chinvex.frontmatter import front_matter_date, split_front_matter
 from chinvex.ids import doc_id_for
 from chinvex.models import Document
 from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate
-from chinvex_adapters.notes.frontmatter import front_matter_date, split_front_matter
 from chinvex_adapters.notes.obsidian import (
     alias_list,
     first_h1,
@@ -27,7 +27,7 @@ from chinvex_adapters.repo.adapter import (
 )
 from chinvex_adapters.repo.scan import ScanSpec, scan
 from chinvex_adapters.repo.sniff import extension_of
-from chinvex_adapters.repo.textfile import read_text, replacement_warning
+from chinvex_adapters.repo.textfile import TextFile, read_text, replacement_warning
 from chinvex_adapters.repo.walk import ALWAYS_SKIP_DIRS, Reason
 
 NOTE_LANGUAGES = {"md": "markdown", "markdown": "markdown", "txt": "text"}
@@ -75,59 +75,84 @@ class NotesAdapter:
     ) -> Iterator[Document]:
         path = str(candidate.path or candidate.source_uri)
         limit = int(candidate.extra.get("max_file_bytes") or DEFAULT_MAX_FILE_BYTES)
-        tf = read_text(path, limit)
-        warning = replacement_warning(path, tf)
-        if warning:
-            report.warnings.append(warning)
-            report.counts["invalid_bytes_replaced"] += tf.replaced
-        rel = candidate_rel_path(candidate)
-        text = tf.text
+        yield note_document(read_text(path, limit), candidate, report)
 
-        fm = split_front_matter(text)
-        if fm.error:
-            report.warnings.append(f"{path}: {fm.error}")
-            report.counts["front_matter_invalid"] += 1
-        props = fm.data
-        keyed = {key.lower(): value for key, value in props.items()}  # `Tags:` is `tags:`
-        body = text[fm.end :]
-        masked = mask_code(body)
 
-        tags = string_list(keyed.get("tags")) + string_list(keyed.get("tag"))
-        tags = _dedupe(tags + inline_tags(masked))
-        aliases = _dedupe(alias_list(keyed.get("aliases")) + alias_list(keyed.get("alias")))
+def note_document(tf: TextFile, candidate: SourceCandidate, report: ParseReport) -> Document:
+    """One note as a `note` Document: title, tags, aliases, dates and description from its
+    front matter and body. Shared with the claude_code adapter, whose memory files are notes
+    too, so both read front matter, titles and tags the same way."""
+    path = str(candidate.path or candidate.source_uri)
+    warning = replacement_warning(path, tf)
+    if warning:
+        report.warnings.append(warning)
+        report.counts["invalid_bytes_replaced"] += tf.replaced
+    rel = candidate_rel_path(candidate)
+    text = tf.text
 
-        title = note_title(keyed.get("title"), first_h1(masked, body), rel, candidate.source_uri)
+    fm = split_front_matter(text)
+    if fm.error:
+        report.warnings.append(f"{path}: {fm.error}")
+        report.counts["front_matter_invalid"] += 1
+    props = fm.data
+    keyed = {key.lower(): value for key, value in props.items()}  # `Tags:` is `tags:`
+    body = text[fm.end :]
+    masked = mask_code(body)
 
-        created = _first_date(keyed, _CREATED_KEYS)
-        updated = _first_date(keyed, _UPDATED_KEYS) or mtime_datetime(tf.mtime_ns)
+    tags = string_list(keyed.get("tags")) + string_list(keyed.get("tag"))
+    tags = _dedupe(tags + inline_tags(masked))
+    aliases = _dedupe(alias_list(keyed.get("aliases")) + alias_list(keyed.get("alias")))
 
-        yield Document(
-            doc_id=doc_id_for("note", candidate.source_uri),
-            source_type="note",
-            source_uri=candidate.source_uri,
-            title=title,
-            created_at=created,
-            updated_at=updated,
-            text=text,
-            metadata={
-                "path": rel,
-                "root": candidate.root,
-                "language": NOTE_LANGUAGES.get(extension_of(rel), "text"),
-                "front_matter": props,
-                "tags": tags,
-                "wikilinks": wikilinks(masked),
-                "aliases": aliases,
-                "size_bytes": tf.size_bytes,
-                "encoding": tf.encoding,
-                "body_start": fm.end,
-            },
-        )
+    title = note_title(_first_scalar(keyed, ("title", "name")), first_h1(masked, body), rel,
+                       candidate.source_uri)
+
+    created = _first_date(keyed, _CREATED_KEYS)
+    updated = _first_date(keyed, _UPDATED_KEYS) or mtime_datetime(tf.mtime_ns)
+    metadata: dict[str, Any] = {
+        "path": rel,
+        "root": candidate.root,
+        "language": NOTE_LANGUAGES.get(extension_of(rel), "text"),
+        "front_matter": props,
+        "tags": tags,
+        "wikilinks": wikilinks(masked),
+        "aliases": aliases,
+        "size_bytes": tf.size_bytes,
+        "encoding": tf.encoding,
+        "body_start": fm.end,
+    }
+    description = _first_scalar(keyed, ("description", "summary"))
+    if description is not None and str(description).strip():
+        metadata["description"] = str(description).strip()
+
+    return Document(
+        doc_id=doc_id_for("note", candidate.source_uri),
+        source_type="note",
+        source_uri=candidate.source_uri,
+        title=title,
+        created_at=created,
+        updated_at=updated,
+        text=text,
+        metadata=metadata,
+    )
+
+
+def _first_scalar(keyed: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """The first of `keys` holding a non-blank string or a number (a list or a mapping is no
+    title or description)."""
+    for key in keys:
+        value = keyed.get(key)
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            continue
+        if str(value).strip():
+            return value
+    return None
 
 
 def note_title(front_matter_title: Any, h1: str | None, rel: str, source_uri: str) -> str:
-    """The first non-blank of: the front matter title, the first H1, the file name without its
-    extension, the file name, the relative path, the source URI. Never empty: a note named
-    ` .md` holding only whitespace still needs a title to be listed and cited by."""
+    """The first non-blank of: the front matter title (or `name`, as Claude Code memory files
+    call it), the first H1, the file name without its extension, the file name, the relative
+    path, the source URI. Never empty: a note named ` .md` holding only whitespace still needs
+    a title to be listed and cited by."""
     candidates: list[Any] = []
     if isinstance(front_matter_title, (str, int, float)) and not isinstance(front_matter_title, bool):
         candidates.append(front_matter_title)

@@ -6,7 +6,8 @@ Pure functions, no I/O. Guarantees for every chunk of every chunker:
   conversation the transcript `render_conversation` returns), and `chunk_id` is
   `chinvex.ids.chunk_id(doc_id, chunk_index, text)` with chunk_index 0..n-1 in order;
 - `count_tokens(embed_text(chunk)) <= MAX_CONTENT_TOKENS`;
-- every non-whitespace character of a document lies in at least one chunk;
+- every non-whitespace character of a document lies in at least one chunk, except markdown
+  front matter read as properties (it is summarised in every chunk's header instead);
 - line_start/line_end are the 1-based lines of the first and last character (None for
   conversations).
 
@@ -36,7 +37,7 @@ __all__ = [
     "stable_text",
 ]
 
-CHUNKER_VERSION = "chunkers-v2"
+CHUNKER_VERSION = "chunkers-v3"  # v3: markdown front matter is header properties, not a chunk
 """Changes whenever any chunker's output (text, ranges, ids, metadata, embed_text) changes."""
 
 MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown", ".mdx", ".mdown", ".mkd"})

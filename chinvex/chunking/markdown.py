@@ -6,8 +6,15 @@ under the headings they share; a section that does not fit is cut between its bl
 or quote between its items, a table between its rows), so a code fence stays whole unless it
 alone exceeds the budget, in which case it, like an overlong paragraph, becomes windows.
 
-Front matter (YAML between `---` lines at the very start) is in no section: it gets a chunk of
-its own, flagged `front_matter`, so its tags and aliases can still be found.
+Front matter (YAML between `---` lines at the very start, read by `chinvex.frontmatter`) is
+the document's properties, not a passage: its lines are in no chunk, and a summary of it (title,
+aliases, tags, description, other short properties; dates are left to the document's metadata)
+ends every chunk's header, so a search for a tag or a title finds the note's own passages
+instead of a chunk of YAML. Each chunk carries it, as each conversation chunk carries its
+thread's title: whichever passage matches the question also matches what the note is about.
+Front matter whose YAML cannot be read is prose like the rest (it joins the first section), and
+a note that holds nothing but properties is chunked as it is (it has no other text to be found
+by).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 
 from .base import (
+    HEADER_PART_TOKENS,
     TAIL_JOIN_RATIO,
     Draft,
     LineIndex,
@@ -30,10 +38,29 @@ from .base import (
     text_budget,
     window_drafts,
 )
+from .tokens import truncate_to_tokens
 
-_FM_OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
-_FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$")
 _LONE_CR = re.compile(r"\r(?!\n)")
+_SPACE = re.compile(r"\s+")
+_HASH = re.compile(r"(?:^|(?<=[\s,]))#(?=\w)")
+
+PROPERTIES_TOKENS = 40
+"""Most tokens the front matter summary adds to a header (on top of the path and headings):
+enough for a title, a few tags and a one-line description, while a chunk keeps about
+254 - 48 - 41 = 165 tokens of text (41: the " · " before the summary)."""
+_SUMMARY_CHARS = 2000
+"""Characters looked at for the summary: far more than PROPERTIES_TOKENS tokens can hold, and it
+keeps a front matter of thousands of keys or a megabyte-long value from costing more."""
+_TITLE_KEYS = ("title", "name")
+_LIST_KEYS = (("aliases", ("aliases", "alias")), ("tags", ("tags", "tag", "keywords")))
+_DESCRIPTION_KEYS = ("description", "summary")
+_LEFT_OUT = frozenset({
+    # dates are the document's created/updated metadata (filters), not words to search for
+    "created", "updated", "date", "modified", "created_at", "updated_at", "last_modified",
+    "date_created", "date_modified", "create_time", "update_time", "lastmod",
+    # presentation settings say nothing about the content
+    "cssclasses", "cssclass", "publish", "permalink", "layout", "template", "draft", "weight",
+})
 
 
 @lru_cache(maxsize=1)
@@ -53,14 +80,76 @@ class _Block:
     children: list[_Block] = field(default_factory=list)
 
 
-def front_matter_lines(idx: LineIndex) -> int:
-    """Number of lines of front matter at the start of the text (0 when there is none)."""
-    if not _FM_OPEN.match(idx.text):
-        return 0
-    for k in range(1, idx.n):
-        if _FM_CLOSE.match(idx.lines[k]):
-            return k + 1
-    return 0
+@dataclass(frozen=True)
+class FrontMatterBlock:
+    lines: int = 0  # lines the block spans at the start of the text (0: none)
+    properties: bool = False  # read as a mapping: its lines are in no chunk
+    summary: str = ""  # the properties as one header line ("" when there are none to show)
+
+
+def front_matter_block(idx: LineIndex) -> FrontMatterBlock:
+    """Where the front matter of `idx.text` ends and what it says, as the chunker uses it."""
+    from chinvex.frontmatter import split_front_matter  # PyYAML only when a text has front matter
+
+    if not idx.text.startswith(("---", "\ufeff---")):
+        return FrontMatterBlock()
+    fm = split_front_matter(idx.text)
+    if not fm.present:
+        return FrontMatterBlock()
+    lines = idx.line_of(fm.end - 1) + 1
+    if not fm.is_properties:
+        return FrontMatterBlock(lines)
+    return FrontMatterBlock(lines, True, properties_summary(fm.data))
+
+
+def _flat(value: Any) -> str:
+    """A scalar, or a list of scalars joined by commas; "" for anything else (mappings, nested
+    lists, booleans and nulls say nothing searchable)."""
+    if isinstance(value, bool) or value is None:
+        return ""
+    if isinstance(value, (str, int, float)):
+        return _SPACE.sub(" ", str(value)).strip()
+    if isinstance(value, list):
+        return ", ".join(item for item in (_flat(v) for v in value if not isinstance(v, list)) if item)
+    return ""
+
+
+def properties_summary(data: dict[str, Any]) -> str:
+    """The front matter as one line for chunk headers (pure): title, aliases, tags,
+    description, then other short properties as `key: value`, at most PROPERTIES_TOKENS
+    tokens, most telling first, so that a cut loses the least."""
+    keyed: dict[str, Any] = {}
+    for key, value in data.items():
+        keyed.setdefault(str(key).strip().lower(), value)
+    used: set[str] = set()
+    items: list[str] = []
+
+    def first(keys: tuple[str, ...]) -> str:
+        used.update(keys)
+        return next((text for key in keys if (text := _flat(keyed.get(key)))), "")
+
+    title = first(_TITLE_KEYS)
+    if title:
+        items.append(title)
+    for label, keys in _LIST_KEYS:
+        used.update(keys)
+        names = [_flat(keyed.get(key)) for key in keys]
+        joined = _HASH.sub("", ", ".join(name for name in names if name))  # `#tag` is `tag`
+        if joined:
+            items.append(f"{label}: {joined}")
+    description = first(_DESCRIPTION_KEYS)
+    if description:
+        items.append(description)
+    for key, value in keyed.items():
+        if sum(map(len, items)) > _SUMMARY_CHARS:
+            break  # already more than the budget can hold: the rest would be cut anyway
+        if key in used or key in _LEFT_OUT or not key:
+            continue
+        text = _flat(value)
+        if text:
+            items.append(truncate_to_tokens(f"{key}: {text[:_SUMMARY_CHARS]}", HEADER_PART_TOKENS))
+    summary = _SPACE.sub(" ", " · ".join(items)).strip()
+    return truncate_to_tokens(summary[:_SUMMARY_CHARS], PROPERTIES_TOKENS) if summary else ""
 
 
 def _blocks(text: str) -> list[_Block]:
@@ -131,12 +220,15 @@ def _common(paths: list[list[str]]) -> list[str]:
 
 
 class _Markdown:
-    def __init__(self, idx: LineIndex, path: str) -> None:
+    def __init__(self, idx: LineIndex, path: str, properties: str = "") -> None:
         self.idx = idx
         self.path = path
+        self.properties = properties
 
     def header(self, heading_path: list[str]) -> str:
-        return build_header(self.path, tuple(heading_path), " › ")
+        base = build_header(self.path, tuple(heading_path), " › ")
+        # " · " like code headers: the path stays the first part (evidence display reads it)
+        return f"{base} · {self.properties}" if self.properties else base
 
     def meta(self, heading_path: list[str]) -> dict[str, Any]:
         return {"heading_path": list(heading_path)}
@@ -207,20 +299,17 @@ class _Markdown:
 
 
 def markdown_drafts(idx: LineIndex, path: str) -> list[Draft]:
-    md = _Markdown(idx, path)
-    fm = front_matter_lines(idx)
-    drafts: list[Draft] = []
-    if fm:
-        meta = {"heading_path": [], "front_matter": True}
-        drafts.extend(window_drafts(idx, 0, fm, md.header([]), meta, overlap=True))
-    body = "\n" * fm + idx.text[idx.end_of(fm - 1) :] if fm else idx.text
+    fm = front_matter_block(idx)
+    md = _Markdown(idx, path, fm.summary)
+    # The block is blanked for markdown-it whatever it holds: its closing `---` would make a
+    # setext heading of the line above it.
+    body = "\n" * fm.lines + idx.text[idx.end_of(fm.lines - 1) :] if fm.lines else idx.text
     body = _LONE_CR.sub(" ", body)
-    if fm >= idx.n:
-        return drafts
+    start = fm.lines if fm.properties else 0
+    if idx.first_nonblank(start, idx.n) is None:
+        # nothing but properties: they are all there is to find the document by
+        return window_drafts(idx, 0, idx.n, md.header([]), md.meta([]), overlap=True)
     blocks = _blocks(body)
     if not blocks:
-        if idx.first_nonblank(fm, idx.n) is not None:
-            drafts.extend(window_drafts(idx, fm, idx.n, md.header([]), md.meta([]), overlap=True))
-        return drafts
-    drafts.extend(md.sections(_sections(blocks, fm, idx.n)))
-    return drafts
+        return window_drafts(idx, start, idx.n, md.header([]), md.meta([]), overlap=True)
+    return md.sections(_sections(blocks, start, idx.n))

@@ -1,9 +1,11 @@
-"""YAML front matter: only at the very start of a note, between two `---` lines.
+"""YAML front matter: only at the very start of a markdown text, between two `---` lines.
 
-The note text is never cut: the front matter stays in the document so that chunk offsets are
-file offsets; this module only says where it ends and what it holds. Bad YAML is a warning,
-never a failure: the note is still indexed, just without properties. `load_yaml` is the one
-safe way to parse untrusted YAML (the chat export adapter uses it too).
+The one parser of front matter: notes, markdown chat exports, Claude Code memory files and the
+markdown chunker (which turns the properties into chunk headers, see chunking/markdown.py) all
+read it here, so they agree on where it ends and what it holds. The text is never cut (offsets
+stay file offsets). Bad YAML is a warning, never a failure: the text is still indexed, just
+without properties. `load_yaml` is the one safe way
+to parse untrusted YAML.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ try:  # the C loader is ~10x faster; both are "safe" (no arbitrary objects)
 except AttributeError:  # pragma: no cover - libyaml missing
     _Loader = yaml.SafeLoader
 
-_OPEN = re.compile(r"---[ \t]*\r?\n")
+_OPEN = re.compile(r"\ufeff?---[ \t]*\r?\n")  # a BOM still in the text may precede it
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 
 # Budget for turning YAML into JSON: aliases can make a tiny document expand exponentially
@@ -90,9 +92,15 @@ class FrontMatter:
     present: bool = False
     error: str | None = None
 
+    @property
+    def is_properties(self) -> bool:
+        """The block was read as a mapping (possibly empty, possibly cut short): its text is
+        properties, not prose. False for YAML that failed or is a list or a scalar."""
+        return self.present and (bool(self.data) or self.error is None)
+
 
 def split_front_matter(text: str) -> FrontMatter:
-    """Find and parse the front matter at offset 0 of `text` (BOM already removed)."""
+    """Find and parse the front matter at offset 0 of `text` (after a BOM, if one is left)."""
     opening = _OPEN.match(text)
     if opening is None:
         return FrontMatter()
