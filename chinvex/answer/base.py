@@ -17,6 +17,7 @@ from chinvex.errors import ChinvexError, UsageError
 
 if TYPE_CHECKING:
     from chinvex.answer.evidence import Evidence
+    from chinvex.answer.support import Analysis
     from chinvex.answer.text import TermWeights
     from chinvex.answer.units import Unit
     from chinvex.models import ContextConfig
@@ -41,6 +42,11 @@ class GenerationRequest:
     said_on: Callable[[Evidence, Unit], date | None] | None = None
     min_cosine: float | None = None
     """Below this raw cosine of the best chunk the evidence is unrelated (support.RELATED_COSINE)."""
+    analysis: Analysis | None = None
+    """Every sentence of the evidence scored against the question (support.analyse), made once
+    by the service: the extractive generator answers from it and the gate checks any answer
+    against it."""
+    weights_used: TermWeights | None = None
     """The day a passage was said or written (a turn's timestamp, a transcript's `Date:` line)."""
 
     def weights(self, stems: Iterable[str]) -> TermWeights:
@@ -78,10 +84,11 @@ def generator_name(requested: str | None, config: ContextConfig) -> str:
     return name
 
 
-def make_generator(name: str, config: ContextConfig) -> Generator:
-    """The generator called `name`, configured from the context's `answer` settings."""
+def make_generator(name: str, config: ContextConfig, model: str | None = None) -> Generator:
+    """The generator called `name`, configured from the context's `answer` settings (`model`
+    overrides answer.model)."""
     settings = config.answer
-    model = settings.model if settings else None
+    model = model or (settings.model if settings else None)
     host = settings.host if settings else None
     if name == "extractive":
         from chinvex.answer.extractive import ExtractiveGenerator

@@ -16,12 +16,15 @@ from datetime import date
 from chinvex.answer.answer_types import holds
 from chinvex.answer.dates import day_text, resolve
 from chinvex.answer.grounding import cite
-from chinvex.answer.support import Candidate
+from chinvex.answer.support import PROSE_LITERAL, Candidate
 from chinvex.answer.text import Stemmer, TermWeights
 from chinvex.retrieval.lexical import index_text
 
 MAX_CLAUSE_WORDS = 28
 MIN_CLAUSE_WORDS = 4
+SUMMARY_WORDS = 15
+"""A docstring sentence shorter than this is a summary line; the answer adds the next one."""
+MAX_STATEMENT_WORDS = 48
 _BOUNDARY = re.compile(
     r"\s*(?:[;:—–]|,(?!\d)|\s-\s|\.\.\.|…)\s*|\s+(?=(?:and|but|so|because|which|while|though|although|"
     r"whereas|cause)\s)",
@@ -63,9 +66,10 @@ def clause(text: str, terms: frozenset[str], expects: str, stemmer: Stemmer, wei
     return _cap(" ".join(parts[lo:hi + 1]))
 
 
-def _cap(text: str) -> str:
+def _cap(text: str, limit: int = 0) -> str:
+    limit = limit or MAX_CLAUSE_WORDS
     words = text.split()
-    text = " ".join(words[:MAX_CLAUSE_WORDS]) + ("…" if len(words) > MAX_CLAUSE_WORDS else "")
+    text = " ".join(words[:limit]) + ("…" if len(words) > limit else "")
     return text.rstrip(" ,;:") 
 
 
@@ -111,15 +115,25 @@ def code_statement(code: str, terms: frozenset[str], stemmer: Stemmer, weights: 
     if doc:
         body = " ".join((doc.group(1) or doc.group(2) or "").split())
     else:
-        comments = [m.group(1).strip() for m in re.finditer(r"^\s*(?:#|//)\s?(.*)$", code, re.M)]
+        comments = [m.group(1).strip() for m in re.finditer(r"^\s*(?:#(?!!)|//|--)\s?(.*)$", code, re.M)]
         body = " ".join(" ".join(comments).split())
+    if not body:  # no docstring or comment: what its longer string literals (help texts, messages) say
+        literals = [m.group(1) for m in re.finditer(r'"([^"\n]{12,})"', code)
+                    if not m.group(1).rstrip().endswith("?") and PROSE_LITERAL.match(m.group(1))]
+        body = " ".join(" ".join(f"{s.strip().rstrip('.')}." for s in literals).split())
     if not body:
         line = next((line.strip() for line in code.splitlines() if line.strip()), "")
         return f"`{_cap(line)}`" if line else ""
     sentences = [s for s in _DOC_SENTENCE.split(body) if s.strip()]
     stems = stemmer.stem_sets([index_text(s) for s in sentences])
     best = max(range(len(sentences)), key=lambda i: (weights.weight(terms & stems[i]), -i))
-    return _cap(sentences[best])
+    chosen = sentences[best]
+    following = range(best + 1, min(best + 4, len(sentences)))
+    if len(chosen.split()) < SUMMARY_WORDS and following:
+        # a one-line summary names the subject; one of the sentences after it says how
+        after = max(following, key=lambda i: (weights.weight(terms & stems[i]), -i))
+        chosen = f"{chosen} {sentences[after]}"
+    return _cap(chosen, MAX_STATEMENT_WORDS)
 
 
 def _symbol(header: object) -> str:

@@ -57,6 +57,16 @@ class Evidence:
     def relative_path(self) -> str | None:
         return self.metadata.get("path") or relative_path(str(self.metadata.get("header") or ""), self.source_uri)
 
+    def where(self) -> str:
+        """How a citation names its place: `path:12-30` for files, `“Title” turns 3-4` for a
+        conversation (its source is a session file or an export holding many threads)."""
+        meta = self.metadata
+        if meta.get("turn_start") is not None and (self.result.title or meta.get("thread_id")):
+            turns = (f"turn {meta['turn_start']}" if meta.get("turn_end") in (None, meta["turn_start"])
+                     else f"turns {meta['turn_start']}-{meta['turn_end']}")
+            return f"“{self.result.title or meta.get('thread_id')}” {turns}"
+        return self.display_path()
+
     def display_path(self) -> str:
         """Where the chunk comes from, short: `chinvex/retrieval/fusion.py:29-48`."""
         path = self.relative_path() or _short_source(self.source_uri)
@@ -95,7 +105,8 @@ def citation_range(result: SearchResult) -> Range:
 
 
 def citation_for(item: Evidence) -> Citation:
-    return Citation(chunk_id=item.chunk_id, source_uri=item.source_uri, range=citation_range(item.result))
+    return Citation(chunk_id=item.chunk_id, source_uri=item.source_uri, range=citation_range(item.result),
+                    where=item.where())
 
 
 def evidence_chunk(item: Evidence) -> EvidenceChunk:

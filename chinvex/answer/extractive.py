@@ -31,13 +31,15 @@ class ExtractiveGenerator:
         stemmer = Stemmer()
         try:
             question = analyse_question(request.query)
-            analysis, weights = analyse(question, request.evidence, stemmer, request.weights, request.said_on)
+            analysis, weights = request.analysis, request.weights_used
+            if analysis is None or weights is None:
+                analysis, weights = analyse(question, request.evidence, stemmer, request.weights, request.said_on)
             verdict = judge(analysis, request.evidence, min_cosine=request.min_cosine)
             notes = _notes(analysis, verdict.best)
             if not verdict.ok or verdict.best is None:
                 return Generated(text=REFUSAL, reason=verdict.reason, notes=notes)
             chosen = pick(verdict.best, verdict.ranked)
-            text = compose(chosen, terms=analysis.terms, expects=question.expects, stemmer=stemmer,
+            text = compose(chosen, terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
                            weights=weights, said_on=lambda c: _said_on(request, c))
             return Generated(text=text, notes=notes)
         finally:

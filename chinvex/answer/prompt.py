@@ -17,7 +17,10 @@ If no retrieved chunk supports your answer, respond ONLY with:
 "{REFUSAL}"
 
 Do NOT invent, extrapolate, or use external knowledge. Only use the provided chunks.
-Be concise: a few short paragraphs at most."""
+Answer in 1 to 3 short sentences that say what the question asks, each ending with its
+citation. For a question about code, name the identifier and its file. For a "when" question
+about a conversation, give the date the words point to (yesterday = the day before the message).
+Do not quote whole passages and do not add background the question did not ask for."""
 
 MAX_CHUNK_CHARS = 6000
 

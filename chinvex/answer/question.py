@@ -69,6 +69,8 @@ def analyse_question(text: str) -> Question:
         wh, expects = ("when", "date") if "ago" in tokens else ("how long", "duration")
     elif first == "how" and second in ("many", "much"):
         wh, expects = "how many", "number"
+    elif first == "how" and second in ("far", "big", "old", "large", "small", "tall", "heavy", "fast"):
+        wh, expects = "how many", "duration"  # a measure: a number with its unit
     elif first == "how" and second in ("often", "frequently"):
         wh, expects = "how often", "frequency"
     elif first == "where":

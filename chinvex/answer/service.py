@@ -15,22 +15,24 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import date
 
-from chinvex.answer.base import GenerationRequest, GeneratorError, generator_name, make_generator
-from chinvex.answer.evidence import Evidence, build_evidence, citation_for, evidence_pack
+from chinvex.answer.base import Generated, GenerationRequest, GeneratorError, generator_name, make_generator
+from chinvex.answer.evidence import Evidence, build_evidence, citation_for, evidence_pack, relative_path
+from chinvex.answer.roles import role_weight
 from chinvex.answer.grounding import REFUSAL, validate
-from chinvex.answer.support import RELATED_COSINE
+from chinvex.answer.question import analyse_question
+from chinvex.answer.support import RELATED_COSINE, analyse, judge
 from chinvex.embedding.factory import provider_of
 from chinvex.answer.dates import header_date, parse_date
-from chinvex.answer.text import DocumentFrequencies, TermWeights
+from chinvex.answer.text import DocumentFrequencies, Stemmer, TermWeights
 from chinvex.answer.units import Unit
 from chinvex.errors import ChinvexError, UsageError
-from chinvex.models import AnswerError, AnswerResponse, ContextConfig, Retrieval
+from chinvex.models import AnswerError, AnswerResponse, ContextConfig, Retrieval, SearchResult
 from chinvex.retrieval.search import RetrievalError, Searcher, SearchRequest
 
 
 def answer(config: ContextConfig, query: str, *, k: int = 8, grounded: bool = True,
            source_types: list[str] | None = None, generator: str | None = None,
-           searcher: Searcher | None = None) -> AnswerResponse:
+           searcher: Searcher | None = None, model: str | None = None) -> AnswerResponse:
     started = time.perf_counter()
     name = generator_name(generator, config)
     types = [t for t in dict.fromkeys(source_types or []) if t] or None
@@ -49,7 +51,7 @@ def answer(config: ContextConfig, query: str, *, k: int = 8, grounded: bool = Tr
     searcher = searcher or Searcher()
     try:
         try:
-            found = searcher.search([config], SearchRequest(query=query, k=k, source_types=types))
+            found = searcher.search([config], SearchRequest(query=query, k=max(k, ANSWER_POOL), source_types=types))
         except UsageError:
             raise
         except RetrievalError as exc:
@@ -61,10 +63,11 @@ def answer(config: ContextConfig, query: str, *, k: int = 8, grounded: bool = Tr
                                                 detail=f"the index of context {config.name} cannot be read ({exc})")])
         retrieval.mode = found.stats.mode
         retrieval.warnings = list(found.stats.warnings)
-        evidence = build_evidence(found.results, _created_at(searcher, config, found.results))
+        results = prefer_the_thing(found.results, analyse_question(query).about_tests)[:k]
+        evidence = build_evidence(results, _created_at(searcher, config, results))
         pack = evidence_pack(evidence)
 
-        generator_impl = make_generator(name, config)
+        generator_impl = make_generator(name, config, model=model)
         model = getattr(generator_impl, "model", None)
         retrieval.model = model if name != "extractive" else None
         request = GenerationRequest(
@@ -73,29 +76,64 @@ def answer(config: ContextConfig, query: str, *, k: int = 8, grounded: bool = Tr
             said_on=_said_on_lookup(searcher, config),
             min_cosine=RELATED_COSINE.get(provider_of(config.embedding)),
         )
+        stemmer = Stemmer()
         try:
-            generated = generator_impl.generate(request)
-        except GeneratorError as exc:
-            return response(evidence_pack=pack, errors=[AnswerError(code="GENERATOR_ERROR", detail=exc.message)])
+            request.analysis, request.weights_used = analyse(
+                analyse_question(query), evidence, stemmer, request.weights, request.said_on)
+            try:
+                generated = generator_impl.generate(request)
+            except GeneratorError as exc:
+                return response(evidence_pack=pack, errors=[AnswerError(code="GENERATOR_ERROR", detail=exc.message)])
+        finally:
+            stemmer.close()
         if generated.model:
             retrieval.model = generated.model
-        return _gate(response, generated.text, generated.reason, evidence, pack, grounded)
+        return _gate(response, generated, request, pack, grounded)
     finally:
         if own_searcher:
             searcher.close()
 
 
-def _gate(response, text: str, reason: str | None, evidence: list[Evidence], pack, grounded: bool) -> AnswerResponse:
+def _gate(response, generated: Generated, request: GenerationRequest, pack, grounded: bool) -> AnswerResponse:
+    """The same two checks for every generator: the answer's form (every paragraph cites chunks
+    of the evidence pack) and what the cited chunks say (some sentence of them, about the right
+    subject, says enough of what the question asks; support.judge)."""
+    evidence = request.evidence
     by_id = {item.chunk_id: item for item in evidence}
+    text = generated.text
     check = validate(text, by_id)
     citations = [citation_for(by_id[cid]) for cid in check.cited]
+    detail = generated.reason or check.detail
+    if check.ok and request.analysis is not None:
+        cited = set(check.cited)
+        verdict = judge(request.analysis, evidence, restrict=lambda c: c.item.chunk_id in cited,
+                        min_cosine=request.min_cosine)
+        if not verdict.ok:
+            detail = f"The cited sources do not say it: {verdict.reason}"
+            check.ok = False
     if check.ok:
         return response(grounded=True, answer=text.strip(), citations=citations, evidence_pack=pack)
-    detail = reason or check.detail
     error = AnswerError(code="GROUNDING_FAILED", detail=detail)
     if grounded:
         return response(grounded=False, answer=REFUSAL, citations=[], evidence_pack=pack, errors=[error])
     return response(grounded=False, answer=text.strip(), citations=citations, evidence_pack=pack, errors=[error])
+
+
+ANSWER_POOL = 24
+"""Results an answer's evidence is chosen from: the best k after the role weights (roles.py)."""
+
+
+def prefer_the_thing(results: list[SearchResult], about_tests: bool) -> list[SearchResult]:
+    """Search results reordered for answering: a repository file's rank score times its role
+    weight, so the implementation and its docs come before tests, fixtures and benchmark tables
+    that talk about it (unless the question is about tests). Stable: equal products keep the
+    search's order."""
+    def key(item: tuple[int, SearchResult]) -> float:
+        result = item[1]
+        path = relative_path(str((result.metadata or {}).get("header") or ""), result.source_uri) or result.source_uri
+        return -result.scores.rank * role_weight(path, result.source_type, about_tests)
+
+    return [r for _, r in sorted(enumerate(results), key=lambda item: (key(item), item[0]))]
 
 
 def _weights_used(config: ContextConfig, types: list[str] | None) -> dict[str, float]:

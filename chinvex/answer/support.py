@@ -36,12 +36,12 @@ from chinvex.answer.answer_types import holds
 from chinvex.answer.dates import resolve
 from chinvex.answer.evidence import Evidence
 from chinvex.answer.question import Question
-from chinvex.answer.roles import role_weight
+from chinvex.answer.roles import role_of, role_weight
 from chinvex.answer.text import Stemmer, TermWeights
 from chinvex.answer.units import Unit, _same_person, split_evidence
 from chinvex.retrieval.lexical import index_text
 
-MIN_SUPPORT = {"dialogue": 0.4, "prose": 0.5, "code": 0.5}
+MIN_SUPPORT = {"dialogue": 0.4, "prose": 0.45, "code": 0.45}
 """Least support of the chosen sentence, per kind of evidence."""
 CONTRAST = 0.1
 """Refuse when a sentence about someone else supports the question by this much more."""
@@ -65,6 +65,8 @@ W_PERIOD = 0.4
 """Bonus (or penalty) when what a sentence dates falls in (or outside) the month or year asked about."""
 W_TENSE = 0.3
 """Penalty for a plan ("we're thinking about going camping") answering what happened, and back."""
+EXPLANATION_WORDS = 6
+"""A code unit explains (answers how or why) when its docstring or comments have this many words."""
 STRICT_TYPES = frozenset({"number", "place", "person", "reason", "duration", "frequency"})
 """Kinds of answer a sentence must hold to answer at all (a date may come from when it was said)."""
 _PLAN = re.compile(r"\b(?:going\s+to|gonna|will|\w+'ll|plan(?:s|ning)?\s+(?:to|on)|thinking\s+(?:about|of)|"
@@ -78,7 +80,11 @@ REPLY_ROLES = frozenset({"assistant", "ai", "model", "chatgpt", "claude", "bot",
 _NAME = re.compile(r"(?<![\w'’])(?:[A-Z][\w'’.-]*[A-Za-z0-9]|[A-Z])(?:\s+[A-Z][\w'’.-]*[A-Za-z0-9])*")
 _IDENTIFIER = re.compile(r"\b(?:[a-z]+_[a-z0-9_]+|[a-z]+[A-Z]\w*|\w+\.\w+\(?\)?|\w+\(\))")
 _CODE_PROSE = re.compile(
-    r'#(.*)$|//(.*)$|/\*(.*?)(?:\*/|\Z)|"""(.*?)(?:"""|\Z)|\'\'\'(.*?)(?:\'\'\'|\Z)|"([^"\n]{12,})"', re.M | re.S)
+    r'#(.*)$|//(.*)$|^\s*--\s(.*)$|/\*(.*?)(?:\*/|\Z)|"""(.*?)(?:"""|\Z)|\'\'\'(.*?)(?:\'\'\'|\Z)|"([^"\n]{12,})"',
+    re.M | re.S)
+PROSE_LITERAL = re.compile(r"^(?!.*\b(?:SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|CREATE|VALUES)\b)[^{}()=<>\[\]]*$")
+_DEFINED = re.compile(r"^\s*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
+                      r"(?:def|class|fn|func|function|struct|interface|type|enum|trait|impl)\s+(\w+)", re.M)
 _NOT_NAMES = frozenset(
     """what when where who whom whose why how which is are was were do does did has have had can could
     would will should shall may might must am i the a an in on at of for to and or but if not no yes
@@ -178,6 +184,12 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
 
     headers = stemmer.stem_sets([index_text(_header(item)) for item in evidence])
     prose_stems = stemmer.stem_sets([_code_prose(u.text) if u.kind == "code" else "" for u in units])
+    # The name a definition gives states what it is ("def chunk_id" defines chunk ids), except in
+    # tests, fixtures and benchmarks, whose names describe behaviour checked elsewhere.
+    defined = stemmer.stem_sets([
+        index_text(" ".join(_DEFINED.findall(u.text)))
+        if u.kind == "code" and role_of(evidence[u.chunk].relative_path() or "") in ("code", "docs", "config") else ""
+        for u in units])
     asked: dict[tuple[int, int], frozenset[str]] = {}
     for u, stems in zip(units, unit_stems):
         if u.question:
@@ -195,7 +207,7 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         kind = kinds[u.chunk]
         said = stems
         if kind == "code":
-            said = stems & prose_stems[i]
+            said = stems & (prose_stems[i] | defined[i])
             own = (weights.weight(terms & said) + IDENTIFIER_SHARE * weights.weight(terms & (stems - said))) / total
         else:
             own = weights.weight(terms & stems) / total
@@ -212,9 +224,13 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         specific = min(1.0, sum(sorted((weights.idf(s) for s in new), reverse=True)[:4]) / 6.0)
         near = stems | context | headers[u.chunk]
         has_names = all(ns and ns <= near for ns in name_stems)
-        typed = holds(question.expects, u.text) or (i > 0 and units[i - 1].block == u.block
+        if kind == "code" and question.expects in ("manner", "reason"):
+            # how or why something is done is said in words (a docstring, a comment), not in code
+            typed = len(_code_prose(u.text).split()) >= EXPLANATION_WORDS
+        else:
+            typed = holds(question.expects, u.text) or (i > 0 and units[i - 1].block == u.block
                                                      and units[i - 1].chunk == u.chunk
-                                                     and holds(question.expects, units[i - 1].text))
+                                                         and holds(question.expects, units[i - 1].text))
         timing = _timing(question, u, item, said_on)
         about = (not participants) or kind != "dialogue" or bool(u.about & participants)
         others = frozenset(u.about - participants) if participants and kind == "dialogue" else frozenset()
@@ -304,8 +320,11 @@ def _code_prose(text: str) -> str:
     pieces = []
     for match in _CODE_PROSE.finditer(text):
         piece = next(g for g in match.groups() if g is not None)
-        if not piece.rstrip().endswith("?"):
-            pieces.append(piece)
+        if piece.startswith("!") or piece.rstrip().endswith("?"):
+            continue  # a shebang; a literal that asks
+        if match.group(len(match.groups())) is not None and not PROSE_LITERAL.match(piece):
+            continue  # a string literal holding code (SQL, a format template), not words
+        pieces.append(piece)
     return "\n".join(pieces)
 
 

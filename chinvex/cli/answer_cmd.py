@@ -38,6 +38,8 @@ def answer_command(
     generator: str = typer.Option(
         None, "--generator",
         help="extractive (offline, default), anthropic or ollama; default: context.json answer.generator."),
+    model: Optional[str] = typer.Option(
+        None, "--model", help="The model of an anthropic or ollama generator; default: context.json answer.model."),
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Answer a question from a context's index, citing the chunks it rests on."""
@@ -80,7 +82,8 @@ def answer_command(
     from chinvex.retrieval.search import prefetch_vector_store
 
     prefetch_vector_store([config])
-    response = answer(config, query, k=k, grounded=grounded, source_types=types, generator=generator)
+    response = answer(config, query, k=k, grounded=grounded, source_types=types, generator=generator,
+                      model=model)
     _finish(response, json_out=json_out, grounded=grounded)
 
 
@@ -108,10 +111,14 @@ def _finish(response, *, json_out: bool, grounded: bool, exit_status: int | None
 
 
 def _print_human(response) -> None:
+    """The answer first (its `[chunk:id]` markers shown as numbered source references), then the
+    numbered sources, then one line saying why when the answer was refused."""
     import sys
 
     from rich.markup import escape
 
+    from chinvex import fmt
+    from chinvex.answer.grounding import cited_ids
     from chinvex.cli.output import console
 
     errors = {e.code: e.detail for e in response.errors}
@@ -119,45 +126,54 @@ def _print_human(response) -> None:
         if code in errors:
             sys.stderr.write(f"error: {errors[code]}\n")
             return
-    out = console()
-    out.print(escape(response.answer))
     chunks = {c.chunk_id: c for c in response.evidence_pack.chunks}
-    lines: list[str] = []
+    numbers = {c.chunk_id: n for n, c in enumerate(response.citations, start=1)}
+    answer = response.answer
+    if numbers:
+        import re
+
+        def renumber(match: re.Match[str]) -> str:
+            refs = [f"[{numbers[i]}]" for i in cited_ids(match.group(0)) if i in numbers]
+            return "".join(refs) or match.group(0)
+
+        answer = re.sub(r"\[\s*chunk\s*:[^\]\n]{1,400}\]", renumber, answer, flags=re.IGNORECASE)
+    lines = [escape(answer)]
     if response.citations:
         lines.append("")
         lines.append("[bold]Sources[/bold]")
         for n, citation in enumerate(response.citations, start=1):
-            lines.append("  " + escape(f"[{n}] {_where(citation.source_uri, citation.range, chunks.get(citation.chunk_id))}"
-                                       f"  chunk {citation.chunk_id}"))
+            lines.append("  " + escape(f"[{n}] {_where(citation, chunks.get(citation.chunk_id))}"))
     if "GROUNDING_FAILED" in errors:
         lines.append("")
-        lines.append(f"[yellow]not grounded:[/yellow] {escape(errors['GROUNDING_FAILED'])}")
+        lines.append(f"[yellow]refused:[/yellow] {escape(errors['GROUNDING_FAILED'])}")
         if response.evidence_pack.chunks and not response.citations:
-            lines.append("[bold]Retrieved[/bold] (best first)")
-            for chunk in response.evidence_pack.chunks[:5]:
-                lines.append("  " + escape(f"{chunk.scores.position}. {_where(chunk.metadata.get('source_uri', ''), None, chunk)}"
-                                           f"  score {chunk.scores.rank:.3f}  chunk {chunk.chunk_id}"))
+            best = ", ".join(_where(None, c) for c in response.evidence_pack.chunks[:3])
+            lines.append(f"[dim]closest retrieved: {escape(best)}[/dim]")
     r = response.retrieval
     status = "grounded" if response.grounded else "not grounded"
     model = f" ({r.model})" if r.model else ""
-    lines.append(f"[dim]{status} · {len(response.citations)} citation(s) · {r.generator}{model} · "
-                 f"{len(response.evidence_pack.chunks)} chunks · {r.mode or 'no retrieval'} · "
-                 f"{(r.took_ms or 0):.0f} ms[/dim]")
+    lines.append(f"[dim]{status} · {r.generator}{model} · {len(response.evidence_pack.chunks)} chunks "
+                 f"searched ({r.mode or 'no retrieval'}) · {fmt.duration_ms(r.took_ms)}[/dim]")
     for warning in r.warnings:
         lines.append(f"[yellow]warning:[/yellow] {escape(warning)}")
-    out.print("\n".join(lines))
+    console().print("\n".join(lines))
 
 
-def _where(source_uri: str, rng, chunk) -> str:
+def _where(citation, chunk) -> str:
+    """`path:start-end` or a conversation's title and turns, marked when the source changed."""
     meta = chunk.metadata if chunk is not None else {}
-    where = str(meta.get("path") or source_uri)
-    line_start = (rng.line_start if rng is not None else None) or meta.get("line_start")
-    line_end = (rng.line_end if rng is not None else None) or meta.get("line_end")
-    if line_start is not None:
-        where += f":{line_start}-{line_end}"
-    elif meta.get("turn_start") is not None:
-        where += f" turns {meta['turn_start']}-{meta['turn_end']}"
+    where = (citation.where if citation is not None else None) or _place(meta)
     fresh = meta.get("freshness") or {}
     if fresh.get("stale"):
-        where += f" [STALE: {fresh.get('reason')}]"
+        where += f" [changed since indexing: {fresh.get('reason')}]"
+    return where
+
+
+def _place(meta: dict) -> str:
+    where = str(meta.get("path") or meta.get("source_uri") or "")
+    if meta.get("turn_start") is not None:
+        title = meta.get("title") or where
+        return f"“{title}” turns {meta['turn_start']}-{meta.get('turn_end', meta['turn_start'])}"
+    if meta.get("line_start") is not None:
+        return f"{where}:{meta['line_start']}-{meta.get('line_end', meta['line_start'])}"
     return where

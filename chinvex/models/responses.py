@@ -73,6 +73,9 @@ class Citation(_Strict):
     chunk_id: str
     source_uri: str
     range: Range
+    where: str | None = Field(
+        None, description="Where a person finds it: `path:start-end` (relative to its source root), or a "
+        "conversation's title with its turn range.")
 
 
 class EvidenceScores(_Strict):

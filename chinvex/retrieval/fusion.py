@@ -1,8 +1,10 @@
-"""Score fusion exactly as the seed spec §4 prescribes. Pure functions, no I/O.
+"""How hybrid retrieval combines the scores of its two legs (seed spec §4).
 
-BM25 is unbounded and cosine lives in [-1, 1]: each signal is min-max normalised over the
-query's candidate set before blending, otherwise the 0.6/0.4 blend and the source weights
-would mean nothing. Blended = relevance only; the source weight is applied after, as a prior.
+Each candidate's lexical (BM25) and vector (cosine) scores are min-max normalised over the
+query's candidate set, blended 0.6 x lexical + 0.4 x vector, and multiplied by the weight of the
+source type. Normalising first matters: BM25 is unbounded and cosine lives in [-1, 1], so a
+blend of raw scores would let BM25's scale decide and make the weights meaningless. Blended =
+relevance only; the source weight is applied after, as a prior. Pure functions, no I/O.
 """
 
 from __future__ import annotations
