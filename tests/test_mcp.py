@@ -237,17 +237,24 @@ def test_chinvex_answer(world):
     async def body(client: Client):
         answered = await call(client, "chinvex_answer", query="How are webhook deliveries retried?", k=4)
         assert answered["schema_version"] == 1 and answered["context"] == "payflow"
-        assert set(answered) >= {"query", "grounded", "answer", "citations", "evidence_pack", "retrieval", "errors"}
-        pack = {c["chunk_id"] for c in answered["evidence_pack"]["chunks"]}
+        # compact by default: the answer, its citations with where they are, one line of evidence
+        assert set(answered) == {"schema_version", "context", "query", "grounded", "answer", "citations",
+                                 "evidence", "errors"}
+        assert len(json.dumps(answered)) < 3000 and isinstance(answered["evidence"], str)
         # src/retry.py says how, in so many words: the answer must be grounded in it
         assert answered["grounded"] is True and answered["errors"] == [], answered
-        cited = {c["chunk_id"] for c in answered["citations"]}
-        assert cited and cited <= pack
+        assert answered["citations"] and all(c["where"] for c in answered["citations"])
         assert any(c["source_uri"].endswith("src/retry.py") for c in answered["citations"])
         assert "[chunk:" in answered["answer"]
+        full = await call(client, "chinvex_answer", query="How are webhook deliveries retried?", k=4,
+                          include_evidence=True)
+        assert set(full) >= {"query", "grounded", "answer", "citations", "evidence_pack", "retrieval", "errors"}
+        pack = {c["chunk_id"] for c in full["evidence_pack"]["chunks"]}
+        assert {c["chunk_id"] for c in full["citations"]} <= pack and full["answer"] == answered["answer"]
         refused = await call(client, "chinvex_answer", query="What is the meaning of life?", k=4)
         assert refused["grounded"] is False and refused["answer"] == "Not stated in retrieved sources."
-        assert refused["errors"][0]["code"] == "GROUNDING_FAILED" and refused["evidence_pack"]["chunks"]
+        assert refused["errors"][0]["code"] == "GROUNDING_FAILED" and refused["errors"][0]["detail"]
+        assert re.match(r"[1-4] chunks retrieved \(hybrid, extractive\)", refused["evidence"]), refused
         await call_error(client, "chinvex_answer", "CONTEXT_NOT_FOUND", query="anything", context="nope")
         await call_error(client, "chinvex_answer", "EMPTY_QUERY", query="")
 

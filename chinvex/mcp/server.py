@@ -105,19 +105,24 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
                               log_level="WARNING")
 
     @server.tool(name="chinvex_answer", annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False),
-                 description="Search personal knowledge and return a grounded answer with citations "
-                 "(response schema v1: answer, citations [chunk_id, source_uri, range], evidence_pack, "
-                 "retrieval, errors). With grounded=true every paragraph cites retrieved chunks as "
-                 "[chunk:<id>], or the answer is 'Not stated in retrieved sources.' with GROUNDING_FAILED.")
+                 description="Answer a question from the indexed knowledge (code, notes, chats, agent "
+                 "sessions). The answer is 1-3 short sentences extracted from the sources, each citing "
+                 "[chunk:<id>], with citations giving where each is (path:lines or a conversation's title "
+                 "and turns). When the sources do not say it, the answer is 'Not stated in retrieved "
+                 "sources.' with grounded=false and a GROUNDING_FAILED error saying why. By default a "
+                 "compact result (answer, citations, a one-line evidence summary); include_evidence=true "
+                 "returns the full response schema v1 with the evidence pack.")
     def chinvex_answer(
         query: Annotated[str, Field(description="Natural language question.")],
         context: ContextName = None,
         k: Annotated[int, Field(ge=L.K_MIN, le=L.K_MAX, description="Number of chunks to retrieve.")] = 8,
         grounded: Annotated[bool, Field(description="Require citations; refuse if unsupported.")] = True,
         source_types: SourceTypes = None,
+        include_evidence: Annotated[bool, Field(
+            description="Also return the evidence pack (every retrieved chunk with text and scores).")] = False,
     ) -> CallToolResult:
         return _run(T.chinvex_answer, state, query=query, context=context, k=k, grounded=grounded,
-                    source_types=source_types)
+                    source_types=source_types, include_evidence=include_evidence)
 
     @server.tool(name="chinvex_search", annotations=_READ,
                  description="Hybrid (full-text + vector) search of one or several contexts, ranked with "

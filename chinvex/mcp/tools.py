@@ -130,7 +130,8 @@ def chinvex_list_contexts(state: ServerState) -> dict[str, Any]:
 
 
 def chinvex_answer(state: ServerState, query: str, context: str | None = None, k: int = 8,
-                   grounded: bool = True, source_types: list[str] | None = None) -> dict[str, Any]:
+                   grounded: bool = True, source_types: list[str] | None = None,
+                   include_evidence: bool = False) -> dict[str, Any]:
     query = L.require_query(query)
     L.require_range("k", k, L.K_MIN, L.K_MAX)
     types, _ = _source_types(source_types)
@@ -148,7 +149,30 @@ def chinvex_answer(state: ServerState, query: str, context: str | None = None, k
     failed = [e for e in response.errors if e.code != L.GROUNDING_FAILED]
     if failed:
         raise ToolFailure(failed[0].code, failed[0].detail, response=payload)
-    return payload
+    return payload if include_evidence else compact_answer(payload)
+
+
+def compact_answer(payload: dict[str, Any]) -> dict[str, Any]:
+    """The answer as an agent reads it (well under 3,000 characters): the answer, its citations
+    with where to find them, and one line on the evidence; the full pack on request."""
+    chunks = payload["evidence_pack"]["chunks"]
+    retrieval = payload["retrieval"]
+    places = []
+    for chunk in chunks[:3]:
+        meta = chunk["metadata"]
+        places.append(str(meta.get("path") or meta.get("source_uri") or chunk["chunk_id"]))
+    summary = (f"{len(chunks)} chunks retrieved ({retrieval.get('mode') or 'no retrieval'}, "
+               f"{retrieval.get('generator')}); best: {', '.join(places) or 'none'}")
+    compact = {
+        "schema_version": payload["schema_version"], "context": payload["context"], "query": payload["query"],
+        "grounded": payload["grounded"], "answer": payload["answer"],
+        "citations": [{"chunk_id": c["chunk_id"], "where": c.get("where"), "source_uri": c["source_uri"],
+                       "range": {k: v for k, v in c["range"].items() if v is not None}}
+                      for c in payload["citations"]],
+        "evidence": summary,
+        "errors": payload["errors"],
+    }
+    return compact
 
 
 # -- RECALL: scopes -----------------------------------------------------------------------------
