@@ -21,7 +21,7 @@ from chinvex.answer.text import Stemmer, TermWeights
 from chinvex.retrieval.lexical import index_text
 
 MAX_CLAUSE_WORDS = 28
-MIN_CLAUSE_WORDS = 4
+MIN_CLAUSE_WORDS = 3
 SUMMARY_WORDS = 15
 """A docstring sentence shorter than this is a summary line; the answer adds the next one."""
 MAX_STATEMENT_WORDS = 48

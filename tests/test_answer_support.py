@@ -1,0 +1,224 @@
+"""The parts of an answer that are pure functions: what a question asks for, dates resolved
+against the day they were said, which sentence answers, whom it is about, and the preference of
+implementation over tests. Evidence here is built by hand (real models, no index), so each rule
+is pinned by a case that fails when the rule goes."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from chinvex.answer.compose import clause, code_statement, compose
+from chinvex.answer.dates import header_date, parse_date, resolve
+from chinvex.answer.evidence import build_evidence
+from chinvex.answer.extractive import pick
+from chinvex.answer.question import analyse_question
+from chinvex.answer.roles import role_of, role_weight
+from chinvex.answer.support import analyse, judge, question_names
+from chinvex.answer.text import Stemmer, TermWeights
+from chinvex.models import Range, Scores, SearchResult
+
+
+def result(text: str, *, path: str = "notes/talk.md", rank: float = 1.0, vector: float | None = 0.6,
+           header: str | None = None, n: int = 0) -> SearchResult:
+    source_type = "repo" if path.endswith(".py") else "note"
+    return SearchResult(
+        rank=n + 1, chunk_id=f"c{n:011d}", doc_id=f"d{n}", context="t", source_type=source_type,
+        source_uri=f"/root-of-source/{path}", text=text, range=Range(line_start=1, line_end=text.count("\n") + 1),
+        scores=Scores(fts=1.0, vector=vector, rank=rank, blended=rank),
+        metadata={"header": header or path, "kind": "code" if path.endswith(".py") else "text",
+                  "language": "python" if path.endswith(".py") else "markdown"},
+    )
+
+
+def verdict_for(question: str, results: list[SearchResult], said_on: date | None = None, min_cosine=None):
+    evidence = build_evidence(results)
+    stemmer = Stemmer()
+    analysis, weights = analyse(analyse_question(question), evidence, stemmer, lambda stems: TermWeights.uniform(),
+                                (lambda item, unit: said_on) if said_on else None)
+    return analysis, weights, judge(analysis, evidence, min_cosine=min_cosine), stemmer
+
+
+TALK = (
+    "**[D1:1] Caroline:** Hey Mel! Good to see you!\n\n"
+    "**[D1:2] Melanie:** Hey Caroline! I'm swamped with the kids & work.\n\n"
+    "**[D1:3] Caroline:** I went to a LGBTQ support group yesterday and it was so powerful.\n\n"
+    "**[D1:4] Melanie:** Wow! I ran a charity race for mental health last Saturday, it made me realize "
+    "how much self-care matters.\n\n"
+    "**[D1:5] Caroline:** That charity race sounds great, Mel!"
+)
+
+
+# -- what a question asks for -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("question, expects", [
+    ("When did Caroline go to the support group?", "date"),
+    ("What year did she move?", "date"),
+    ("How long ago was her birthday?", "date"),
+    ("How long has she been painting?", "duration"),
+    ("How many children does Melanie have?", "number"),
+    ("How far is Sintra from Lisbon?", "duration"),
+    ("How often does she run?", "frequency"),
+    ("Where did Caroline move from?", "place"),
+    ("In which city did they meet?", "place"),
+    ("Who supports Caroline?", "person"),
+    ("Why did Jon start a studio?", "reason"),
+    ("How does hybrid retrieval combine scores?", "manner"),
+    ("What did Caroline research?", "thing"),
+    ("Did Caroline make the bowl?", "thing"),
+])
+def test_the_kind_of_answer_a_question_expects(question, expects):
+    assert analyse_question(question).expects == expects
+
+
+def test_question_periods_plans_and_tests():
+    assert analyse_question("When did Melanie go camping in July?").period == (None, 7)
+    assert analyse_question("What did Jon find on 1 February, 2023?").period == (2023, 2)
+    assert analyse_question("How many times did she swim in 2023?").period == (2023, None)
+    assert analyse_question("When is Melanie planning to go camping?").future is True
+    assert analyse_question("When did Melanie go camping?").future is False
+    assert analyse_question("which tests cover the retry policy").about_tests is True
+    assert analyse_question("how is the retry policy implemented").about_tests is False
+
+
+def test_names_a_question_uses_must_be_found():
+    assert question_names("What is the capital of Australia?") == ["Australia"]
+    assert question_names("walk from current_node to the root") == ["current_node"]
+    assert question_names("how do I configure Codex's config.toml") == ["Codex", "config.toml"]
+    assert question_names("How does hybrid retrieval combine scores?") == []
+
+
+# -- dates ------------------------------------------------------------------------------------
+
+
+def test_relative_dates_resolve_against_the_day_they_were_said():
+    said = date(2023, 5, 8)
+    assert resolve("I went to a support group yesterday", said).meaning == "7 May 2023"
+    assert resolve("I painted that sunrise last year!", said).meaning == "2022"
+    assert resolve("I ran a charity race last Saturday", said).meaning == "6 May 2023"
+    assert resolve("Last Fri I took the kids to a workshop", said).meaning == "5 May 2023"
+    assert resolve("We're going camping next month", said).meaning == "June 2023"
+    assert resolve("my school event last week", said).meaning == "the week before 8 May 2023"
+    assert resolve("I quit three days ago", said).meaning == "5 May 2023"
+    assert resolve("nothing happened", said) is None
+
+
+def test_a_transcript_header_gives_the_day_and_garbage_gives_none():
+    assert header_date("# conv\n\nDate: 1:56 pm on 8 May, 2023\n\n**[D1:1] A:** hi") == date(2023, 5, 8)
+    assert parse_date("2023-05-08T13:56:00Z") == date(2023, 5, 8)
+    assert parse_date("next tuesday") is None and header_date("no date here") is None
+
+
+def test_a_when_answer_carries_the_resolved_date():
+    analysis, weights, verdict, stemmer = verdict_for(
+        "When did Caroline go to the LGBTQ support group?", [result(TALK)], said_on=date(2023, 5, 8))
+    assert verdict.ok, verdict.reason
+    text = compose(pick(verdict.best, verdict.ranked), terms=analysis.terms, expects="date", stemmer=stemmer,
+                   weights=weights, said_on=lambda c: date(2023, 5, 8))
+    assert text.startswith("7 May 2023: Caroline: “I went to a LGBTQ support group yesterday”")
+    assert text.endswith("[chunk:c00000000000]")
+
+
+# -- whom it is about -------------------------------------------------------------------------
+
+
+def test_the_subject_check_refuses_what_the_sources_say_of_someone_else():
+    _, _, wrong, _ = verdict_for("What did Caroline realize after her charity race?", [result(TALK)])
+    assert not wrong.ok and "someone other than caroline" in wrong.reason
+    _, _, right, _ = verdict_for("What did Melanie realize after her charity race?", [result(TALK)])
+    assert right.ok and right.best.unit.speaker == "Melanie"
+    # "you" in a reply is the one spoken to: Caroline's comment is about Melanie's race
+    _, _, also, _ = verdict_for("What did Melanie run for mental health?", [result(TALK)])
+    assert also.ok and "charity race" in also.best.unit.text
+
+
+def test_a_question_naming_what_no_source_mentions_is_refused():
+    _, _, verdict, _ = verdict_for("What is the capital of Australia?",
+                                   [result("The capital letters of a heading are kept as written.")])
+    assert not verdict.ok and "Australia" in verdict.reason
+
+
+def test_unrelated_evidence_is_refused_by_its_similarity():
+    _, _, verdict, _ = verdict_for("What did Caroline research?", [result(TALK, vector=0.12)], min_cosine=0.3)
+    assert not verdict.ok and "0.12" in verdict.reason
+    _, _, kept, _ = verdict_for("What did Caroline research?", [result(TALK, vector=0.12)], min_cosine=None)
+    assert "similarity" not in (kept.reason or "")
+
+
+def test_the_kind_of_answer_is_required_where_it_is_specific():
+    _, _, verdict, _ = verdict_for("How many kids does Melanie have?",
+                                   [result("**[D1:1] Melanie:** My kids love the beach.\n\n**[D1:2] Caroline:** "
+                                           "Nice!\n\n**[D1:3] Melanie:** They do, the kids swim all day.")])
+    assert not verdict.ok, "no number is said"
+
+
+# -- the thing over talk about it -------------------------------------------------------------
+
+
+def test_roles_from_paths():
+    assert role_of("tests/test_fusion.py") == "test" and role_of("src/app.spec.ts") == "test"
+    assert role_of("tests/fixtures/x.json") == "fixture" and role_of("golden_queries/q.json") == "fixture"
+    assert role_of("bench/RESULTS.md") == "bench" and role_of("docs/DESIGN.md") == "docs"
+    assert role_of("chinvex/eval/metrics.py") == "code" and role_of("pyproject.toml") == "config"
+    assert role_weight("tests/test_fusion.py", "repo", about_tests=True) == 1.0
+    assert role_weight("tests/test_fusion.py", "note", about_tests=False) == 1.0
+
+
+IMPLEMENTATION = '''def blend(fts: float, vec: float, weight: float) -> float:
+    """Blend min-max normalised lexical and vector scores 0.6/0.4, times the source weight."""
+    return (0.6 * fts + 0.4 * vec) * weight
+'''
+TEST = '''def test_blend_scores_with_source_weight():
+    """Blend min-max normalised lexical and vector scores 0.6/0.4 with the source weight."""
+    assert blend(1.0, 0.0, 1.0) == 0.6
+'''
+
+
+def test_code_answers_prefer_the_implementation_over_its_test():
+    question = "How are lexical and vector scores blended?"
+    results = [result(TEST, path="tests/test_fusion.py", rank=1.0, n=0),
+               result(IMPLEMENTATION, path="src/fusion.py", rank=0.9, n=1)]
+    _, _, verdict, _ = verdict_for(question, results)
+    assert verdict.ok and verdict.best.item.relative_path() == "src/fusion.py"
+    _, _, about_tests, _ = verdict_for("Which test checks how scores are blended?", results)
+    assert about_tests.ok and about_tests.best.item.relative_path() == "tests/test_fusion.py"
+
+
+def test_a_name_holding_the_question_words_is_not_a_statement():
+    code = "def test_seed_4_meaning_of_life_is_refused(ctx):\n    assert run(ctx) == 1\n"
+    _, _, verdict, _ = verdict_for("What is the meaning of life?", [result(code, path="tests/test_answer.py")])
+    assert not verdict.ok
+
+
+def test_the_definition_a_question_names_answers_it():
+    code = ('def chunk_id(doc_id: str, index: int, text: str) -> str:\n'
+            '    """First 12 hex digits of sha256 over the document id, the index and the text."""\n'
+            '    return sha256(f"{doc_id}:{index}:{text}")[:12]\n')
+    analysis, weights, verdict, stemmer = verdict_for("How are chunk ids computed?", [result(code, path="src/ids.py")])
+    assert verdict.ok, verdict.reason
+    text = compose([verdict.best], terms=analysis.terms, expects="manner", stemmer=stemmer, weights=weights,
+                   said_on=lambda c: None)
+    assert text.startswith("`src/ids.py:1-2`: First 12 hex digits of sha256") and "[chunk:" in text
+
+
+# -- trimming ---------------------------------------------------------------------------------
+
+
+def test_clause_keeps_the_part_that_answers():
+    stemmer = Stemmer()
+    terms = stemmer.stems("research")
+    text = "Researching adoption agencies — it's been a dream to have a family and give a loving home to kids."
+    assert clause(text, terms, "thing", stemmer, TermWeights.uniform()) == "Researching adoption agencies"
+    assert clause("Yeah, I painted that lake sunrise last year!", stemmer.stems("paint sunrise"), "date",
+                  stemmer, TermWeights.uniform()) == "I painted that lake sunrise last year!"
+
+
+def test_code_statement_prefers_the_sentence_that_answers_over_a_summary_line():
+    stemmer = Stemmer()
+    code = ('"""How hybrid retrieval combines the scores of its two legs.\n\nThe lexical and vector scores are\n'
+            'min-max normalised and blended 0.6/0.4. Pure functions."""\n')
+    said = code_statement(code, stemmer.stems("hybrid retrieval combine scores"), stemmer, TermWeights.uniform())
+    assert said == ("How hybrid retrieval combines the scores of its two legs. The lexical and vector scores "
+                    "are min-max normalised and blended 0.6/0.4.")
