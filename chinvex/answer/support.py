@@ -190,9 +190,11 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         index_text(" ".join(_DEFINED.findall(u.text)))
         if u.kind == "code" and role_of(evidence[u.chunk].relative_path() or "") in ("code", "docs", "config") else ""
         for u in units])
+    # What the turn before a reply asked: its questions, or all of it when it is a chat request
+    # ("Suggest a trip near Lisbon." is answered by "Sintra is forty minutes away.").
     asked: dict[tuple[int, int], frozenset[str]] = {}
     for u, stems in zip(units, unit_stems):
-        if u.question:
+        if u.question or (u.speaker or "").lower() in USER_ROLES:
             asked[(u.chunk, u.block)] = asked.get((u.chunk, u.block), frozenset()) | stems
     best_rank = max((item.result.scores.rank for item in evidence), default=0.0) or 1.0
     echo = _normalised(question.text)
