@@ -100,6 +100,22 @@ def test_anthropic_citing_an_id_outside_the_evidence_fails_grounding(lore, monke
     _assert_refused(response, "0123456789ab")
 
 
+def test_a_cited_answer_the_cited_chunk_does_not_say_fails_the_same_gate(lore, monkeypatch):
+    """Form is not enough: the cited chunk must say what the question asks (support.judge on the
+    sentences of the cited chunks), as for the extractive generator."""
+    from chinvex.answer.service import answer
+
+    def unsupported(body):
+        ids = chunk_ids_in(user_text(body))
+        return f"The capital of Australia is Canberra [chunk:{ids[0]}]."
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    with anthropic_server(unsupported) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        response = answer(lore["config"], "What is the capital of Australia?", generator="anthropic")
+    _assert_refused(response, "The cited sources do not say it")
+
+
 def test_anthropic_refusal_is_not_grounded(lore, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     with anthropic_server(lambda body: "Not stated in retrieved sources.") as server:
@@ -251,5 +267,5 @@ def test_json_output_is_the_schema_document_exactly(lore, monkeypatch):
     assert set(doc) == {"schema_version", "context", "query", "grounded", "answer", "citations",
                         "evidence_pack", "retrieval", "errors"}
     citation = doc["citations"][0]
-    assert set(citation) == {"chunk_id", "source_uri", "range"}
+    assert set(citation) == {"chunk_id", "source_uri", "range", "where"} and citation["where"]
     assert citation["range"]["char_start"] is not None  # a conversation chunk: a char range
