@@ -15,7 +15,7 @@ Figures:
   grounded=false with the refusal text (target >= 0.8);
 - answer latency (warm, in-process, including retrieval).
 
-    python bench/answers.py [--quick] [--k 8] [--details OUT.jsonl]
+    python bench/answers.py [--quick] [--k 8] [--details OUT.jsonl] [--data DIR]
 """
 
 from __future__ import annotations
@@ -29,22 +29,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO, SHARED, Figure, median, pct, print_figures  # noqa: E402
+from common import REPO, Figure, median, pct, print_figures  # noqa: E402
+from evalsets import DATA, add_data_argument, locomo  # noqa: E402
 
-LOCOMO = SHARED / "bench" / "locomo"
-GOLDEN = LOCOMO / "golden-conv26-conv30.json"
+GOLDEN_NAME = "golden-conv26-conv30.json"
 HOME = REPO / "bench" / "out" / "answers" / "home"
 CONTEXT = "locomo"
 
 
-def prepare() -> object:
+def prepare(data: Path = DATA) -> object:
     """Create (once) and ingest (incrementally) the benchmark context; return its config."""
     os.environ["CHINVEX_HOME"] = str(HOME)
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
     from chinvex.registry import Registry
 
-    Registry().create(CONTEXT, includes={"note_roots": [str(LOCOMO / "conv-26"), str(LOCOMO / "conv-30")]},
+    base = locomo(data)
+    Registry().create(CONTEXT, includes={"note_roots": [str(base / "conv-26"), str(base / "conv-30")]},
                       idempotent=True)
     summary = run_ingest(Registry().resolve(CONTEXT), IngestOptions())
     if not summary.ok:
@@ -61,12 +62,12 @@ def _matches(citation_uri: str, text: str, expected: list[dict]) -> bool:
     return False
 
 
-def evaluate(config, *, k: int = 8, sample: int = 1, details: Path | None = None) -> dict:
+def evaluate(config, *, k: int = 8, sample: int = 1, details: Path | None = None, data: Path = DATA) -> dict:
     from chinvex.answer.grounding import REFUSAL
     from chinvex.answer.service import answer
     from chinvex.retrieval.search import Searcher
 
-    golden = json.loads(GOLDEN.read_text("utf-8"))
+    golden = json.loads((locomo(data) / GOLDEN_NAME).read_text("utf-8"))
     queries = golden["queries"]
     if sample > 1:  # --quick: every n-th question, so both conversations and all kinds stay in
         queries = queries[::sample]
@@ -104,9 +105,9 @@ def evaluate(config, *, k: int = 8, sample: int = 1, details: Path | None = None
     }
 
 
-def run(quick: bool = False, k: int = 8, details: Path | None = None) -> list[Figure]:
-    config = prepare()
-    result = evaluate(config, k=k, sample=4 if quick else 1, details=details)
+def run(quick: bool = False, k: int = 8, details: Path | None = None, data: Path = DATA) -> list[Figure]:
+    config = prepare(data)
+    result = evaluate(config, k=k, sample=4 if quick else 1, details=details, data=data)
     answered, refused = result["answered_share"], result["refused_share"]
     scope = f"{result['answerable']} answerable, {result['adversarial']} adversarial questions, k={k}"
     return [
@@ -125,5 +126,6 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--k", type=int, default=8)
     parser.add_argument("--details", type=Path, help="write one JSON line per question here")
+    add_data_argument(parser)
     args = parser.parse_args()
-    print_figures("grounded answers (LoCoMo, extractive)", run(args.quick, args.k, args.details))
+    print_figures("grounded answers (LoCoMo, extractive)", run(args.quick, args.k, args.details, args.data))

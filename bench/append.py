@@ -10,10 +10,10 @@ import shutil
 import subprocess
 import time
 
-from common import CHINVEX, REPO, SHARED, Figure, print_figures
+from common import CHINVEX, FIXTURES, REPO, Figure, print_figures
 
 OUT = REPO / "bench" / "out" / "append"
-ROLLOUT = SHARED / "fixtures" / "codex-rollout" / "public" / "codemie-code" / \
+ROLLOUT = FIXTURES / "codex-rollout" / "public" / "codemie-code" / \
     "rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl"
 
 

@@ -31,9 +31,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO, SHARED, Figure, print_figures  # noqa: E402
+from common import FIXTURES, REPO, Figure, print_figures  # noqa: E402
 
-ROLLOUTS = SHARED / "fixtures" / "codex-rollout"
+ROLLOUTS = FIXTURES / "codex-rollout"
 SOURCES = [
     *sorted((ROLLOUTS / "public/localpush/sessions/2026/02/23").glob("rollout-*.jsonl")),
     ROLLOUTS / "public/codemie-code/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl",

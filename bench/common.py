@@ -14,7 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
+FIXTURES = REPO / "tests" / "fixtures" / "samples"
+"""Sample Codex / Claude Code / ChatGPT files, the tests' (tests/fixtures/samples/PROVENANCE.md).
+The evaluation sets are elsewhere: bench/evalsets.py."""
 CHINVEX = str(Path(sys.executable).parent / "chinvex")
 
 

@@ -1,8 +1,10 @@
-"""Retrieval quality on the public sets in ../shared/bench: SciFact (train claims against 5,183
-abstracts) and LoCoMo (conv-26 + conv-30, turn level). Prints nDCG@10 / recall@10 / MRR for
-fts-only, vector-only and hybrid, with the real built-in embedder.
+"""Retrieval quality on the public sets in bench/data (bench/data/README.md): SciFact (train
+claims against 5,183 abstracts) and LoCoMo (conv-26 + conv-30, turn level). Prints nDCG@10 /
+recall@10 / MRR for fts-only, vector-only and hybrid, with the real built-in embedder.
 
-Data is evaluation material, not shipped: it is materialised under bench/out/ (git-ignored).
+    python bench/quality.py [--set locomo|scifact|both] [--quick] [--data DIR]
+
+Indexes and SciFact's notes are materialised under bench/out/ (git-ignored).
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from common import CHINVEX, REPO, SHARED, Figure, print_figures
+from common import CHINVEX, REPO, Figure, print_figures
+from evalsets import (DATA, add_data_argument, is_current, locomo, mark, require, scifact_corpus,
+                      scifact_golden)
 
 OUT = REPO / "bench" / "out" / "quality"
 MODES = ("fts", "vector", "hybrid")
@@ -29,20 +33,19 @@ def _cli(home: Path, *args: str, timeout: float = 7200) -> dict:
     return json.loads(proc.stdout)
 
 
-def materialise_scifact(target: Path) -> Path:
-    """One note per abstract: `# <title>` then one sentence per line (bench/README.md)."""
+def materialise_scifact(target: Path, data: Path = DATA) -> Path:
+    """One note per abstract: `# <title>` then one sentence per line (bench/data/README.md).
+    Written once per corpus file: the folder's marker names the corpus it was made from."""
     notes = target / "scifact-notes"
-    marker = notes / ".complete"
-    if marker.exists():
+    source = require(data / "scifact" / "corpus.jsonl.gz")
+    if is_current(notes, source):
         return notes
     notes.mkdir(parents=True, exist_ok=True)
-    with open(SHARED / "bench" / "scifact" / "corpus.jsonl", encoding="utf-8") as handle:
-        for line in handle:
-            doc = json.loads(line)
-            sentences = [s.strip() for s in doc["text"].replace(". ", ".\n").splitlines() if s.strip()]
-            (notes / f"{doc['_id']}.md").write_text(f"# {doc['title']}\n\n" + "\n".join(sentences) + "\n",
-                                                     encoding="utf-8")
-    marker.write_text("ok")
+    for doc in scifact_corpus(data):
+        sentences = [s.strip() for s in doc["text"].replace(". ", ".\n").splitlines() if s.strip()]
+        (notes / f"{doc['_id']}.md").write_text(f"# {doc['title']}\n\n" + "\n".join(sentences) + "\n",
+                                                 encoding="utf-8")
+    mark(notes, source)
     return notes
 
 
@@ -127,8 +130,8 @@ def settings_figures(home: Path, name: str, golden: Path, label: str) -> list[Fi
     return figures
 
 
-def run_locomo() -> list[Figure]:
-    base = SHARED / "bench" / "locomo"
+def run_locomo(data: Path = DATA) -> list[Figure]:
+    base = locomo(data)
     home = prepare("locomo", [base / "conv-26", base / "conv-30"])
     golden = base / "golden-conv26-conv30.json"
     results = evaluate(home, "locomo", golden)
@@ -136,29 +139,31 @@ def run_locomo() -> list[Figure]:
     return _figures(label, results, {"recall": 0.65}) + settings_figures(home, "locomo", golden, label)
 
 
-def run_scifact() -> list[Figure]:
-    notes = materialise_scifact(OUT)
+def run_scifact(data: Path = DATA) -> list[Figure]:
+    golden = scifact_golden(data)
+    notes = materialise_scifact(OUT, data)
     home = prepare("scifact", [notes])
-    golden = SHARED / "bench" / "scifact" / "golden-train.json"
     results = evaluate(home, "scifact", golden)
     return _figures("SciFact train", results, {"ndcg": 0.70}) + settings_figures(home, "scifact", golden,
                                                                                 "SciFact train")
 
 
-def run(quick: bool = False) -> list[Figure]:
-    figures = run_locomo()
+def run(quick: bool = False, data: Path = DATA) -> list[Figure]:
+    figures = run_locomo(data)
     if not quick:
-        figures += run_scifact()
+        figures += run_scifact(data)
     return figures
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=["locomo", "scifact", "both"], default="both")
+    parser.add_argument("--quick", action="store_true", help="LoCoMo only (same as --set locomo)")
+    add_data_argument(parser)
     args = parser.parse_args()
     figures: list[Figure] = []
     if args.set in ("locomo", "both"):
-        figures += run_locomo()
-    if args.set in ("scifact", "both"):
-        figures += run_scifact()
-    print_figures("Retrieval quality (../shared/bench)", figures)
+        figures += run_locomo(args.data)
+    if args.set in ("scifact", "both") and not args.quick:
+        figures += run_scifact(args.data)
+    print_figures(f"Retrieval quality ({args.data})", figures)

@@ -5,7 +5,7 @@ Run: `python bench/redaction.py [--json] [--quick]`. `measure()` returns every f
 
 Corpora (all built locally, nothing downloaded):
 - session_text: every string in the Codex rollout, Claude Code, ChatGPT-export and app-server
-  transcript fixtures, joined (tool output, instructions, messages; ~1 MB).
+  transcript fixtures of tests/fixtures/samples, joined (tool output, instructions, messages; ~1 MB).
 - session_turns: the same strings of >= 64 characters, redacted one call each, as the ingest
   pipeline calls `redact` once per turn (shows the per-call overhead).
 - source_code: the first ~4 MB of .py files of a few installed packages (sorted, so the same
@@ -36,12 +36,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from common import Figure, print_figures
+from common import FIXTURES, Figure, print_figures
 
 from chinvex.redaction import redact
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures"
 B62 = string.ascii_letters + string.digits
 
 

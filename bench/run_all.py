@@ -3,6 +3,7 @@
     python bench/run_all.py            # everything (long: SciFact alone embeds 10k chunks once)
     python bench/run_all.py --quick    # smaller inputs where a bench has a quick mode
     python bench/run_all.py --only cli_startup search_latency
+    python bench/run_all.py --data DIR  # the evaluation sets from DIR instead of bench/data
 
 A bench that fails is reported in RESULTS.md with its error instead of stopping the others.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import importlib.util
+import inspect
 import json
 import os
 import subprocess
@@ -24,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from common import Figure, machine  # noqa: E402
+from evalsets import DATA, add_data_argument  # noqa: E402
 
 # (module file, section title, what it measures) in the order they appear in RESULTS.md
 BENCHES = [
@@ -34,7 +37,7 @@ BENCHES = [
     ("export_memory", "Large export memory", "Streaming a 200 MB ChatGPT export through parse, redaction and chunking."),
     ("tiny_export", "Export of 100k tiny conversations", "One conversations.json with 100,000 one-exchange conversations through a whole `chinvex ingest`."),
     ("redaction", "Redaction", "Secret redaction throughput and recall."),
-    ("quality", "Retrieval quality", "../shared/bench SciFact train and LoCoMo conv-26+30 (turn level), fts-only / vector-only / hybrid."),
+    ("quality", "Retrieval quality", "bench/data SciFact train and LoCoMo conv-26+30 (turn level), fts-only / vector-only / hybrid."),
     ("search_latency", "Search latency", "Warm in-process search at ~10k and ~100k chunks; cold `chinvex search` process."),
     ("answers", "Grounded answers", "Extractive generator on LoCoMo: grounded answers citing an expected turn, refusals of adversarial questions."),
     ("appserver", "Codex app-server", "Threads/s through `codex app-server` vs the rollout JSONL parser on the same files."),
@@ -53,21 +56,24 @@ def load(name: str):
 RESULT_MARK = "@@figures@@ "
 
 
-def run_isolated(name: str, quick: bool) -> tuple[list[Figure] | None, str | None]:
+def run_isolated(name: str, quick: bool, data: Path = DATA) -> tuple[list[Figure] | None, str | None]:
     """Each bench runs in a fresh interpreter: a process that earlier benches grew to gigabytes
     would otherwise slow down the ones that spawn processes (fork and exec of a large parent
     cost the child measurable time) and leave them its imports and caches."""
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", name]
-                          + (["--quick"] if quick else []), stdout=subprocess.PIPE, text=True)
+                          + (["--quick"] if quick else []) + ["--data", str(data)],
+                          stdout=subprocess.PIPE, text=True)
     marked = [line for line in proc.stdout.splitlines() if line.startswith(RESULT_MARK)]
     if proc.returncode != 0 or not marked:
         return None, f"bench {name} failed (exit {proc.returncode}); its output:\n{proc.stdout[-2000:]}"
     return [Figure(**item) for item in json.loads(marked[-1][len(RESULT_MARK):])], None
 
 
-def _child(name: str, quick: bool) -> int:
+def _child(name: str, quick: bool, data: Path) -> int:
+    """Run one bench; the ones that read evaluation sets take `data` (their `run` has it)."""
     try:
-        figures = load(name).run(quick=quick)
+        run = load(name).run
+        figures = run(quick=quick, data=data) if "data" in inspect.signature(run).parameters else run(quick=quick)
     except Exception:  # reported by the parent with this output
         traceback.print_exc(file=sys.stdout)
         return 1
@@ -120,18 +126,19 @@ def merge(old: str, new: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    add_data_argument(parser)
     parser.add_argument("--only", nargs="*", help="bench module names (default: all)")
     parser.add_argument("--output", type=Path, default=HERE / "RESULTS.md")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        return _child(args.child, args.quick)
+        return _child(args.child, args.quick, args.data)
     selected = [b for b in BENCHES if not args.only or b[0] in args.only]
     results = []
     for name, title, what in selected:
         print(f"== {title}", flush=True)
         started = time.perf_counter()
-        figures, error = run_isolated(name, args.quick)
+        figures, error = run_isolated(name, args.quick, args.data)
         for figure in figures or []:
             print("  " + figure.line(), flush=True)
         if error:

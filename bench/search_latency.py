@@ -7,10 +7,13 @@
   re-normalised. Embedding 100k chunks with the built-in model would take hours on this machine;
   search cost depends on the index sizes, not on what the vectors mean.
 Queries are SciFact training claims.
+
+    python bench/search_latency.py [--quick] [--data DIR]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -19,14 +22,15 @@ import statistics
 import time
 from pathlib import Path
 
-from common import CHINVEX, REPO, SHARED, Figure, pct, print_figures, time_command
+from common import CHINVEX, REPO, Figure, pct, print_figures, time_command
+from evalsets import DATA, add_data_argument, scifact_golden
 
 QUALITY_HOME = REPO / "bench" / "out" / "quality" / "scifact" / "home"
 BIG_HOME = REPO / "bench" / "out" / "latency" / "home-100k"
 
 
-def _queries(n: int) -> list[str]:
-    golden = json.loads((SHARED / "bench" / "scifact" / "golden-train.json").read_text())
+def _queries(n: int, data: Path = DATA) -> list[str]:
+    golden = json.loads(scifact_golden(data).read_text())
     return [q["query"] for q in golden["queries"][:n]]
 
 
@@ -119,14 +123,14 @@ def build_100k(copies: int = 10) -> None:
     marker.write_text(f"copies={copies} source={src_config['name']}")
 
 
-def run(quick: bool = False) -> list[Figure]:
+def run(quick: bool = False, data: Path = DATA) -> list[Figure]:
     n = 100 if quick else 300
-    claims = _queries(WARMUP_QUERIES + n)
+    claims = _queries(WARMUP_QUERIES + n, data)
     warmup, queries = claims[:WARMUP_QUERIES], claims[WARMUP_QUERIES:]
     figures: list[Figure] = []
     import quality  # the SciFact index is quality.py's; build it (or bring it up to date) first
 
-    quality.prepare("scifact", [quality.materialise_scifact(quality.OUT)])
+    quality.prepare("scifact", [quality.materialise_scifact(quality.OUT, data)])
     small, count_small = _warm(QUALITY_HOME, "scifact", queries, warmup)
     figures += [
         Figure(f"warm search p50 at {count_small:,} chunks", statistics.median(small), "ms"),
@@ -146,4 +150,8 @@ def run(quick: bool = False) -> list[Figure]:
 
 
 if __name__ == "__main__":
-    print_figures("Search latency", run())
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="100 measured queries instead of 300, 5 cold runs")
+    add_data_argument(parser)
+    args = parser.parse_args()
+    print_figures("Search latency", run(args.quick, args.data))

@@ -1,30 +1,34 @@
 """Measure fusion settings (candidate depth of each leg, completing both signals on the union)
 on an indexed bench context, to choose the defaults from data. Run after bench/quality.py has
-built the indexes: python bench/tune_fusion.py locomo|scifact"""
+built the indexes:
+
+    python bench/tune_fusion.py locomo|scifact [LIMIT] [--data DIR]
+"""
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import os
-import sys
 from pathlib import Path
 
-from quality import OUT, SHARED
+from evalsets import DATA, add_data_argument, locomo, scifact_golden
+from quality import OUT
 
 GOLDEN = {
-    "locomo": SHARED / "bench" / "locomo" / "golden-conv26-conv30.json",
-    "scifact": SHARED / "bench" / "scifact" / "golden-train.json",
+    "locomo": lambda data: locomo(data) / "golden-conv26-conv30.json",
+    "scifact": scifact_golden,
 }
 
 
-def main(name: str, depths=(20, 50, 100), limit: int | None = None) -> None:
+def main(name: str, depths=(20, 50, 100), limit: int | None = None, data: Path = DATA) -> None:
     os.environ["CHINVEX_HOME"] = str(OUT / name / "home")
     from chinvex.eval.golden import load_golden
     from chinvex.eval.runner import run_eval
     from chinvex.registry import Registry
     from chinvex.retrieval.search import Searcher
 
-    golden = load_golden(GOLDEN[name])
+    golden = load_golden(GOLDEN[name](data))
     if limit:
         golden.queries = golden.queries[:limit]
     config = Registry().resolve(name)
@@ -42,4 +46,9 @@ def main(name: str, depths=(20, 50, 100), limit: int | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], limit=int(sys.argv[2]) if len(sys.argv) > 2 else None)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("name", choices=sorted(GOLDEN))
+    parser.add_argument("limit", nargs="?", type=int, help="only the first LIMIT questions")
+    add_data_argument(parser)
+    args = parser.parse_args()
+    main(args.name, limit=args.limit, data=args.data)

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED = REPO_ROOT.parent / "shared"
-FIXTURES = SHARED / "fixtures"
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "samples"
+"""Real Codex / Claude Code / ChatGPT sample files (provenance: FIXTURES / "PROVENANCE.md")."""
+BENCH_DATA = REPO_ROOT / "bench" / "data"
+"""The public evaluation sets (bench/data/README.md); tests read LoCoMo's transcripts from here."""
 CHINVEX_BIN = Path(sys.executable).parent / "chinvex"
 
 
@@ -114,7 +116,7 @@ def repo_index(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def fixtures_context(tmp_path_factory):
-    """A context named "fixtures" over ../shared/fixtures as golden_queries/README.md describes
+    """A context named "fixtures" over tests/fixtures/samples as golden_queries/README.md describes
     (Codex rollouts, ChatGPT exports, Claude Code transcripts), ingested once per session with
     the real embedder (~30 s). The ingest exits 1: the fixtures hold a file that is deliberately
     not a rollout. Yields {"home", "env", "summary"}."""
@@ -142,10 +144,10 @@ def without_dac_override(probe_dir: Path) -> list[str]:
     Tests run as root here, and root reads any file through CAP_DAC_OVERRIDE and
     CAP_DAC_READ_SEARCH; the prefix runs the child as root with those two dropped from its
     bounding, inheritable and ambient sets (util-linux setpriv, else libcap's capsh), so it
-    keeps root's ownership of the index files and of the venv (under /root/.pyenv, mode 0700,
-    which an unprivileged user such as `nobody` cannot even start). Each candidate is checked
-    on a real mode-000 file before it is trusted; the test is skipped only when none works,
-    naming what was tried and how it failed. Not root: permissions already apply, no prefix."""
+    keeps root's ownership of the index files and of the venv (which may sit under root's home,
+    mode 0700, where an unprivileged user such as `nobody` cannot even start it). Each candidate
+    is checked on a real mode-000 file before it is trusted; the test is skipped only when none
+    works, naming what was tried and how it failed. Not root: permissions already apply, no prefix."""
     probe = probe_dir / "probe-mode-000"
     probe.write_text("must not be readable")
     probe.chmod(0)

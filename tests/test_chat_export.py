@@ -1,4 +1,4 @@
-"""The chat_export adapter on real ChatGPT exports (shared fixtures), markdown chat exports
+"""The chat_export adapter on real ChatGPT exports (tests/fixtures/samples), markdown chat exports
 (tests/fixtures/chat_export) and generated damage: truncation, corruption, huge files."""
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from chinvex.models import ConversationDoc, Document
 from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
 from chinvex_adapters.chat_export import ChatExportAdapter, precedence_key
 from chinvex_adapters.chat_export.adapter import parse_conversations
+from conftest import FIXTURES
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED = REPO_ROOT.parent / "shared" / "fixtures"
-CHATGPT = SHARED / "chatgpt-export"
+CHATGPT = FIXTURES / "chatgpt-export"
 GRAPH = CHATGPT / "chatgpt2graph" / "conversations.json"
 CHATLORE = CHATGPT / "chatlore" / "conversations.json"
 MD = REPO_ROOT / "tests" / "fixtures" / "chat_export"

@@ -13,10 +13,10 @@ from chinvex.chunking.base import MAX_TOKENS
 from chinvex.chunking.validate import chunk_problems
 from chinvex.embedding.tokenizer import count_tokens_batch
 from chinvex.models.documents import Document
+from conftest import FIXTURES as SAMPLES
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "chunking"
-SHARED = REPO_ROOT.parent / "shared"
 
 
 def doc_for(text: str, path: str, **meta) -> Document:
@@ -333,9 +333,7 @@ def test_site_packages_python_files():
 
 
 def test_shared_typescript_fixtures():
-    ts_dir = SHARED / "fixtures" / "codex-app-server" / "schema-0.169.0" / "ts"
-    if not ts_dir.is_dir():
-        pytest.skip("shared fixtures not present")
+    ts_dir = SAMPLES / "codex-app-server" / "schema-0.169.0" / "ts"
     paths = sorted(ts_dir.rglob("*.ts"))
     assert _check_files(paths) > 5
 
@@ -352,7 +350,7 @@ def test_system_javascript_go_and_rust_files_when_present():
     the Rust docs); CI without them skips."""
     candidates = _system_files("/usr/lib/node_modules/npm", "**/*.js", 150)
     candidates += _system_files("/usr/share/doc/git/contrib", "**/*.go", 50)
-    candidates += _system_files("/root/.rustup/toolchains", "*/share/doc/rust/html/**/*.rs", 20)
+    candidates += _system_files(str(Path.home() / ".rustup" / "toolchains"), "*/share/doc/rust/html/**/*.rs", 20)
     if not candidates:
         pytest.skip("no system JS/Go/Rust sources on this machine")
     assert _check_files(candidates) == len(candidates)

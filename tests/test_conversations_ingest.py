@@ -49,7 +49,7 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def fixtures_index(fixtures_context):
-    """The session's context over ../shared/fixtures (conftest.fixtures_context), read only here."""
+    """The session's context over tests/fixtures/samples (conftest.fixtures_context), read only here."""
     return fixtures_context
 
 

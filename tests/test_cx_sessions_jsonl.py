@@ -80,7 +80,7 @@ def line(typ: str, payload: dict, ts: str = "2026-01-02T03:04:05.000Z") -> str:
 
 
 def meta_line(thread_id: str = "019b0000-0000-7000-8000-000000000001", **extra) -> str:
-    payload = {"id": thread_id, "timestamp": "2026-01-02T03:04:00.000Z", "cwd": "/work/proj",
+    payload = {"id": thread_id, "timestamp": "2026-01-02T03:04:00.000Z", "cwd": "/home/dev/proj",
                "originator": "codex_cli_rs", "cli_version": "0.120.0", "source": "cli",
                "model_provider": "openai", **extra}
     return line("session_meta", payload, "2026-01-02T03:04:00.500Z")

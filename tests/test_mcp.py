@@ -264,7 +264,7 @@ def test_chinvex_answer(world):
 # -- RECALL -------------------------------------------------------------------------------------
 
 EDI_ENV = {"EDI_SESSION_ID": "edi-session-7", "EDI_AGENT_MODE": "architect", "EDI_GIT_BRANCH": "feature/x",
-           "EDI_GIT_SHA": "0badc0d", "EDI_PROJECT_PATH": "/work/payflow", "EDI_PROJECT_NAME": "payflow"}
+           "EDI_GIT_SHA": "0badc0d", "EDI_PROJECT_PATH": "/home/dev/payflow", "EDI_PROJECT_NAME": "payflow"}
 
 
 def test_recall_add_search_get_feedback_and_flight_recorder(world):
@@ -277,7 +277,7 @@ def test_recall_add_search_get_feedback_and_flight_recorder(world):
         assert re.fullmatch(r"D-[0-9a-f]{8}", added["id"]) and added["indexed"] is True
         for key, value in {"edi_session_id": "edi-session-7", "edi_agent_mode": "architect",
                            "edi_git_branch": "feature/x", "edi_git_sha": "0badc0d",
-                           "edi_project_path": "/work/payflow", "edi_project_name": "payflow"}.items():
+                           "edi_project_path": "/home/dev/payflow", "edi_project_name": "payflow"}.items():
             assert added["metadata"][key] == value
 
         # RECALL's own argument set (rerank included) is accepted as is

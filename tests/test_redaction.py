@@ -19,9 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chinvex.redaction import KINDS, REDACTION_VERSION, RedactionResult, redact
+from conftest import FIXTURES
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-FIXTURES = SHARED / "fixtures"
 
 B62 = string.ascii_letters + string.digits
 _rng = random.Random(20261122)
@@ -360,7 +359,6 @@ def _fixture_texts() -> list[tuple[str, str]]:
     return out
 
 
-@pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
 def test_real_session_fixtures_have_nothing_to_redact():
     texts = _fixture_texts()
     assert len(texts) > 100

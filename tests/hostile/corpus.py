@@ -1,7 +1,7 @@
 """A realistic mixed corpus built under a temporary folder, and seeded edits to it.
 
 Code and notes are generated (many distinct functions and sections, so ingest has real chunking
-and embedding work); conversations are copies of the shared fixtures (a ChatGPT export, Codex
+and embedding work); conversations are copies of tests/fixtures/samples (a ChatGPT export, Codex
 rollouts, a Claude Code session). Every generated file carries a unique marker word so tests can
 tell by search which files are indexed.
 """
@@ -13,8 +13,8 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
+from conftest import FIXTURES  # tests/ is on sys.path wherever `hostile` imports
+
 CHATGPT = FIXTURES / "chatgpt-export"
 ROLLOUTS = FIXTURES / "codex-rollout" / "public"
 CLAUDE = FIXTURES / "claude-code" / "agent-sessions" / "projects"

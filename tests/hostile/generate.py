@@ -14,13 +14,11 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hostile.corpus import CHATGPT, ROLLOUTS, copy_file
+from hostile.corpus import CHATGPT, CLAUDE, ROLLOUTS, copy_file
 
 ROLLOUT_GOOD = ROLLOUTS / "localpush" / "sessions" / "2026" / "02" / "23" / \
     "rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl"
-CLAUDE_GOOD = (Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "claude-code"
-               / "agent-sessions" / "projects" / "-Users-example"
-               / "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f.jsonl")
+CLAUDE_GOOD = CLAUDE / "-Users-example" / "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f.jsonl"
 DEEP = 100_000
 
 
