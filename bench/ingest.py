@@ -32,9 +32,7 @@ def snapshot(target: Path) -> Path:
         shutil.rmtree(target)
     files = subprocess.run(["git", "-C", str(REPO), "ls-files", "chinvex", "adapters", "docs", "README.md"],
                            capture_output=True, text=True, check=True).stdout.split()
-    for rel in files:
-        if rel.endswith("tokenizer.json") or rel.startswith("docs/helpers/"):
-            continue
+    for rel in files:  # tokenizer.json is copied and skipped by ingest as a vocabulary (generated data)
         (target / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / rel, target / rel)
     return target

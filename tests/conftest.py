@@ -72,9 +72,6 @@ def assert_no_traceback(result: CliResult) -> None:
     assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result
 
 
-SNAPSHOT_EXCLUDE = ("chinvex/embedding/tokenizer.json",)
-
-
 def snapshot_repository(target: Path) -> Path:
     """Copy this repository's engine source and docs (as tracked by git, or as on disk) so that
     tests indexing "this repository" see a stable tree while people keep editing."""
@@ -90,7 +87,7 @@ def snapshot_repository(target: Path) -> Path:
         files = [str(p.relative_to(REPO_ROOT)) for base in ("chinvex", "adapters", "docs")
                  for p in (REPO_ROOT / base).rglob("*") if p.is_file()] + ["README.md"]
     for rel in files:
-        if rel in SNAPSHOT_EXCLUDE or "__pycache__" in rel or rel.startswith("docs/helpers/"):
+        if "__pycache__" in rel:
             continue
         source = REPO_ROOT / rel
         if source.is_file():
