@@ -18,6 +18,8 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   target="."
   [ -n "$extras" ] && target=".[$extras]"
-  .venv/bin/python -m pip install --quiet -e "$target"
+  # setuptools cautions on every editable install that folders named like the package take
+  # precedence on imports; here that folder is the package itself, so the notice is hidden.
+  PYTHONWARNINGS="ignore:Editable installation" .venv/bin/python -m pip install --quiet -e "$target"
   touch "$stamp"
 fi
