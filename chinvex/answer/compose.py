@@ -35,17 +35,27 @@ _FILLER = re.compile(
     r"totally|sure|great|cool|awesome|omg|hmm|right)\b[!.,]*\s*",
     re.IGNORECASE,
 )
+ECHO_NEW_WORDS = 2
+_LIGHT = frozenset("""the and you your but just got get went go going was were have has had with this that
+    for from are all out our its it's about really some very too also been being did does done""".split())
 _DOC_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
 
 
-def clause(text: str, terms: frozenset[str], expects: str, stemmer: Stemmer, weights: TermWeights) -> str:
+def clause(text: str, terms: frozenset[str], expects: str, stemmer: Stemmer, weights: TermWeights,
+           after: str | None = None) -> str:
     """The part of `text` that answers: the clause carrying most of the question's terms (and the
-    kind of thing asked for), grown by its neighbours while it is too short to stand alone."""
+    kind of thing asked for), grown by its neighbours while it is too short to stand alone. A
+    clause that only echoes the question ("I went to a counseling workshop" for "What was
+    discussed at the workshop?") is followed by the next one, or by the sentence `after` it:
+    the answer is what is said next to the question's words, not the words themselves."""
     one = " ".join(text.split())
     parts = [p.strip(" ,") for p in _BOUNDARY.split(one) if p and p.strip(" ,")]
     parts = [_FILLER.sub("", p).strip() or p for p in parts]
     if len(parts) <= 1:
-        return _cap(_FILLER.sub("", one).strip() or one)
+        kept = _cap(_FILLER.sub("", one).strip() or one)
+        if after and _echoes(kept, terms, stemmer):
+            kept = _cap(f"{kept.rstrip('.!')}. {clause(after, terms, expects, stemmer, weights)}")
+        return kept
     stems = stemmer.stem_sets([index_text(p) for p in parts])
 
     def value(i: int) -> float:
@@ -63,7 +73,18 @@ def clause(text: str, terms: frozenset[str], expects: str, stemmer: Stemmer, wei
             if 0 <= j < len(parts) and holds(expects, parts[j]):
                 lo, hi = min(lo, j), max(hi, j)
                 break
+    if _echoes(" ".join(parts[lo:hi + 1]), terms, stemmer):
+        if hi + 1 < len(parts):
+            hi += 1
+        elif after:
+            return _cap(f"{' '.join(parts[lo:hi + 1]).rstrip('.!')}. {clause(after, terms, expects, stemmer, weights)}")
     return _cap(" ".join(parts[lo:hi + 1]))
+
+
+def _echoes(text: str, terms: frozenset[str], stemmer: Stemmer) -> bool:
+    """Does `text` say little beyond the question's own words?"""
+    new = {s for s in stemmer.stems(index_text(text)) - terms if len(s) > 2 and s not in _LIGHT}
+    return len(new) < ECHO_NEW_WORDS
 
 
 def _cap(text: str, limit: int = 0) -> str:
@@ -153,6 +174,6 @@ def compose(chosen: list[Candidate], *, terms: frozenset[str], expects: str, ste
         if candidate.kind == "code":
             text = code_statement(candidate.unit.text, terms, stemmer, weights)
         else:
-            text = clause(candidate.unit.text, terms, expects, stemmer, weights)
+            text = clause(candidate.unit.text, terms, expects, stemmer, weights, after=candidate.following)
         lines.append(sentence(candidate, text, expects, said_on(candidate)))
     return "\n\n".join(lines)

@@ -110,6 +110,8 @@ class Candidate:
     prior: float
     score: float = 0.0
     others: frozenset[str] = field(default_factory=frozenset)
+    following: str | None = None
+    """The next sentence of the same turn or paragraph (an answer may go on there)."""
     """People other than the asked-about ones this sentence is about (dialogues)."""
 
 
@@ -237,8 +239,10 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         about = (not participants) or kind != "dialogue" or bool(u.about & participants)
         others = frozenset(u.about - participants) if participants and kind == "dialogue" else frozenset()
         prior = (item.result.scores.rank / best_rank) * role_weight(item.relative_path(), item.source_type, tests)
+        nxt = units[i + 1] if i + 1 < len(units) else None
+        following = nxt.text if nxt is not None and nxt.chunk == u.chunk and nxt.block == u.block else None
         candidate = Candidate(u, item, kind, support, own, specific, typed, about, has_names, prior,
-                              others=others)
+                              others=others, following=following)
         candidate.score = role_weight(item.relative_path(), item.source_type, tests) * (
             support + W_SPECIFIC * specific + W_TYPED * typed + W_PRIOR * prior) + timing
         analysis.candidates.append(candidate)
