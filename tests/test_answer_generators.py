@@ -238,8 +238,10 @@ def test_cli_generator_flag_ollama_and_generator_error_exit(lore):
     env = {"CHINVEX_HOME": str(lore["home"])}
     with ollama_server(_cite_first) as server:
         env["OLLAMA_HOST"] = server.url
-        good = run_cli("answer", "--context", "lore", "--generator", "ollama", "--json", QUESTION, env=env)
+        good = run_cli("answer", "--context", "lore", "--generator", "ollama", "--model", "qwen3:4b", "--json",
+                       QUESTION, env=env)
     assert good.code == 0 and good.json["grounded"] is True, good
+    assert good.json["retrieval"]["model"] == "qwen3:4b" and server.requests[0]["model"] == "qwen3:4b"
     with ollama_server(_cite_first, status=500) as server:
         env["OLLAMA_HOST"] = server.url
         failed = run_cli("answer", "--context", "lore", "--generator", "ollama", QUESTION, env=env)
