@@ -53,7 +53,7 @@ def clause(text: str, terms: frozenset[str], expects: str, stemmer: Stemmer, wei
     parts = [_FILLER.sub("", p).strip() or p for p in parts]
     if len(parts) <= 1:
         kept = _cap(_FILLER.sub("", one).strip() or one)
-        if after and _echoes(kept, terms, stemmer):
+        if after and _echoes(kept, terms, expects, stemmer):
             kept = _cap(f"{kept.rstrip('.!')}. {clause(after, terms, expects, stemmer, weights)}")
         return kept
     stems = stemmer.stem_sets([index_text(p) for p in parts])
@@ -73,7 +73,7 @@ def clause(text: str, terms: frozenset[str], expects: str, stemmer: Stemmer, wei
             if 0 <= j < len(parts) and holds(expects, parts[j]):
                 lo, hi = min(lo, j), max(hi, j)
                 break
-    if _echoes(" ".join(parts[lo:hi + 1]), terms, stemmer):
+    if _echoes(" ".join(parts[lo:hi + 1]), terms, expects, stemmer):
         if hi + 1 < len(parts):
             hi += 1
         elif after:
@@ -81,8 +81,11 @@ def clause(text: str, terms: frozenset[str], expects: str, stemmer: Stemmer, wei
     return _cap(" ".join(parts[lo:hi + 1]))
 
 
-def _echoes(text: str, terms: frozenset[str], stemmer: Stemmer) -> bool:
-    """Does `text` say little beyond the question's own words?"""
+def _echoes(text: str, terms: frozenset[str], expects: str, stemmer: Stemmer) -> bool:
+    """Does `text` say little beyond the question's own words? (Holding the kind of thing asked
+    for, a date for "when", is saying something.)"""
+    if expects != "thing" and holds(expects, text):
+        return False
     new = {s for s in stemmer.stems(index_text(text)) - terms if len(s) > 2 and s not in _LIGHT}
     return len(new) < ECHO_NEW_WORDS
 

@@ -34,8 +34,8 @@ _PERIOD = re.compile(
 )
 _FUTURE = re.compile(r"\b(?:plan(?:s|ned|ning)?|going\s+to|gonna|will|intend\w*|hop(?:e|es|ing)\s+to|next|"
                      r"upcoming|future|want(?:s)?\s+to)\b", re.IGNORECASE)
-_TEST_WORDS = re.compile(r"\b(?:tests?|testing|tested|pytest|unittest|fixtures?|mocks?|benchmarks?|bench)\b",
-                         re.IGNORECASE)
+_TEST_WORDS = re.compile(r"\b(?:tests?|testing|tested|pytest|unittest|fixtures?|mocks?|benchmarks?|bench|"
+                         r"golden|datasets?|samples?|eval(?:uation)?\s+sets?)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

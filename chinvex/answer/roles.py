@@ -33,7 +33,7 @@ _TEST = re.compile(
 )
 _FIXTURE = re.compile(
     r"(?:^|/)(?:fixtures?|testdata|test_data|__fixtures__|__snapshots__|snapshots|samples?|"
-    r"golden\w*|datasets?|mocks?)/",
+    r"golden\w*|datasets?|mocks?)/|(?:^|/)(?:bench|benches|benchmarks?|perf|tests?)/(?:[^/]+/)*data/",
     re.IGNORECASE,
 )
 _BENCH = re.compile(r"(?:^|/)(?:bench|benches|benchmarks?|perf)/", re.IGNORECASE)
@@ -55,6 +55,16 @@ def role_of(path: str) -> str:
     if _CONFIG.search(p):
         return "config"
     return "code"
+
+
+def grounds(path: str | None, source_type: str, about_tests: bool) -> bool:
+    """Can what this file says ground an answer? Sample data (fixtures, golden question sets,
+    benchmark corpora) is material a repository tests itself on, not what its authors state: a
+    scientific claim in an evaluation set does not make a code base an authority on immunology.
+    It grounds answers only to questions about tests and their data."""
+    if source_type != "repo" or not path or about_tests:
+        return True
+    return role_of(path) != "fixture"
 
 
 def role_weight(path: str | None, source_type: str, about_tests: bool) -> float:

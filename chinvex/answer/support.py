@@ -7,8 +7,8 @@ of prose, a sentence of a dialogue turn, a code definition with its docstring) b
 - *support*: the IDF-weighted share of the question's topic terms that the sentence itself
   says, plus half of what its immediate context adds (the sentence before it in the same turn or
   paragraph, the question the previous speaker asked, the file/heading path of a code or prose
-  chunk). Words a code unit only carries inside identifiers count half: a test named
-  `test_meaning_of_life` mentions life, it does not say anything about it.
+  chunk). Words a unit only carries inside identifiers count for less: a function named after a
+  question states nothing about its subject.
 - *specific*: how much it says beyond the question (rare words the question does not use). "I'm
   off to do some research" shares the question's word and says nothing; "Researching adoption
   agencies" answers "What did she research?".
@@ -36,7 +36,7 @@ from chinvex.answer.answer_types import holds
 from chinvex.answer.dates import resolve
 from chinvex.answer.evidence import Evidence
 from chinvex.answer.question import Question
-from chinvex.answer.roles import role_of, role_weight
+from chinvex.answer.roles import grounds, role_of, role_weight
 from chinvex.answer.text import Stemmer, TermWeights
 from chinvex.answer.units import Unit, _same_person, split_evidence
 from chinvex.retrieval.lexical import index_text
@@ -185,7 +185,14 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
     total = weights.weight(terms) or 1.0
 
     headers = stemmer.stem_sets([index_text(_header(item)) for item in evidence])
-    prose_stems = stemmer.stem_sets([_code_prose(u.text) if u.kind == "code" else "" for u in units])
+    roles = [role_of(evidence[u.chunk].relative_path() or "") if evidence[u.chunk].source_type == "repo" else "code"
+             for u in units]
+    # What a unit states in words: for code, its comments, docstrings and (outside tests and
+    # sample data, whose literals are inputs) string literals; for prose, its text without code
+    # spans and identifiers.
+    said_stems = stemmer.stem_sets([
+        _words_only(_code_prose(u.text, literals=role in ("code", "docs", "config")) if u.kind == "code" else u.analysed)
+        for u, role in zip(units, roles)])
     # The name a definition gives states what it is ("def chunk_id" defines chunk ids), except in
     # tests, fixtures and benchmarks, whose names describe behaviour checked elsewhere.
     defined = stemmer.stem_sets([
@@ -210,11 +217,8 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         item = evidence[u.chunk]
         kind = kinds[u.chunk]
         said = stems
-        if kind == "code":
-            said = stems & (prose_stems[i] | defined[i])
-            own = (weights.weight(terms & said) + IDENTIFIER_SHARE * weights.weight(terms & (stems - said))) / total
-        else:
-            own = weights.weight(terms & stems) / total
+        said = stems & (said_stems[i] | defined[i])
+        own = (weights.weight(terms & said) + IDENTIFIER_SHARE * weights.weight(terms & (stems - said))) / total
         context: set[str] = set()
         if i > 0 and units[i - 1].chunk == u.chunk and units[i - 1].block == u.block:
             context |= unit_stems[i - 1]
@@ -230,13 +234,14 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         has_names = all(ns and ns <= near for ns in name_stems)
         if kind == "code" and question.expects in ("manner", "reason"):
             # how or why something is done is said in words (a docstring, a comment), not in code
-            typed = len(_code_prose(u.text).split()) >= EXPLANATION_WORDS
+            typed = len(_code_prose(u.text, literals=False).split()) >= EXPLANATION_WORDS
         else:
             typed = holds(question.expects, u.text) or (i > 0 and units[i - 1].block == u.block
                                                      and units[i - 1].chunk == u.chunk
                                                          and holds(question.expects, units[i - 1].text))
         timing = _timing(question, u, item, said_on)
-        about = (not participants) or kind != "dialogue" or bool(u.about & participants)
+        about = ((not participants) or kind != "dialogue" or bool(u.about & participants)) and \
+            grounds(item.relative_path(), item.source_type, tests)
         others = frozenset(u.about - participants) if participants and kind == "dialogue" else frozenset()
         prior = (item.result.scores.rank / best_rank) * role_weight(item.relative_path(), item.source_type, tests)
         nxt = units[i + 1] if i + 1 < len(units) else None
@@ -320,16 +325,23 @@ def _header(item: Evidence) -> str:
     return " ".join(p for p in parts if p)
 
 
-def _code_prose(text: str) -> str:
+def _words_only(text: str) -> str:
+    """Prose without its code: `code spans` and identifiers (snake_case, camelCase, dotted) are
+    names, not statements."""
+    text = re.sub(r"`[^`\n]*`", " ", text)
+    return _IDENTIFIER.sub(" ", text)
+
+
+def _code_prose(text: str, *, literals: bool = True) -> str:
     """The words a code unit states: comments, docstrings and string literals (a literal that
-    asks a question, as tests often hold, states nothing)."""
+    asks a question, as tests often hold, states nothing; in tests every literal is an input)."""
     pieces = []
     for match in _CODE_PROSE.finditer(text):
         piece = next(g for g in match.groups() if g is not None)
         if piece.startswith("!") or piece.rstrip().endswith("?"):
             continue  # a shebang; a literal that asks
-        if match.group(len(match.groups())) is not None and not PROSE_LITERAL.match(piece):
-            continue  # a string literal holding code (SQL, a format template), not words
+        if match.group(len(match.groups())) is not None and (not literals or not PROSE_LITERAL.match(piece)):
+            continue  # a string literal holding code (SQL, a format template), or a test's input
         pieces.append(piece)
     return "\n".join(pieces)
 
