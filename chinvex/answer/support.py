@@ -176,6 +176,8 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
     other_names = tuple(n for n in question_names(question.text)
                         if not any(_same_person(part, s) for part in n.split() for s in speakers))
     name_stems = [stemmer.stems(index_text(n)) for n in other_names]
+    # words the question itself spells as identifiers ("current_node") are found in code as names
+    code_terms = stemmer.stems(index_text(" ".join(_IDENTIFIER.findall(question.text))))
     analysis = Analysis(question, terms, participants, other_names, [])
     if not terms or not units:
         return analysis, TermWeights.uniform()
@@ -217,7 +219,7 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         item = evidence[u.chunk]
         kind = kinds[u.chunk]
         said = stems
-        said = stems & (said_stems[i] | defined[i])
+        said = stems & (said_stems[i] | defined[i] | code_terms)
         own = (weights.weight(terms & said) + IDENTIFIER_SHARE * weights.weight(terms & (stems - said))) / total
         context: set[str] = set()
         if i > 0 and units[i - 1].chunk == u.chunk and units[i - 1].block == u.block:
