@@ -83,6 +83,7 @@ _CODE_PROSE = re.compile(
     r'#(.*)$|//(.*)$|^\s*--\s(.*)$|/\*(.*?)(?:\*/|\Z)|"""(.*?)(?:"""|\Z)|\'\'\'(.*?)(?:\'\'\'|\Z)|"([^"\n]{12,})"',
     re.M | re.S)
 PROSE_LITERAL = re.compile(r"^(?!.*\b(?:SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|CREATE|VALUES)\b)[^{}()=<>\[\]]*$")
+_NOT_ALNUM = re.compile(r"[\W_]+")
 _DEFINED = re.compile(r"^\s*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
                       r"(?:def|class|fn|func|function|struct|interface|type|enum|trait|impl)\s+(\w+)", re.M)
 _NOT_NAMES = frozenset(
@@ -187,8 +188,12 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
     total = weights.weight(terms) or 1.0
 
     headers = stemmer.stem_sets([index_text(_header(item)) for item in evidence])
-    roles = [role_of(evidence[u.chunk].relative_path() or "") if evidence[u.chunk].source_type == "repo" else "code"
-             for u in units]
+    tests = question.about_tests
+    paths = [item.relative_path() for item in evidence]
+    chunk_roles = [role_of(path or "") if item.source_type == "repo" else "code" for item, path in zip(evidence, paths)]
+    chunk_weight = [role_weight(path, item.source_type, tests) for item, path in zip(evidence, paths)]
+    chunk_grounds = [grounds(path, item.source_type, tests) for item, path in zip(evidence, paths)]
+    roles = [chunk_roles[u.chunk] for u in units]
     # What a unit states in words: for code, its comments, docstrings and (outside tests and
     # sample data, whose literals are inputs) string literals; for prose, its text without code
     # spans and identifiers.
@@ -199,8 +204,8 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
     # tests, fixtures and benchmarks, whose names describe behaviour checked elsewhere.
     defined = stemmer.stem_sets([
         index_text(" ".join(_DEFINED.findall(u.text)))
-        if u.kind == "code" and role_of(evidence[u.chunk].relative_path() or "") in ("code", "docs", "config") else ""
-        for u in units])
+        if u.kind == "code" and role in ("code", "docs", "config") else ""
+        for u, role in zip(units, roles)])
     # What the turn before a reply asked: its questions, or all of it when it is a chat request
     # ("Suggest a trip near Lisbon." is answered by "Sintra is forty minutes away.").
     asked: dict[tuple[int, int], frozenset[str]] = {}
@@ -209,12 +214,11 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
             asked[(u.chunk, u.block)] = asked.get((u.chunk, u.block), frozenset()) | stems
     best_rank = max((item.result.scores.rank for item in evidence), default=0.0) or 1.0
     echo = _normalised(question.text)
-    tests = question.about_tests
 
     for i, (u, stems) in enumerate(zip(units, unit_stems)):
         if u.question or u.heading or not u.text.strip():
             continue
-        if echo and echo in _normalised(u.text):
+        if echo and len(u.text) >= len(echo) and echo in _normalised(u.text):
             continue  # a golden file or a test quoting the question does not answer it
         item = evidence[u.chunk]
         kind = kinds[u.chunk]
@@ -243,14 +247,14 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
                                                          and holds(question.expects, units[i - 1].text))
         timing = _timing(question, u, item, said_on)
         about = ((not participants) or kind != "dialogue" or bool(u.about & participants)) and \
-            grounds(item.relative_path(), item.source_type, tests)
+            chunk_grounds[u.chunk]
         others = frozenset(u.about - participants) if participants and kind == "dialogue" else frozenset()
-        prior = (item.result.scores.rank / best_rank) * role_weight(item.relative_path(), item.source_type, tests)
+        prior = (item.result.scores.rank / best_rank) * chunk_weight[u.chunk]
         nxt = units[i + 1] if i + 1 < len(units) else None
         following = nxt.text if nxt is not None and nxt.chunk == u.chunk and nxt.block == u.block else None
         candidate = Candidate(u, item, kind, support, own, specific, typed, about, has_names, prior,
                               others=others, following=following)
-        candidate.score = role_weight(item.relative_path(), item.source_type, tests) * (
+        candidate.score = chunk_weight[u.chunk] * (
             support + W_SPECIFIC * specific + W_TYPED * typed + W_PRIOR * prior) + timing
         analysis.candidates.append(candidate)
     analysis.candidates.sort(key=lambda c: (-c.score, c.unit.chunk, c.unit.order))
@@ -349,4 +353,4 @@ def _code_prose(text: str, *, literals: bool = True) -> str:
 
 
 def _normalised(text: str) -> str:
-    return " ".join("".join(ch if ch.isalnum() else " " for ch in text.lower()).split())
+    return " ".join(_NOT_ALNUM.split(text.lower())).strip()
