@@ -46,6 +46,22 @@ LIMIT_MIN, LIMIT_MAX = 1, 50
 CHUNK_IDS_MAX = 100
 CONTEXTS_MAX = 16
 
+# -- the wire (one JSON-RPC message per line, read by `chinvex.mcp.transport`) ------------------
+
+LINE_MAX_BYTES = 8 * 1024 * 1024
+"""One message line. The largest legitimate one is a recall_add with 1 MB of content, which JSON
+with every character escaped (`\\u00e9`) makes at most 6 MB; a longer line is refused unread."""
+DEPTH_MAX = 64
+"""Nesting of objects and arrays in one message; tool arguments need fewer than ten levels."""
+INT_MAX_DIGITS = 19
+"""Integers must fit in 64 bits (what SQLite, orjson and every client's JSON can hold); the
+digits of a longer literal are never converted (Python refuses past 4,300 of them anyway)."""
+PARSE_ERROR = -32700
+"""JSON-RPC: the line is not JSON text (truncated, not UTF-8, a lone surrogate escape, NaN)."""
+INVALID_REQUEST = -32600
+"""JSON-RPC: JSON, but not a message this server accepts (not a JSON-RPC 2.0 envelope, too long,
+too deep, an integer beyond 64 bits or a number beyond float range, a batch)."""
+
 
 class ToolFailure(Exception):
     """A failure reported to the agent as an `isError` result carrying `code`."""

@@ -74,7 +74,17 @@ def _validation_message(exc: ValidationError) -> str:
 
 
 class ChinvexMCPServer(MCPServer):
-    """MCPServer whose argument and lookup failures carry chinvex's error codes."""
+    """MCPServer whose argument and lookup failures carry chinvex's error codes, and whose stdio
+    transport answers every line (`chinvex.mcp.transport`)."""
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's `run_stdio_async` with chinvex's transport in place of the SDK's
+        `stdio_server`, which leaves lines it cannot validate unanswered."""
+        from chinvex.mcp.transport import stdio_transport
+
+        lowlevel = self._lowlevel_server
+        async with stdio_transport() as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         known = [t.name for t in await self.list_tools()]  # public API, not the tool manager

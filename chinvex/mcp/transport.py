@@ -1,0 +1,181 @@
+"""The stdio transport of `chinvex mcp`: newline-delimited JSON-RPC where every line is answered.
+
+It replaces the SDK's `mcp.server.stdio.stdio_server`, which (SDK 2.3) reads unbounded lines and
+passes the session an exception for a line it cannot validate; the session logs it and replies
+nothing, so a client waits forever. Here a line is read with a bound (`LINE_MAX_BYTES`; the rest
+of a longer line is skipped, never held), decoded by `chinvex.mcp.wire.decode_line` in a worker
+thread (an 8 MB line must not stall the event loop), and either handed to the session or
+answered at once with a JSON-RPC error. Responses and these errors share one writer, so frames
+never interleave.
+
+Like the SDK's transport, it takes fd 0 and fd 1 for the wire while serving: fd 0 reads the null
+device and fd 1 writes to stderr, so a library or child process that prints cannot corrupt the
+protocol; both are restored on exit.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, suppress
+from typing import BinaryIO
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream, create_context_streams
+from mcp.shared.message import SessionMessage
+
+from chinvex.mcp.limits import LINE_MAX_BYTES
+from chinvex.mcp.wire import WireError, decode_line, oversized_line
+
+_SKIP_CHUNK = 64 * 1024
+_HEAD_KEPT = 64 * 1024
+"""Of a line past the limit, the start kept to find its id in (clients write the id first)."""
+
+
+class EndOfInput:
+    """What `read_frame` returns when the client has closed its end."""
+
+
+END = EndOfInput()
+Frame = types.JSONRPCMessage | WireError | None | EndOfInput
+
+
+def read_frame(stream: BinaryIO, limit: int = LINE_MAX_BYTES) -> Frame:
+    """Read one line from `stream` and decode it (None: a blank line; END: no more input).
+    Blocking: run it in a worker thread. Memory stays bounded by `limit` whatever the client
+    sends: the rest of a longer line is read in pieces and dropped."""
+    line = stream.readline(limit + 1)
+    if not line:
+        return END
+    if len(line) <= limit or line.endswith(b"\n"):
+        return decode_line(line)
+    head, size = line[:_HEAD_KEPT], len(line)
+    while not line.endswith(b"\n"):
+        line = stream.readline(_SKIP_CHUNK)
+        if not line:
+            break
+        size += len(line)
+    if line.endswith(b"\n"):
+        size -= 1
+    return oversized_line(size, head, limit)
+
+
+def _dump(message: types.JSONRPCMessage) -> bytes:
+    return (message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode("utf-8")
+
+
+class _StdFds:
+    """Private duplicates of fd 0 and fd 1 for the wire; fd 0 then reads /dev/null and fd 1
+    writes to stderr until `restore`."""
+
+    def __init__(self) -> None:
+        import fcntl
+
+        sys.stdout.flush()
+        self.wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+        self.wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(null, 0)
+        finally:
+            os.close(null)
+        os.dup2(2, 1)
+
+    def restore(self) -> None:
+        with suppress(OSError, ValueError):
+            sys.stdout.flush()
+        for fd, wire in ((1, self.wire_out), (0, self.wire_in)):
+            with suppress(OSError):
+                os.dup2(wire, fd)
+        # The wire duplicates stay open: a reader thread abandoned at shutdown may still be
+        # blocked on one, and a closed descriptor number could be reused under it.
+
+
+def _claim_std_fds() -> _StdFds | None:
+    """The wire descriptors, or None where they cannot be moved (Windows, a closed fd 0 or 1):
+    then the wire is served through `sys.stdin`/`sys.stdout` in place, as the SDK falls back."""
+    if sys.platform == "win32":
+        return None
+    try:
+        return _StdFds()
+    except OSError:
+        return None
+
+
+@asynccontextmanager
+async def stdio_transport(
+    stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
+) -> AsyncIterator[tuple[ContextReceiveStream[SessionMessage | Exception], ContextSendStream[SessionMessage]]]:
+    """(read_stream, write_stream) for the low-level `Server.run`, over the process's stdin and
+    stdout, or over the given binary streams (then the standard descriptors are left alone)."""
+    fds = _claim_std_fds() if stdin is None and stdout is None else None
+    if fds is not None:
+        stdin = os.fdopen(fds.wire_in, "rb", closefd=False)
+        stdout = os.fdopen(fds.wire_out, "wb", closefd=False)
+    stdin = stdin if stdin is not None else sys.stdin.buffer
+    stdout = stdout if stdout is not None else sys.stdout.buffer
+    read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
+    write_stream, write_reader = create_context_streams[SessionMessage](0)
+    write_lock = anyio.Lock()
+    reading = anyio.CancelScope()
+    client_gone = False
+
+    def write_all(data: bytes) -> None:
+        stdout.write(data)
+        stdout.flush()
+
+    async def emit(data: bytes) -> None:
+        """Write one frame; a client that closed its end ends the session (no traceback)."""
+        nonlocal client_gone
+        async with write_lock:
+            if client_gone:
+                return
+            try:
+                await anyio.to_thread.run_sync(write_all, data)
+            except (BrokenPipeError, ConnectionResetError, ValueError):
+                client_gone = True
+                reading.cancel()  # closes the read stream, which ends the session
+
+    async def reader() -> None:
+        async with read_writer:
+            while True:
+                frame = await anyio.to_thread.run_sync(read_frame, stdin, abandon_on_cancel=True)
+                if isinstance(frame, EndOfInput):
+                    return
+                if frame is None:
+                    continue
+                if isinstance(frame, WireError):
+                    sys.stderr.write(f"chinvex mcp: refused a line (id {frame.request_id!r}): {frame.message}\n")
+                    await emit(_dump(frame.reply()))
+                    continue
+                try:
+                    await read_writer.send(SessionMessage(frame))
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
+
+    async def writer() -> None:
+        async with write_reader:
+            async for session_message in write_reader:
+                await emit(_dump(session_message.message))
+
+    async def read_until_cancelled(scope: anyio.CancelScope) -> None:
+        with scope:
+            await reader()
+
+    restore: Callable[[], None] = fds.restore if fds is not None else (lambda: None)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read_until_cancelled, reading)
+            tg.start_soon(writer)
+            try:
+                yield read_stream, write_stream
+            finally:
+                # The session is over: stop reading, and let the writer send what the session
+                # handed it (it ends when the write stream is closed) rather than cut a reply.
+                reading.cancel()
+                await write_stream.aclose()
+    finally:
+        restore()
