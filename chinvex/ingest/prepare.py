@@ -111,34 +111,48 @@ def _sanitize_model(model: BaseModel) -> Any:
 
 
 def redact_document(doc: Document | ConversationDoc, *, stored_turns: int = 0) -> tuple[Any, Counter[str]]:
-    """Replace secrets before anything is stored or embedded. Turns before `stored_turns` came
-    from the index and were redacted when first stored."""
-    from chinvex.redaction import redact
+    """Replace secrets in everything of `doc` that is stored, embedded or shown, before any of
+    it is: the text (each turn's text, tool call, attachments and meta), the title (a Codex
+    session's is its first message, cut at 80 characters: what the cut left of a key goes too),
+    the metadata and links (a file's relative path, front matter), and the source uri (a
+    file's name). Identity fields the adapters derive from content they control (doc_id,
+    thread_id, turn ids) are kept. Turns before `stored_turns` came from the index and were
+    redacted when first stored. Returns the document and the counts per kind."""
+    from chinvex.redaction import Redactor
 
-    counts: Counter[str] = Counter()
-
-    def clean(text: str) -> str:
-        result = redact(text)
-        counts.update(result.counts)
-        return result.text
-
+    r = Redactor(remember=True)
+    update: dict[str, Any] = {"source_uri": r.uri(doc.source_uri),
+                              "metadata": r.value(doc.metadata)}
     if isinstance(doc, Document):
-        return doc.model_copy(update={"text": clean(doc.text),
-                                      "title": clean(doc.title) if doc.title else doc.title}), counts
-    turns: list[Turn] = []
-    for index, turn in enumerate(doc.turns):
-        if index < stored_turns:
-            turns.append(turn)
-            continue
-        update: dict[str, Any] = {"text": clean(turn.text)}
-        if turn.tool is not None and turn.tool.input is not None:
-            raw = turn.tool.input if isinstance(turn.tool.input, str) else dumps_text(turn.tool.input)
-            cleaned = clean(raw)
-            if cleaned != raw:
-                update["tool"] = turn.tool.model_copy(update={"input": cleaned})
-        turns.append(turn.model_copy(update=update))
-    title = clean(doc.title) if doc.title else doc.title
-    return doc.model_copy(update={"turns": turns, "title": title}), counts
+        update["text"] = r.text(doc.text)
+    else:
+        update["turns"] = [turn if index < stored_turns else _redact_turn(r, turn)
+                           for index, turn in enumerate(doc.turns)]
+        update["links"] = _redact_model(r, doc.links)
+    update["title"] = r.title(doc.title)  # last: it may end in a cut-off secret seen above
+    return doc.model_copy(update=update), r.counts
+
+
+def _redact_turn(r: Any, turn: Turn) -> Turn:
+    update: dict[str, Any] = {"text": r.text(turn.text)}
+    if turn.tool is not None:
+        tool = turn.tool
+        tool_update = {"name": r.text(tool.name), "input": r.value(tool.input),
+                       "output": r.value(tool.output)}
+        if any(tool_update[k] is not getattr(tool, k) for k in tool_update):
+            update["tool"] = tool.model_copy(update=tool_update)
+    if turn.attachments:
+        update["attachments"] = [_redact_model(r, a) for a in turn.attachments]
+    if turn.meta:
+        update["meta"] = r.value(turn.meta)
+    return turn.model_copy(update=update)
+
+
+def _redact_model(r: Any, model: BaseModel) -> Any:
+    """A small model of plain fields (Attachment, ConversationLinks), extras included."""
+    data = model.model_dump()
+    cleaned = r.value(data)
+    return model if cleaned is data else type(model).model_validate(cleaned)
 
 
 def _content_hash(doc: Document | ConversationDoc) -> str:
@@ -165,7 +179,10 @@ def prepare(
         doc = doc.model_copy(update={"turns": prior + list(doc.turns)})
         turns_from = append_from
     if redact:
+        from chinvex.redaction import redact_uri
+
         doc, counts = redact_document(doc, stored_turns=turns_from)
+        origin_uri = redact_uri(origin_uri)  # the pipeline passes its redacted uri already
 
     if isinstance(doc, ConversationDoc):
         _, chunks = render_conversation(doc)

@@ -2,6 +2,12 @@
 mapping between RECALL's vocabulary (types, scopes, ids) and chinvex's (source types, contexts,
 chunk ids).
 
+Everything stored here (items, their tags, metadata and related files, feedback notes,
+flight-recorder entries, logged queries) passes a `Redactor` first: the functions that write
+take one (the context's, from `redactor_for`) and redact with the default one when given none,
+so a write that forgets it still redacts. `redactor_for(config)` follows
+the context's `redaction.enabled` switch, as ingest does.
+
 Knowledge items live in the context they were added to: a row in `knowledge_items` (their
 source of truth) and one `memory` document written through the ingest's own writer, so they are
 found by full-text and vector search at once and carried by every index operation. Their
@@ -15,11 +21,14 @@ import sqlite3
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from chinvex.timeutil import now_iso
+
+if TYPE_CHECKING:
+    from chinvex.redaction import Redactor
 
 JUDGE_REMINDER = (
     "Apply the retrieval-judge skill: evaluate each result for relevance before using. "
@@ -188,16 +197,37 @@ def _item(row: sqlite3.Row) -> KnowledgeItem:
     )
 
 
+def redactor_for(config: Any) -> Redactor:
+    """A `Redactor` that follows the context's `redaction.enabled` switch (on by default)."""
+    from chinvex.redaction import Redactor
+
+    return Redactor(config.redaction is None or config.redaction.enabled)
+
+
+def _default(redactor: Redactor | None) -> Redactor:
+    """A writer called without a redactor still redacts (the default is on)."""
+    if redactor is not None:
+        return redactor
+    from chinvex.redaction import Redactor
+
+    return Redactor()
+
+
 def make_item(item_type: str, title: str, content: str, *, scope: str, tags: list[str],
-              metadata: dict[str, Any]) -> KnowledgeItem:
+              metadata: dict[str, Any], redactor: Redactor | None = None) -> KnowledgeItem:
+    """A new knowledge item with its title, content, tags and metadata (related files
+    included) redacted; `redactor.counts` says what was replaced."""
     from chinvex.ids import doc_id_for
+
+    redactor = _default(redactor)
 
     item_id = new_item_id(item_type)
     stamp = now_iso()
     return KnowledgeItem(
         item_id=item_id, doc_id=doc_id_for(MEMORY_SOURCE_TYPE, memory_uri(item_id)),
-        type=item_type, title=title, content=content, scope=scope, tags=tags, metadata=metadata,
-        created_at=stamp, updated_at=stamp,
+        type=redactor.text(item_type), title=redactor.text(title),
+        content=redactor.text(content), scope=scope, tags=redactor.value(tags),
+        metadata=redactor.value(metadata), created_at=stamp, updated_at=stamp,
     )
 
 
@@ -268,11 +298,15 @@ class _Precomputed:
         return np.stack([self.vectors[t] for t in texts]).astype(np.float32)
 
 
-def prepare_items(items: Sequence[KnowledgeItem], embedder: Any) -> tuple[list[Any], dict[str, Any]]:
-    """Chunk the items' documents and embed their chunks (outside any lock)."""
+def prepare_items(items: Sequence[KnowledgeItem], embedder: Any, *,
+                  redact: bool = True) -> tuple[list[Any], dict[str, Any]]:
+    """Chunk the items' documents and embed their chunks (outside any lock). Items were
+    redacted when made; `redact` passes them through the ingest's redaction again (a no-op on
+    redacted text) so that nothing indexed bypasses it, items stored by an older version
+    included."""
     from chinvex.ingest.prepare import prepare
 
-    prepared = [prepare(to_document(item), origin_uri=item.uri, redact=False) for item in items]
+    prepared = [prepare(to_document(item), origin_uri=item.uri, redact=redact) for item in items]
     texts = list(dict.fromkeys(c.embed_text for p in prepared for c in p.chunks))
     vectors = dict(zip(texts, embedder.embed_documents(texts))) if texts else {}
     return prepared, vectors
@@ -294,8 +328,11 @@ def write_prepared(conn: sqlite3.Connection, store: Any, prepared: Sequence[Any]
 # -- feedback -----------------------------------------------------------------------------------
 
 def record_feedback(conn: sqlite3.Connection, *, item_id: str, session_id: str, kind: str,
-                    context: str | None, duplicate_of: str | None) -> str:
+                    context: str | None, duplicate_of: str | None,
+                    redactor: Redactor | None = None) -> str:
+    """Store one feedback row; its free-text `context` note is redacted."""
     feedback_id = uuid.uuid4().hex
+    context = _default(redactor).optional(context)
     stamp = now_iso()
     useful = {"useful": 1, "not_useful": 0}.get(kind)
     column = f"{kind}_count"
@@ -358,13 +395,20 @@ def item_stats(conn: sqlite3.Connection, item_id: str) -> dict[str, Any]:
 # -- flight recorder ----------------------------------------------------------------------------
 
 def log_event(conn: sqlite3.Connection, *, session_id: str, event_type: str, content: str,
-              rationale: str | None = None, metadata: Mapping[str, Any] | None = None) -> dict[str, str]:
+              redactor: Redactor | None = None, rationale: str | None = None,
+              metadata: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Append one flight-recorder entry (an agent's log, or a query recall_search answered),
+    every text of it redacted: type, content, rationale and metadata (related files, the
+    query, EDI's variables)."""
+    redactor = _default(redactor)
     entry_id = uuid.uuid4().hex
     stamp = now_iso()
+    # `default=str` turns what JSON cannot hold into text first, so that text is redacted too.
+    meta = redactor.value(orjson.loads(orjson.dumps(dict(metadata or {}), default=str)))
     conn.execute(
         """INSERT INTO flight_recorder(entry_id, session_id, type, content, rationale,
                metadata_json, created_at) VALUES(?,?,?,?,?,?,?)""",
-        (entry_id, session_id, event_type, content, rationale,
-         orjson.dumps(dict(metadata or {}), default=str).decode(), stamp),
+        (entry_id, redactor.text(session_id), redactor.text(event_type), redactor.text(content),
+         redactor.optional(rationale), orjson.dumps(meta).decode(), stamp),
     )
     return {"event_id": entry_id, "timestamp": stamp}

@@ -63,19 +63,20 @@ def _source_types(values: list[str] | None) -> tuple[list[str] | None, list[str]
 def chinvex_search(state: ServerState, query: str, context: str | None = None,
                    contexts: list[str] | None = None, k: int = 8,
                    source_types: list[str] | None = None) -> dict[str, Any]:
-    from chinvex.retrieval.search import SearchRequest
+    from chinvex.retrieval.search import InvalidFilterError, SearchRequest
 
     query = L.require_query(query)
     L.require_range("k", k, L.K_MIN, L.K_MAX)
-    types, warnings = _source_types(source_types)
+    types = L.require_list("source_types", source_types, max_items=16, max_chars=L.TYPE_MAX_CHARS) or None
     names = L.require_list("contexts", contexts, max_items=L.CONTEXTS_MAX, max_chars=200)
     if context is not None and context.strip():
         names = list(dict.fromkeys([context.strip(), *names]))
     configs = [state.resolve(n) for n in names] if names else [state.project()]
     configs = list({c.name: c for c in configs}.values())
-    response = state.searcher.search(configs, SearchRequest(query=query, k=k, source_types=types))
-    if warnings:
-        response.stats.warnings.extend(warnings)
+    try:
+        response = state.searcher.search(configs, SearchRequest(query=query, k=k, source_types=types))
+    except InvalidFilterError as exc:  # a type no searched index knows: as the CLI, not "no results"
+        raise ToolFailure(L.INVALID_ARGUMENT, f"source_types: {exc.message}") from None
     return response.model_dump(mode="json")
 
 
@@ -141,7 +142,12 @@ def chinvex_answer(state: ServerState, query: str, context: str | None = None, k
     except ImportError as exc:
         raise ToolFailure(L.NOT_AVAILABLE, f"grounded answers are not available in this build ({exc}); "
                           "use chinvex_search instead") from None
-    response = answer(config, query, k=k, grounded=grounded, source_types=types, searcher=state.searcher)
+    from chinvex.retrieval.search import InvalidFilterError
+
+    try:
+        response = answer(config, query, k=k, grounded=grounded, source_types=types, searcher=state.searcher)
+    except InvalidFilterError as exc:  # as chinvex_search: a type no searched index knows
+        raise ToolFailure(L.INVALID_ARGUMENT, f"source_types: {exc.message}") from None
     payload = response.model_dump(mode="json")
     # GROUNDING_FAILED is an answer ("not stated"); anything else in `errors` means the tool
     # could not do its job, reported like every other tool failure (the v1 response, evidence
@@ -239,7 +245,7 @@ def _index_items_now(state: ServerState, config: Any, items: list[R.KnowledgeIte
         if stored is not None and stored != embedder.name:
             return (f"context {config.name} holds vectors of {stored} but is configured for {embedder.name}; "
                     f"the item is stored and will be indexed after 'chinvex ingest --context {config.name} --full'")
-        prepared, vectors = R.prepare_items(items, embedder)
+        prepared, vectors = R.prepare_items(items, embedder, redact=R.redactor_for(config).enabled)
     except ChinvexError as exc:
         return f"the item is stored but could not be embedded yet ({exc.message}); it will be indexed on a later call"
     try:
@@ -401,7 +407,7 @@ def recall_search(state: ServerState, query: str, types: list[str] | None = None
     h = state.handle(log_config)
     with h.lock:
         R.log_event(h.conn, session_id=state.session_id, event_type="retrieval_query", content=query,
-                    metadata={
+                    redactor=R.redactor_for(log_config), metadata={
                         "query": query,
                         "filters": {"scope": scope, "types": wanted, "limit": limit},
                         "contexts": list(by_context),
@@ -506,22 +512,14 @@ def recall_add(state: ServerState, type: str, title: str, content: str, tags: li
         raise ToolFailure(L.INVALID_ARGUMENT, f"scope must be project or global (got {scope!r}).")
     config = state.project() if scope == "project" else scope_contexts(state, "global")[0][0]
 
-    redactions: dict[str, int] = {}
-    if config.redaction is None or config.redaction.enabled:
-        from chinvex.redaction import redact
-
-        cleaned = []
-        for text in (clean_title, content):
-            result = redact(text)
-            for kind, n in result.counts.items():
-                redactions[kind] = redactions.get(kind, 0) + n
-            cleaned.append(result.text)
-        clean_title, content = cleaned
     metadata: dict[str, Any] = {**R.edi_metadata(state.env), "added_by": "recall_add",
                                 "mcp_session_id": state.session_id}
     if files:
         metadata["related_files"] = files
-    item = R.make_item(item_type.lower(), clean_title, content, scope=scope, tags=tag_list, metadata=metadata)
+    redactor = R.redactor_for(config)
+    item = R.make_item(item_type.lower(), clean_title, content, scope=scope, tags=tag_list, metadata=metadata,
+                       redactor=redactor)
+    redactions = dict(sorted(redactor.counts.items()))
     h = state.handle(config)
     with state.indexing_lock:  # so that a concurrent search does not take it for a pending item
         state.indexing.add(item.item_id)
@@ -578,7 +576,7 @@ def recall_feedback(state: ServerState, item_id: str, useful: bool | None = None
             if not exists:
                 continue
             feedback_id = R.record_feedback(h.conn, item_id=target, session_id=state.session_id, kind=kind,
-                                            context=context, duplicate_of=dup)
+                                            context=context, duplicate_of=dup, redactor=R.redactor_for(config))
             stats = R.item_stats(h.conn, target)
         return {"acknowledged": True, "feedback_id": feedback_id, "item_id": target, "feedback": kind,
                 "stored_in": config.name, "item_stats": stats}
@@ -611,5 +609,5 @@ def flight_recorder_log(state: ServerState, type: str, content: str, rationale: 
     h = state.handle(config)
     with h.lock:
         logged = R.log_event(h.conn, session_id=state.session_id, event_type=event_type, content=content,
-                             rationale=rationale, metadata=merged)
+                             rationale=rationale, metadata=merged, redactor=R.redactor_for(config))
     return {"logged": True, **logged, "session_id": state.session_id, "context": config.name}

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from chinvex.redaction.tokens import Span
 from chinvex.redaction.values import (
     MARKER_PREFIX,
+    bare_file_stem,
     looks_like_credential,
     looks_like_password,
     looks_like_secret,
@@ -44,8 +45,9 @@ def _spellings_by_first_char(words: tuple[str, ...]) -> str:
 # JSON-escaped `\"key\":`), then the separator.
 _CANDIDATE = re.compile(
     rf"(?:{_spellings_by_first_char(_KEYWORDS)})[\w.-]{{0,40}}"
-    rf"(?P<close>\\?[\"'`]?\]?)[ \t]*(?P<sep>=>|:=|=|:)"
+    rf"(?P<close>\\?[\"'`]?\]?)[ \t]*(?P<sep>=>|:=|=|:|(?<=[ \t])is(?=[ \t]))"
 )
+"""`is` as in prose ("the staging password is ..."): the value is judged as after `=`."""
 _FLAG = re.compile(r"--([A-Za-z][A-Za-z0-9_-]{1,40})[ \t]+(?=[^\s-])")
 _XML_ELEMENT = re.compile(r"<([A-Za-z_][\w.:-]{0,40})>([^<>\s]{1,512})</\1>")
 # userinfo is everything between `://` and the last `@` before the host; a password may hold
@@ -213,10 +215,15 @@ def _judge(text: str, kind: str, start: int, end: int, quoted: bool) -> Span | N
     scheme = _auth_credential(text, start, end, quoted)
     if scheme is not None:
         start, end = scheme
+        end = start + (bare_file_stem(text[start:end]) or end - start)
         return Span(start, end, label) if looks_like_password(text[start:end]) else None
     value = text[start:end]
     if quoted and _BLANK.search(value):
         return None  # prose or a command line, not a credential
+    stem = bare_file_stem(value)
+    if stem is not None:  # a file named `password=<value>.md`: its extension is no secret
+        end = start + stem
+        value = text[start:end]
     if kind == FAMILY_AWS and _AWS_SECRET.fullmatch(value):
         return Span(start, end, "aws_secret_key") if random_body(value, min_distinct=12) else None
     if kind in (FAMILY_PW, FAMILY_AUTH):
@@ -288,6 +295,55 @@ def _xml_elements(text: str) -> Iterator[Span]:
             yield span
 
 
+_AWS_WORD = re.compile(r"aws|AWS|Aws")
+_AWS_BARE_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+=")
+_AWS_NEAR = 48
+"""How far from the word `aws` the word `secret` may stand."""
+_AWS_REACH = 160
+"""How far before or after the word `aws` the 40-character key may stand."""
+
+
+def aws_bare_secret_spans(text: str) -> Iterator[Span]:
+    """A 40-character AWS secret access key with no name before it, in prose next to the words
+    "aws" and "secret" ("my aws secret is ...", "AWS secret key: ..."). 40 random characters of
+    the AWS alphabet with both cases and a digit: a git SHA (lowercase hex) never qualifies.
+    Searched from the rare literal `aws`, so text that never says it costs one scan."""
+    pos = 0
+    last_end = 0  # keys already yielded for an earlier mention
+    n = len(text)
+    while (m := _AWS_WORD.search(text, pos)) is not None:
+        pos = m.end()
+        if m.start() and text[m.start() - 1].isalpha():
+            continue  # `laws`, `draws`
+        near = text[max(0, m.start() - _AWS_NEAR):min(n, m.end() + _AWS_NEAR)].lower()
+        if "secret" not in near:
+            continue
+        lo, hi = max(last_end, m.start() - _AWS_REACH), min(n, m.end() + _AWS_REACH)
+        # Widen to whole runs of the key alphabet, so that no 40-character slice of a longer
+        # run (a base64 blob) passes for a key at the edge of the window.
+        while lo > last_end and text[lo - 1] in _AWS_ALPHABET:
+            lo -= 1
+        while hi < n and text[hi] in _AWS_ALPHABET:
+            hi += 1
+        for key in _AWS_BARE_SECRET.finditer(text, lo, hi):
+            if random_body(key.group(), min_distinct=12, need_digit=True, need_mixed_case=True):
+                yield Span(key.start(), key.end(), "aws_secret_key")
+                last_end = key.end()
+
+
+def pair_spans(key: str, value: str) -> list[Span]:
+    """Secrets in `value` because of the name it is stored under, as offsets into `value`: a
+    mapping entry (`{"password": "..."}`, YAML front matter, a tool's JSON input) holds name
+    and value as two strings, so the `name=value` detectors never see them side by side. The
+    value is judged as a quoted literal after that name."""
+    kind = key_kind(key) if len(key) <= _MAX_KEY else None
+    if kind is None or not value or len(value) > _MAX_VALUE or MARKER_PREFIX in value:
+        return []
+    span = _judge(value, kind, 0, len(value), True)
+    return [span] if span is not None else []
+
+
 def url_password_spans(text: str) -> Iterator[Span]:
     """The password in a URL's userinfo (`scheme://user:` PASSWORD `@host`): only the password
     goes; scheme, user and host stay.
@@ -301,6 +357,8 @@ def url_password_spans(text: str) -> Iterator[Span]:
         password = m.group(2)
         if password.isdigit() and len(password) <= 5:
             continue  # `host:8080@...`: a port, not a password
+        if "%20" in password:
+            continue  # `user:a%20secret@host`: words in a documentation example
         if looks_like_credential(password):
             yield Span(m.start(2), m.end(2), "password_in_url")
 
@@ -328,6 +386,7 @@ def assignment_spans(text: str, covered: Callable[[int], bool] = _nothing_covere
     `covered(pos)` says a position already lies in a fixed-format token; values starting there
     are not judged at all (the token wins anyway, and judging is the costly part)."""
     spans: list[Span] = []
+    spans.extend(aws_bare_secret_spans(text))  # first: names the same span better
     spans.extend(_keyword_assignments(text, covered))
     spans.extend(_flag_assignments(text))
     spans.extend(_xml_elements(text))

@@ -8,6 +8,8 @@ are therefore checked in Python on the rare matches, never written at the start 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -99,6 +101,21 @@ def _rules() -> tuple[_Rule, ...]:
         _Rule("digitalocean_token",
               re.compile(r"do[por]_v1_([a-f0-9]{64})" + after), 1,
               check=lambda b: random_body(b, min_distinct=8)),
+        _Rule("shopify_token",
+              re.compile(r"shp(?:at|ca|pa|ss)_([a-fA-F0-9]{32})" + after), 1,
+              check=lambda b: random_body(b, min_distinct=8)),
+        _Rule("databricks_token",
+              re.compile(r"dapi([a-f0-9]{32})(?:-\d)?" + after), 1,
+              check=lambda b: random_body(b, min_distinct=8)),
+        _Rule("twilio_key",
+              re.compile(r"SK([0-9a-f]{32})" + after), 1,
+              check=lambda b: random_body(b, min_distinct=8, need_digit=True)),
+        _Rule("age_secret_key",
+              re.compile(r"AGE-SECRET-KEY-1([02-9AC-HJ-NP-Z]{58})" + after), 1,
+              check=lambda b: random_body(b, min_distinct=10)),
+        _Rule("postman_key",
+              re.compile(r"PMAK-([a-f0-9]{24}-[a-f0-9]{34})" + after), 1,
+              check=lambda b: random_body(b, min_distinct=8)),
         _Rule("jwt",
               re.compile(r"eyJ([A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)"
                          + after_b64url), 1, left_forbidden=_ALNUM_DASH,
@@ -143,6 +160,37 @@ def _pem_spans(text: str) -> Iterator[Span]:
             pos = header_end
 
 
+def _after_escape(text: str, start: int) -> bool:
+    """`\\n` / `\\t` / `\\r` just before `start`: a line break or tab written as a JSON or shell
+    escape (a tool input serialised as JSON, `printf 'a\\nghp_...'`), not a word the token is
+    glued to."""
+    return start >= 2 and text[start - 1] in "ntr" and text[start - 2] == "\\"
+
+
+def _jwt_header_decodes(token: str) -> bool:
+    """The first segment is a JWT header (base64url JSON naming its `alg`): a token after a
+    dash or an underscore (`prod-eyJ...` in a file name) is then a token all the same."""
+    header = token.split(".", 1)[0]
+    try:
+        decoded = base64.urlsafe_b64decode(header + "=" * (-len(header) % 4))
+    except (ValueError, binascii.Error):
+        return False
+    return decoded.startswith(b"{") and b'"alg"' in decoded
+
+
+_JWT_HEADER_BEFORE = re.compile(r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{8,}\.$")
+
+
+def _jwt_header_start(text: str, start: int) -> int:
+    """Where a JWT found from its payload really starts: its header could not start the match
+    (`x-eyJ...` whose header does not decode), and the payload's own `eyJ` did; the header goes
+    too, unless a word is glued to it (that word may end a token of its own)."""
+    if start < 12 or text[start - 1] != ".":
+        return start
+    m = _JWT_HEADER_BEFORE.search(text, max(0, start - 1024), start)
+    return m.start() if m is not None else start
+
+
 def token_spans(text: str) -> list[Span]:
     """All fixed-format credentials in `text`, possibly overlapping, in no particular order."""
     spans: list[Span] = list(_pem_spans(text))
@@ -159,10 +207,19 @@ def token_spans(text: str) -> list[Span]:
                 if not start or text[start - 1] not in rule.lead:
                     continue
                 start -= 1
-            if start and text[start - 1] in rule.left_forbidden:
+            glued = bool(start) and text[start - 1] in rule.left_forbidden \
+                and not _after_escape(text, start)
+            if glued and not (rule.kind == "jwt" and text[start - 1] in "-_"
+                              and _jwt_header_decodes(m.group())):
                 continue
             if rule.check is not None and not rule.check(m.group(rule.body_group)):
                 continue
+            if rule.kind == "jwt" and (header := _jwt_header_start(text, start)) != start:
+                # The match was payload.signature.<what followed>: the token ends at its
+                # second dot (`x-<jwt>.md` keeps `.md`). The match as found is kept too, for
+                # when the header overlaps a token of its own (selection takes one of them).
+                spans.append(Span(header, text.index(".", text.index(".", start) + 1), "jwt"))
             spans.append(Span(start, m.end(), rule.kind))
-            pos = m.end()
+            # A glued token may lose to the one it is glued to: what follows it is searched too.
+            pos = m.start() + 1 if glued else m.end()
     return spans

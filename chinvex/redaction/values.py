@@ -90,6 +90,16 @@ def is_path_or_url(value: str) -> bool:
     return _FILE_SUFFIX.search(value) is not None
 
 
+def bare_file_stem(value: str) -> int | None:
+    """The length of the stem when `value` is a file name with a known extension and no folder
+    (`hunter2x9.md`), else None. A secret stands in file names too (`password=<pw>.txt`,
+    `prod-<token>.env`); the extension is then not part of it, and the stem is judged alone."""
+    if "/" in value or "\\" in value:
+        return None
+    m = _FILE_SUFFIX.search(value)
+    return m.start() if m is not None and m.start() > 0 else None
+
+
 def _wordish(segment: str) -> bool:
     if _WORD_WITH_NUMBER.fullmatch(segment):
         return True
@@ -150,8 +160,35 @@ def _plausible_literal(value: str) -> bool:
 
 
 def looks_like_password(value: str) -> bool:
-    """For keys that say password: a short literal suffices if it is not a word or a name."""
-    return 6 <= len(value) and char_classes(value) >= 2 and _plausible_literal(value)
+    """For keys that say password: a short literal suffices if it is not a word or a name.
+
+    A value made of words and digits is still a password when no code would name something
+    so (`is_unlike_identifier`), such as `hunter2hunter2` or `hunter2-staging` after a password
+    name."""
+    if len(value) < 6 or char_classes(value) < 2:
+        return False
+    if _plausible_literal(value):
+        return True
+    return is_name_like(value) and is_unlike_identifier(value) and not (
+        is_reference(value) or is_placeholder(value) or is_path_or_url(value)
+        or is_marker_or_contains_marker(value))
+
+
+# Identifiers, attribute paths, module paths and versions use these; passwords of words rarely do.
+_IDENTIFIER_PUNCTUATION = re.compile(r"[_.:/\\@$%]")
+_DIGIT_INSIDE_WORD = re.compile(r"[A-Za-z]\d+[A-Za-z]")
+
+
+def is_unlike_identifier(value: str) -> bool:
+    """Letters and digits that code would not write as a name: words joined by hyphens with a
+    digit somewhere (`hunter2-staging`, `blue-42-horse`: `-` is an operator in most languages
+    and kebab-case names rarely hold digits), or digits between letters (`hunter2hunter2`,
+    `p4ssw0rd`: identifiers put their numbers at the end, `utf8`, `sha256`, `python3`)."""
+    if _IDENTIFIER_PUNCTUATION.search(value):
+        return False
+    if not any(ch.isdigit() for ch in value) or not any(ch.isalpha() for ch in value):
+        return False
+    return "-" in value.strip("-") or _DIGIT_INSIDE_WORD.search(value) is not None
 
 
 def looks_like_secret(value: str) -> bool:
