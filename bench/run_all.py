@@ -42,6 +42,7 @@ BENCHES = [
     ("answers", "Grounded answers", "Extractive generator on LoCoMo: grounded answers citing an expected turn, refusals of adversarial questions."),
     ("appserver", "Codex app-server", "Threads/s through `codex app-server` vs the rollout JSONL parser on the same files."),
     ("mcp_server", "MCP server", "Handshake with a 10k-chunk index, warm tool latency, server RSS."),
+    ("fault_injection", "Fault injection", "SIGKILL at every write point of an ingest and while a lost store is healed; doctor right after each kill; convergence with an uninterrupted run."),
     ("mcp_load", "MCP under load", "8 MCP clients x 200 calls while ingests of the same context run: errors, latency, top results that moved."),
 ]
 

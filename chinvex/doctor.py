@@ -89,9 +89,11 @@ class DoctorReport:
 # -- entry points ---------------------------------------------------------------------------
 
 
-def diagnose(name: str, *, repair: bool = False) -> DoctorReport:
+def diagnose(name: str, *, repair: bool = False, wait: bool | float = False) -> DoctorReport:
     """Resolve `name` and examine its index. A context.json that does not load is itself the
-    finding (nothing else can be checked without its index paths)."""
+    finding (nothing else can be checked without its index paths). `wait`: wait for an ingest
+    in progress to end (with `repair`, for the context's lock) instead of reporting a batch in
+    flight or failing with LOCKED."""
     from chinvex.registry import Registry
 
     registry = Registry()
@@ -102,7 +104,7 @@ def diagnose(name: str, *, repair: bool = False) -> DoctorReport:
             "error", [exc.message], "context.json does not load; fix it by hand",
             repairable=False)
         return DoctorReport(context=name, checks=[check], repair=repair)
-    return Doctor(config).run(repair=repair)
+    return Doctor(config).run(repair=repair, wait=wait)
 
 
 class Doctor:
@@ -111,16 +113,23 @@ class Doctor:
         self.sqlite_path = Path(config.index.sqlite_path)
         self._findings = _Findings()
 
-    def run(self, *, repair: bool = False) -> DoctorReport:
-        if not repair:
-            return DoctorReport(self.config.name, self._all_checks(readonly=True))
+    def run(self, *, repair: bool = False, wait: bool | float = False) -> DoctorReport:
         from chinvex.locking import context_lock
 
+        if not repair:
+            if wait:
+                _wait_for_writer(self.config, wait)
+            return DoctorReport(self.config.name, self._all_checks(readonly=True))
+        from chinvex.storage.access import check_writable
+
+        check_writable(self.config, action="doctor --repair")
         unlocked = check_lock(self.config)  # before our own lock note replaces a stale one
-        with context_lock(self.config, wait=False, purpose="doctor --repair"):
+        with context_lock(self.config, wait=wait, purpose="doctor --repair"):
             before = [unlocked if c.name == "lock" else c for c in self._all_checks(readonly=False)]
+            self._findings.close_store()  # a repair may move the store's files
             actions = self._repair(before)
             after = self._all_checks(readonly=False)
+            self._findings.close_store()
         was = {c.name: c for c in before}
         for check in after:
             old = was.get(check.name)
@@ -139,8 +148,13 @@ class Doctor:
             return checks
         try:
             conn = db.connect(self.sqlite_path, readonly=readonly)
-        except ChinvexError as exc:
+        except db.DamagedIndexError as exc:
             self._findings.damaged = True
+            checks.append(Check("sqlite_integrity").problem(
+                "error", [exc.message.split("; run ", 1)[0]],
+                "hybrid.db is damaged: " + _rebuild_advice(self.config), repairable=True))
+            return checks
+        except ChinvexError as exc:
             checks.append(Check("sqlite_integrity").problem(
                 "error", [exc.message], "hybrid.db cannot be opened", repairable=False))
             return checks
@@ -167,7 +181,7 @@ class Doctor:
             return check
 
         steps: list[tuple[str, Any]] = [
-            ("sqlite_integrity", lambda: check_integrity(conn, f)),
+            ("sqlite_integrity", lambda: check_integrity(conn, f, config)),
             ("foreign_keys", lambda: check_foreign_keys(conn, f)),
             ("fts_index", lambda: check_fts(conn, path, f)),
             ("embedder", embedder),
@@ -187,10 +201,12 @@ class Doctor:
             try:
                 result = step()
             except sqlite3.DatabaseError as exc:  # a damaged file: report, never a traceback
-                f.damaged = True
-                result = Check(name).problem("error", [f"{type(exc).__name__}: {exc}"],
-                                             "could not be checked: hybrid.db cannot be read",
-                                             repairable=False)
+                damaged = db.failure_kind(exc) == "damaged"
+                f.damaged = f.damaged or damaged
+                result = Check(name).problem(
+                    "error", [f"{type(exc).__name__}: {exc}"],
+                    "could not be checked: hybrid.db cannot be read"
+                    + (f" ({_rebuild_advice(config)})" if damaged else ""), repairable=damaged)
             checks += result if isinstance(result, list) else [result]
         return checks
 
@@ -198,9 +214,12 @@ class Doctor:
 
     def _repair(self, before: list[Check]) -> list[str]:
         f = self._findings
-        if f.damaged or any(c.name == "sqlite_integrity" and c.status == "error" for c in before):
-            return ["hybrid.db is damaged: nothing was changed (restore it, or delete the index "
-                    "and run 'chinvex ingest --full')"]
+        if f.damaged:
+            from chinvex.rebuild import rebuild_damaged_index
+
+            return rebuild_damaged_index(self.config)
+        if any(c.name == "sqlite_integrity" and c.status == "error" for c in before):
+            return ["hybrid.db cannot be opened (see the check): nothing was changed"]
         problems = {c.name for c in before if c.status != "ok" and c.repairable}
         if not problems or not self.sqlite_path.exists():
             return []
@@ -212,7 +231,11 @@ class Doctor:
                 conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
                 actions.append("rebuilt the full-text index from the chunks table")
             _repair_runs(conn, f, problems, actions)
-            if problems & {"vectors_missing", "vectors_orphaned"} or f.rows_deleted:
+            if "embedder" in problems and f.store_damaged:
+                from chinvex.rebuild import move_aside_damaged_store
+
+                actions.append(move_aside_damaged_store(self.config))
+            if problems & {"vectors_missing", "vectors_orphaned", "embedder"} or f.rows_deleted:
                 _repair_vectors(conn, self.config, actions)
             if "vectors_stale" in problems and f.stale_docs:
                 _reembed_documents(conn, self.config, f.stale_docs, actions)
@@ -246,6 +269,15 @@ class _Findings:
     stale_docs: list[str] = field(default_factory=list)
     rows_deleted: bool = False
     damaged: bool = False
+    store_damaged: bool = False
+    """The Chroma store's files are not a usable database: repair moves them aside and rebuilds."""
+    store: Any = None
+    """The VectorStore the checks opened (closed before a repair touches the store's files)."""
+
+    def close_store(self) -> None:
+        store, self.store = self.store, None
+        if store is not None:
+            store.close()
 
 
 # -- configuration and files ----------------------------------------------------------------
@@ -309,19 +341,28 @@ def check_index_files(config: ContextConfig) -> Check:
         return check.problem("error", problems, "index files are missing; run 'chinvex ingest' "
                              "to build the index again", repairable=False)
     check.message = str(sqlite_path.parent)
+    try:
+        kept = sorted(p.name for p in sqlite_path.parent.iterdir()
+                      if ".damaged-" in p.name and not p.name.endswith(("-wal", "-shm")))
+    except OSError:
+        kept = []
+    if kept:  # not a problem: what an earlier repair kept, for the user to inspect or delete
+        check.message += f" (damaged files kept by an earlier repair: {', '.join(kept)})"
     return check
 
 
 # -- SQLite ---------------------------------------------------------------------------------
 
 
-def check_integrity(conn: sqlite3.Connection, f: _Findings) -> Check:
+def check_integrity(conn: sqlite3.Connection, f: _Findings,
+                    config: ContextConfig | None = None) -> Check:
     check = Check("sqlite_integrity")
     errors = cons.integrity_errors(conn)
     if errors:
-        return check.problem("error", errors, "hybrid.db is damaged; restore it from a backup, "
-                             "or delete the index and run 'chinvex ingest --full'",
-                             repairable=False)
+        f.damaged = True
+        advice = (_rebuild_advice(config) if config is not None
+                  else "run 'chinvex doctor --repair' for this context")
+        return check.problem("error", errors, f"hybrid.db is damaged: {advice}", repairable=True)
     check.message = "PRAGMA integrity_check: ok"
     return check
 
@@ -351,8 +392,25 @@ def check_fts(conn: sqlite3.Connection, path: Path, f: _Findings) -> Check:
                              "(stale or missing postings); a rebuild fixes it", repairable=True,
                              count=abs(state.indexed_rows - state.chunk_rows) or 1)
     check.message = f"{state.chunk_rows} chunks indexed" + (
-        "" if state.deep else " (row counts only: the full check waits until the ingest ends)")
+        "" if state.deep else f" (row counts only: {state.shallow_reason or 'the full check waits until the ingest ends'})")
     return check
+
+
+def _rebuild_advice(config: ContextConfig) -> str:
+    return (f"run 'chinvex doctor --context {config.name} --repair': it moves the damaged file "
+            "aside (kept, renamed with a timestamp) and rebuilds the index from the sources")
+
+
+def _wait_for_writer(config: ContextConfig, wait: bool | float) -> None:
+    """Wait until no process holds the context's lock (an ingest ends), without keeping it:
+    checking takes no lock, so an ingest may start again right after."""
+    from chinvex.locking import context_lock
+
+    try:
+        with context_lock(config, wait=wait, purpose="doctor --wait"):
+            pass
+    except OSError:  # a read-only index folder: no ingest can be writing it
+        return
 
 
 # -- embedder and vectors -------------------------------------------------------------------
@@ -370,11 +428,32 @@ def check_embedder_and_store(config: ContextConfig, conn: sqlite3.Connection,
         configured = None  # reported by context_config
     store = None
     store_error = None
-    try:
-        from chinvex.storage.vectors import VectorStore
+    from chinvex.storage.vectors import (DAMAGE_MARKERS, DamagedStoreError, MissingStoreError,
+                                         ReadOnlyStoreError, VectorStore)
 
+    try:
         if db.get_meta(conn, "chroma_collection") is not None:
             store = VectorStore.open(config, conn, create=False)
+            f.store = store
+    except ReadOnlyStoreError as exc:
+        # Not damage: Chroma cannot open a store it may not write. Search answers from the
+        # full-text index meanwhile (and says so).
+        f.embedder_ok = False
+        check.problem("warning", [exc.message], "the Chroma store is read-only, so its vectors "
+                      "were not checked (search answers from the full-text index until it is "
+                      "writable)", repairable=False)
+        return check, None
+    except MissingStoreError as exc:
+        f.embedder_ok = False
+        total = cons.chunk_count(conn)
+        return check.problem("error", [exc.message], f"the vector store is missing: none of the "
+                             f"{total} chunks has a vector (repair, or a plain 'chinvex ingest', "
+                             "embeds them again from hybrid.db)", repairable=True), None
+    except DamagedStoreError as exc:
+        f.embedder_ok = False
+        f.store_damaged = True
+        return check.problem("error", [exc.message], "the Chroma store is damaged; repair moves "
+                             "it aside (kept) and rebuilds it from hybrid.db", repairable=True), None
     except ChinvexError as exc:
         store_error = exc.message
     problems: list[str] = []
@@ -384,7 +463,14 @@ def check_embedder_and_store(config: ContextConfig, conn: sqlite3.Connection,
         try:
             f.chroma_ids = store.all_ids()
         except Exception as exc:  # a damaged collection: say so instead of failing
-            store_error = f"cannot list vectors ({type(exc).__name__}: {exc})"
+            text = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, DamagedStoreError) or any(m in text.lower() for m in DAMAGE_MARKERS):
+                f.embedder_ok = False
+                f.store_damaged = True
+                return check.problem("error", [f"cannot list vectors ({text})"], "the Chroma store "
+                                     "is damaged; repair moves it aside (kept) and rebuilds it "
+                                     "from hybrid.db", repairable=True), None
+            store_error = f"cannot list vectors ({text})"
     dimension = db.get_meta(conn, "embedding_dimension")
     if store is not None and f.chroma_ids and not store_error:
         try:
@@ -423,11 +509,18 @@ def check_vectors(conn: sqlite3.Connection, store: Any, f: _Findings) -> list[Ch
         missing_check.message = f"{len(in_sqlite)} chunks, each with its vector"
     if orphans:
         journaled = cons.journaled_vector_ids(conn) & set(orphans)
-        note = (f" ({len(journaled)} of them recorded by the interrupted write, which the next "
-                "'chinvex ingest' deletes too)" if journaled else "")
-        orphan_check.problem("error", orphans, f"{len(orphans)} vectors belong to no chunk "
-                             f"(leftovers of an interrupted write; repair deletes them){note}",
-                             repairable=True)
+        if len(journaled) == len(orphans):
+            # Upserted by a batch whose SQLite transaction never committed (a killed run): the
+            # write journal names them, and the next ingest deletes them before anything else.
+            orphan_check.problem("warning", orphans, f"{len(orphans)} vectors of an interrupted "
+                                 "ingest's last batch, recorded in its write journal; the next "
+                                 "'chinvex ingest' deletes them (so does repair)", repairable=True)
+        else:
+            note = (f" ({len(journaled)} of them recorded by the interrupted write, which the "
+                    "next 'chinvex ingest' deletes too)" if journaled else "")
+            orphan_check.problem("error", orphans, f"{len(orphans)} vectors belong to no chunk "
+                                 f"(leftovers of an interrupted write; repair deletes them){note}",
+                                 repairable=True)
     else:
         orphan_check.message = "every vector belongs to a chunk"
     return [missing_check, orphan_check]
@@ -499,7 +592,16 @@ def check_fingerprints(conn: sqlite3.Connection, config: ContextConfig, f: _Find
             bad.append(uri)
         elif not doc_id and not ledger.get(uri) and adapter in SINGLE_DOCUMENT_ADAPTERS:
             bad.append(uri)
+    # A source being removed (or rewritten) is journaled as pending before its documents go and
+    # until its fingerprint does: a run killed in between left it, and the next ingest finishes.
+    pending = {r[0] for r in conn.execute("SELECT source_uri FROM pending_sources")}
+    interrupted = [uri for uri in bad if uri in pending]
+    bad = [uri for uri in bad if uri not in pending]
     f.fingerprints_without_docs = bad
+    if not bad and interrupted:
+        return check.problem("warning", interrupted, "sources an interrupted ingest was removing "
+                             "or rewriting; the next 'chinvex ingest' finishes them",
+                             repairable=False)
     if bad:
         return check.problem("error", bad, "sources recorded as indexed whose documents are "
                              "missing; repair clears their fingerprints so the next ingest "
@@ -563,10 +665,20 @@ def check_ledger(conn: sqlite3.Connection, f: _Findings) -> list[Check]:
     orphans = [(d, o) for d, o in conn.execute(
         "SELECT o.doc_id, o.origin_uri FROM doc_origins o "
         "WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.doc_id = o.doc_id)")]
+    # A source records its ledger entries before it writes its documents, and is journaled as
+    # pending before either: entries of a pending source are an interrupted run's, which the
+    # next ingest settles (it reads the source again, or removes what it wrote).
+    pending = {r[0] for r in conn.execute("SELECT source_uri FROM pending_sources")}
+    interrupted = [(d, o) for d, o in orphans if o in pending]
+    orphans = [(d, o) for d, o in orphans if o not in pending]
     missing = [(d, o) for d, o in conn.execute(
         "SELECT d.doc_id, d.origin_uri FROM documents d WHERE d.origin_uri NOT LIKE 'memory://%' "
         "AND NOT EXISTS (SELECT 1 FROM doc_origins o WHERE o.doc_id = d.doc_id "
         "AND o.origin_uri = d.origin_uri)")]
+    # Removing a source drops its ledger entries before its documents (both after it is
+    # journaled as pending): a run killed in between left documents of a pending source.
+    removing = [(d, o) for d, o in missing if o in pending]
+    missing = [(d, o) for d, o in missing if o not in pending]
     f.origins_without_docs, f.docs_without_origins = orphans, missing
     if orphans:
         orphan_check.problem("error", [f"{d} <- {o}" for d, o in orphans],
@@ -574,12 +686,21 @@ def check_ledger(conn: sqlite3.Connection, f: _Findings) -> list[Check]:
                              "(a stale entry can keep another source's copy out of the index); "
                              "repair drops them and has those sources read again",
                              repairable=True)
+    elif interrupted:
+        orphan_check.problem("warning", [f"{d} <- {o}" for d, o in interrupted],
+                             "origin entries of sources an interrupted ingest was writing; the "
+                             "next 'chinvex ingest' reads those sources again and settles them",
+                             repairable=False)
     else:
         orphan_check.message = "every origin entry names an indexed document"
     if missing:
         missing_check.problem("error", [f"{d} <- {o}" for d, o in missing],
                               "documents whose writing source is not in the origin ledger; "
                               "repair records it", repairable=True)
+    elif removing:
+        missing_check.problem("warning", [f"{d} <- {o}" for d, o in removing],
+                              "documents of sources an interrupted ingest was removing; the next "
+                              "'chinvex ingest' finishes removing them", repairable=False)
     else:
         missing_check.message = "every document's source is in the origin ledger"
     return [orphan_check, missing_check]
@@ -596,7 +717,11 @@ def check_untracked_documents(conn: sqlite3.Connection, config: ContextConfig,
     origins = {r[0] for r in conn.execute(
         "SELECT DISTINCT origin_uri FROM documents UNION SELECT DISTINCT origin_uri FROM doc_origins")}
     untracked = sorted(o for o in origins - known if not o.startswith(cons.MEMORY_PREFIX))
-    gone = [o for o in untracked if _is_path(o) and not os.path.lexists(o.split("#", 1)[0])]
+    journaled = {r[0] for r in conn.execute("SELECT source_uri FROM pending_sources")}
+    # Gone and journaled as pending: an interrupted run wrote them, and the next ingest removes
+    # them (it settles every pending source); gone without a journal entry, nothing would.
+    gone = [o for o in untracked if _is_path(o) and not os.path.lexists(o.split("#", 1)[0])
+            and o not in journaled]
     pending = [o for o in untracked if o not in gone]
     f.untracked_gone = gone
     if gone:
@@ -841,6 +966,16 @@ def _repair_vectors(conn: sqlite3.Connection, config: ContextConfig, actions: li
         return
     store = VectorStore.open(config, conn, create=True)
     assert store is not None
+    try:
+        _repair_store(conn, config, store, embedder, stored, actions)
+    finally:
+        store.close()
+
+
+def _repair_store(conn: sqlite3.Connection, config: ContextConfig, store: Any, embedder: Any,
+                  stored: str | None, actions: list[str]) -> None:
+    from chinvex.storage import coverage
+
     in_sqlite = cons.chunk_ids(conn)
     in_chroma = store.all_ids()
     orphans = sorted(in_chroma - in_sqlite)
@@ -852,6 +987,8 @@ def _repair_vectors(conn: sqlite3.Connection, config: ContextConfig, actions: li
     conn.execute("DELETE FROM vector_journal WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)")
     missing = sorted(in_sqlite - in_chroma)
     if not missing:
+        coverage.record(conn, coverage.measured(len(in_sqlite), len(in_sqlite), store.identity(conn),
+                                                coverage.gate_token(config)))
         return
     unrecoverable: list[str] = []
     pending: list[tuple[str, str, dict[str, str]]] = []
@@ -876,6 +1013,8 @@ def _repair_vectors(conn: sqlite3.Connection, config: ContextConfig, actions: li
         if len(pending) >= EMBED_BATCH:
             flush()
     flush()
+    coverage.record(conn, coverage.measured(len(in_sqlite), len(in_sqlite) - len(unrecoverable),
+                                            store.identity(conn), coverage.gate_token(config)))
     if embedded:
         if stored is None:
             db.set_meta(conn, "embedder", embedder.name)
@@ -902,11 +1041,14 @@ def _reembed_documents(conn: sqlite3.Connection, config: ContextConfig, doc_ids:
             f"SELECT chunk_id FROM chunks WHERE doc_id IN ({','.join('?' * len(part))})", part)]
     embedder = make_embedder(config.embedding)
     rows = [r for r in cons.iter_chunk_rows(conn, ids) if cons.embed_text_of(r) is not None]
-    for start in range(0, len(rows), EMBED_BATCH):
-        part = rows[start:start + EMBED_BATCH]
-        vectors = embedder.embed_documents([cons.embed_text_of(r) for r in part])
-        store.upsert([r["chunk_id"] for r in part], vectors,
-                     [{"doc_id": r["doc_id"], "source_type": r["source_type"]} for r in part])
+    try:
+        for start in range(0, len(rows), EMBED_BATCH):
+            part = rows[start:start + EMBED_BATCH]
+            vectors = embedder.embed_documents([cons.embed_text_of(r) for r in part])
+            store.upsert([r["chunk_id"] for r in part], vectors,
+                         [{"doc_id": r["doc_id"], "source_type": r["source_type"]} for r in part])
+    finally:
+        store.close()
     actions.append(f"embedded the {len(rows)} chunks of {len(doc_ids)} documents with stale "
                    "vectors again")
 

@@ -16,6 +16,8 @@ from chinvex.cli.output import emit
 def doctor(
     context: Optional[str] = typer.Option(None, "--context", help=CONTEXT_HELP),
     repair: bool = typer.Option(False, "--repair", help="Fix what can be fixed (takes the context's lock)."),
+    wait: bool = typer.Option(False, "--wait", help="Wait for a running ingest to finish instead of "
+                              "failing (--repair) or reporting its batch in flight."),
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Check SQLite, the full-text index, vectors, fingerprints and sources; exit 1 while
@@ -23,7 +25,7 @@ def doctor(
     from chinvex.cli.context_choice import context_name
     from chinvex.doctor import diagnose, format_report
 
-    report = diagnose(context_name(context, json_mode=json_out), repair=repair)
+    report = diagnose(context_name(context, json_mode=json_out), repair=repair, wait=wait)
     emit(report.as_json(), json_mode=json_out, human=format_report(report))
     if not report.ok:
         raise typer.Exit(1)

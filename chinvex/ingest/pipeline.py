@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from chinvex.errors import EmbedderMismatchError
+from chinvex.errors import EmbedderMismatchError, StorageError
 from chinvex.ingest import fingerprints as fps
 from chinvex.ingest import journal, removal
 from chinvex.ingest.adapters import adapter as load_adapter
@@ -33,7 +33,8 @@ from chinvex.locking import context_lock
 from chinvex.models import INCLUDE_KEYS, ContextConfig, ConversationDoc
 from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
 from chinvex.storage import db
-from chinvex.storage.vectors import VectorStore
+from chinvex.storage.access import check_writable
+from chinvex.storage.vectors import VectorStore, check_store_file
 from chinvex.timeutil import now_iso
 
 HASH_LIMIT_BYTES = 8 * 1024 * 1024
@@ -109,20 +110,82 @@ def _doc_hash(doc: Any, tag: str) -> str:
 
 
 def run_ingest(config: ContextConfig, options: IngestOptions | None = None) -> IngestSummary:
+    """Ingest one context under its writer lock. Whatever stops the run from writing (a
+    read-only index, a full disk or file-size limit, a damaged hybrid.db or Chroma store) is a
+    one-line `StorageError`; every batch is atomic, so the index stays as the last completed
+    batch left it, readable, and the next run continues from there."""
     options = options or IngestOptions()
-    with context_lock(config, wait=options.wait, purpose="ingest"):
-        conn = db.connect(Path(config.index.sqlite_path), create=True)
+    check_writable(config, action="ingest")
+    try:
+        with context_lock(config, wait=options.wait, purpose="ingest"):
+            return run_ingest_locked(config, options)
+    except OSError as exc:  # the lock file itself (a permission change between check and lock)
+        raise write_failure(config, exc) from None
+
+
+def run_ingest_locked(config: ContextConfig, options: IngestOptions) -> IngestSummary:
+    """`run_ingest` for a caller that already holds the context's lock (`doctor --repair`
+    rebuilding a damaged hybrid.db from the sources)."""
+    conn = db.connect(Path(config.index.sqlite_path), create=True)
+    try:
+        return _Run(config, conn, options).execute()
+    except (sqlite3.Error, OSError) as exc:
+        raise write_failure(config, exc) from None
+    except StorageError as exc:
+        raise _stopped(config, exc) from None
+    finally:
         try:
-            return _Run(config, conn, options).execute()
-        finally:
             conn.close()
+        except sqlite3.Error:
+            # Closing checkpoints the WAL, which fails on a full disk too: the commits are in
+            # the WAL (the next opener replays it), and the run's own error is the one to show.
+            pass
+
+
+def _stopped(config: ContextConfig, exc: StorageError) -> StorageError:
+    """A store that failed mid-run (Chroma could not write: disk full, a file-size limit, an
+    I/O error) gets the same advice as a failed SQLite write; errors that carry their own
+    advice (damaged, read-only, busy, another embedder) are kept as they are."""
+    from chinvex.storage.vectors import DamagedStoreError, ReadOnlyStoreError
+
+    if isinstance(exc, (DamagedStoreError, ReadOnlyStoreError, db.DamagedIndexError,
+                        db.ReadOnlyIndexError)) or not exc.message.startswith("could not write"):
+        return exc
+    return StorageError(f"ingest of context {config.name!r} stopped: {exc.message}; what was "
+                        "indexed before is intact and searchable — free disk space (or raise the "
+                        "file-size limit, or check the disk) and run 'chinvex ingest' again to "
+                        "continue")
+
+
+def write_failure(config: ContextConfig, exc: BaseException) -> StorageError:
+    """One line for a failure to write the index, saying what happened to it and what to do."""
+    path = Path(config.index.sqlite_path)
+    if isinstance(exc, StorageError):
+        return exc
+    kind = db.failure_kind(exc)
+    detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    where = getattr(exc, "filename", None) or path
+    if kind == "damaged":
+        return db.damaged_error(path, exc)
+    if kind == "readonly":
+        return db.ReadOnlyIndexError(
+            f"ingest of context {config.name!r} cannot write {where} ({detail}); make the index "
+            f"folder {path.parent} writable (search still works on a read-only index)")
+    if kind in ("full", "io"):
+        return StorageError(
+            f"ingest of context {config.name!r} stopped: could not write {where} ({detail}); "
+            "what was indexed before is intact and searchable — free disk space (or raise the "
+            "file-size limit, or check the disk) and run 'chinvex ingest' again to continue")
+    return StorageError(f"ingest of context {config.name!r} stopped: could not write {where} "
+                        f"({type(exc).__name__}: {detail}); what was indexed before is intact — "
+                        "run 'chinvex ingest' again")
 
 
 class _Run:
     def __init__(self, config: ContextConfig, conn: sqlite3.Connection, options: IngestOptions):
         from chinvex.chunking import CHUNKER_VERSION
         from chinvex.embedding.factory import make_embedder
-        from chinvex.redaction import REDACTION_VERSION
+        from chinvex.redaction import REDACTION_VERSION, Redactor
 
         self.config = config
         self.conn = conn
@@ -132,6 +195,9 @@ class _Run:
             run_id=uuid.uuid4().hex, context=config.name, started_at=now_iso(), full=options.full
         )
         self.redact = config.redaction is None or config.redaction.enabled
+        # Source uris, adapter state, errors and the run log are redacted like documents
+        # (chinvex.redaction.structured); what documents hold is redacted by `prepare`.
+        self.redactor = Redactor(self.redact)
         redaction_tag = REDACTION_VERSION if self.redact else "redaction-off"
         self.chunker_version = f"{CHUNKER_VERSION}+{redaction_tag}"
         self._embedder = (options.embedder_factory or (lambda: make_embedder(config.embedding)))()
@@ -160,6 +226,7 @@ class _Run:
             (self.summary.run_id, self.config.name, self.summary.started_at, "running"),
         )
         try:
+            check_store_file(self.config)
             vectors_reset = self._check_embedder()
 
             def open_store() -> VectorStore:
@@ -193,6 +260,7 @@ class _Run:
             self._remove_vanished(roots, seen, skipped_uris)
             self._rewrite_from_other_origins()
             self.writer.flush()
+            self._reconcile_vectors()
             self._record_embedder()
             self.summary.status = "completed_with_errors" if self.summary.errors else "completed"
         except BaseException as exc:
@@ -247,10 +315,21 @@ class _Run:
             s.chunks = {"written": st.chunks_written, "updated": st.chunks_updated,
                         "deleted": st.chunks_deleted, "embedded": st.chunks_embedded,
                         "reused": st.chunks_reused, "vectors_repaired": st.vectors_repaired,
-                        "vectors_settled": st.vectors_settled}
+                        "vectors_settled": st.vectors_settled,
+                        "vectors_healed": st.vectors_healed,
+                        "orphan_vectors_deleted": st.orphan_vectors_deleted}
+            from chinvex.storage.coverage import vector_coverage
+
+            try:
+                recorded = vector_coverage(self.conn)
+            except sqlite3.Error:
+                recorded = None
+            if recorded is not None:
+                s.chunks["total"] = recorded.chunks
+                s.chunks["with_vector"] = recorded.with_vector
         if self.options.progress:
             self.options.progress.finish()
-        stats = s.model_dump(mode="json", exclude={"decisions"})
+        stats = self.redactor.value(s.model_dump(mode="json", exclude={"decisions"}))
         try:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
@@ -284,6 +363,24 @@ class _Run:
         self.conn.execute("DELETE FROM meta WHERE key='embedding_dimension'")
         return True
 
+    def _reconcile_vectors(self) -> None:
+        """Every chunk gets its vector, also when the store was lost or replaced since the last
+        run (hybrid.db is the truth; Chroma is derived). Said in the summary when it did work."""
+        rec = self.writer.reconcile_vectors(self.config)
+        notes: list[str] = []
+        if rec.missing:
+            healed = rec.missing - rec.unrecoverable
+            notes.append(f"the vector store had no vector for {rec.missing} of {rec.chunks} chunks "
+                         f"(lost or replaced since they were written); embedded {healed} of them "
+                         "again from hybrid.db")
+        if rec.orphans:
+            notes.append(f"deleted {rec.orphans} vectors that belonged to no chunk")
+        if rec.unrecoverable:
+            notes.append(f"{rec.unrecoverable} chunks could not be embedded from what is stored; "
+                         "their sources are read again by the next 'chinvex ingest'")
+        for note in notes:
+            self.summary.warnings.append(SourceMessage(source_uri=self.config.name, message=note))
+
     def _record_embedder(self) -> None:
         dimension = getattr(self._embedder, "dimension", None)
         if dimension and getattr(self.writer, "_embedder", None) is not None:
@@ -312,7 +409,8 @@ class _Run:
             self.root_adapters.add(root.adapter)
             try:
                 adapter = load_adapter(root.adapter)
-                items = list(adapter.enumerate(Path(root.root), self.adapter_options))
+                items = [self.redactor.source(item)
+                         for item in adapter.enumerate(Path(root.root), self.adapter_options)]
             except SourceError as exc:
                 root.ok = False
                 self._error(root.root, root.adapter, str(exc))
@@ -392,6 +490,11 @@ class _Run:
             except _NeedFullParse:
                 report = ParseReport()
                 produced = self._consume(adapter, cand, report, None, reason)
+        except (sqlite3.Error, StorageError):
+            # The index could not be written (a full disk, a file-size limit, a damaged file):
+            # not this source's fault, and no later source would fare better. The run stops;
+            # the source stays pending, so the next run reads it again.
+            raise
         except SourceError as exc:
             self._source_failed(cand, item.adapter, fp, versions, str(exc))
             return
@@ -430,7 +533,7 @@ class _Run:
             parser_version=versions.parser_version, chunker_version=versions.chunker_version,
             embedded_model=versions.embedded_model, last_ingested_at_unix=fps.now_unix(),
             last_status="ok", last_error=None, source_root=cand.root, adapter=item.adapter,
-            state=report.state, mtime_ns=cand.mtime_ns,
+            state=self.redactor.value(report.state), mtime_ns=cand.mtime_ns,
         ))
         self.summary.sources.indexed += 1
         self._decide_log(cand.source_uri, item.adapter, "ingested", reason,
@@ -469,6 +572,7 @@ class _Run:
 
     def _source_failed(self, cand: SourceCandidate, adapter: str, fp: fps.Fingerprint | None,
                        versions: fps.Versions, message: str) -> None:
+        message = self.redactor.text(message)
         self._error(cand.source_uri, adapter, message)
         if fp is not None:
             failed = replace(fp, last_status="error", last_error=message,
@@ -528,6 +632,12 @@ class _Run:
 
     def _remove_source(self, uri: str, adapter: str | None, why: str,
                        detail: str | None = None) -> None:
+        # Journaled like a write: a run killed between deleting the documents and deleting the
+        # fingerprint leaves a pending source (doctor: "interrupted"), which the next run
+        # removes again.
+        known, pending = self.known.get(uri), self.pending.get(uri)
+        root = known.source_root if known is not None else (pending.source_root if pending else None)
+        journal.mark_pending(self.conn, uri, root, adapter)
         detached = self.ledger.detach(uri, self.ledger.docs_of(uri))
         self.writer.delete_docs(detached.delete_docs)
         self.reingest |= detached.reingest_origins

@@ -30,10 +30,12 @@ from chinvex.ingest import fingerprints as fps
 from chinvex.ingest import journal
 from chinvex.ingest.prepare import PreparedChunk, PreparedDoc
 from chinvex.models import Turn
+from chinvex.storage import coverage
 from chinvex.storage.vectors import VectorStore
 from chinvex.timeutil import now_iso
 
 _SQL_BATCH = 500
+_HEAL_BATCH = 256
 
 
 @dataclass
@@ -48,6 +50,23 @@ class WriteStats:
     vectors_repaired: int = 0
     vectors_settled: int = 0
     """Vectors an interrupted write left behind: orphans deleted plus doubtful ones re-embedded."""
+    vectors_healed: int = 0
+    """Chunks whose vector was missing from the store (lost, replaced), embedded from their rows."""
+    orphan_vectors_deleted: int = 0
+    """Vectors of no chunk found when the two stores were compared."""
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """What `reconcile_vectors` found and did."""
+
+    chunks: int
+    with_vector: int
+    compared: bool
+    """Whether the id sets were listed and compared (not just the cheap checks)."""
+    missing: int = 0
+    orphans: int = 0
+    unrecoverable: int = 0
 
 
 @dataclass
@@ -112,6 +131,7 @@ class IndexWriter:
         self.on_embedded = on_embedded
         self.stats = WriteStats()
         self._pending = _Pending()
+        self._rebased = False
 
     @property
     def store(self) -> VectorStore:
@@ -264,6 +284,7 @@ class IndexWriter:
         added = [cid for cid in new_chunks if cid not in existing]
         if self.vectors_reset:
             need_vector = list(new_chunks)
+            restored = len(kept)  # the store was emptied: kept rows get their vector again
         else:
             # Same id, other embedded text (the id hashes the chunk text, not its header): the
             # stored vector describes the old text.
@@ -273,6 +294,7 @@ class IndexWriter:
             present = self.store.existing(unchanged) if unchanged else set()
             repaired = [cid for cid in unchanged if cid not in present]
             self.stats.vectors_repaired += len(repaired)
+            restored = len(repaired)
             need_vector = added + reembedded + repaired
 
         # 0. journal what is about to reach Chroma, 1. vectors first
@@ -311,11 +333,14 @@ class IndexWriter:
                         self._insert_chunk(chunk)
                 if doc.turns is not None:
                     self._write_turns(doc)
+            rebased = self._adjust_coverage(added=len(added), removed=len(removed_ids),
+                                            restored=restored)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+        self._rebased = self._rebased or rebased
         self.stats.docs_written += len(docs)
         self.stats.chunks_written += len(added)
         self.stats.chunks_deleted += len(removed_ids)
@@ -344,6 +369,104 @@ class IndexWriter:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+
+    # -- vector coverage --------------------------------------------------------------------
+
+    def _adjust_coverage(self, *, added: int, removed: int, restored: int) -> bool:
+        """Keep `meta.vector_coverage` current inside the batch's transaction (every added row
+        comes with its vector). A store this writer created or emptied holds nothing older
+        than its writes: the figure is then rebased on it. Returns whether it rebased."""
+        store = self._store
+        if store is not None and store.fresh and not self._rebased:
+            before = coverage.chunk_count(self.conn) - added + removed
+            coverage.record(self.conn, coverage.adjusted(
+                coverage.measured(before, 0, None), added=added, removed=removed,
+                restored=restored, store=store.identity(self.conn)))
+            return True
+        previous = coverage.vector_coverage(self.conn)
+        if previous is not None:  # never measured: the next reconciliation measures it
+            coverage.record(self.conn, coverage.adjusted(previous, added=added, removed=removed,
+                                                         restored=restored))
+        return False
+
+    def reconcile_vectors(self, config: Any) -> Reconciled:
+        """Make the store hold a vector for every chunk row and nothing else, and record the
+        coverage. Cheap when nothing can have changed: a no-change run whose recorded coverage
+        is complete, for as many chunks as there are, on the store that is there now
+        (`coverage.store_identity`: same file, still SQLite), does not even open Chroma; a run
+        that wrote compares counts. The id sets are listed (in pages) and compared only when
+        the figure is short, the counts differ, or the store was lost, replaced or never
+        measured; then orphans are deleted and missing vectors embedded from the stored rows.
+
+        Rows whose stored text no longer matches its hash (never expected) cannot be embedded:
+        their sources are scheduled to be read again by the next run, as `settle_vector_journal`
+        does."""
+        from chinvex.storage import consistency as cons
+        from chinvex.storage.db import get_meta
+
+        conn = self.conn
+        total = coverage.chunk_count(conn)
+        recorded = coverage.vector_coverage(conn)
+        if total == 0 and self._store is None and get_meta(conn, coverage.COLLECTION_META_KEY) is None:
+            coverage.record(conn, coverage.measured(0, 0, None))
+            return Reconciled(chunks=0, with_vector=0, compared=False)
+        identity = coverage.store_identity(config, conn)
+        trusted = (recorded is not None and recorded.complete and recorded.chunks == total
+                   and identity is not None and recorded.store == identity)
+        if trusted and self._store is None and recorded is not None \
+                and recorded.token == coverage.gate_token(config):
+            return Reconciled(chunks=total, with_vector=total, compared=False)
+        store = self.store
+        if trusted and store.count() == total:
+            coverage.record(conn, coverage.measured(total, total, store.identity(conn),
+                                                    coverage.gate_token(config)))
+            return Reconciled(chunks=total, with_vector=total, compared=False)
+        in_chroma = store.all_ids()
+        in_sqlite = cons.chunk_ids(conn)
+        orphans = sorted(in_chroma - in_sqlite)
+        missing = sorted(in_sqlite - in_chroma)
+        if orphans:
+            store.delete(orphans)
+            self.stats.orphan_vectors_deleted += len(orphans)
+        embedded, lost = 0, []
+        for start in range(0, len(missing), _HEAL_BATCH):
+            rows = list(cons.iter_chunk_rows(conn, missing[start:start + _HEAL_BATCH]))
+            usable = [(row, cons.embed_text_of(row)) for row in rows]
+            lost += [row for row, text in usable if text is None]
+            usable = [(row, text) for row, text in usable if text is not None]
+            if not usable:
+                continue
+            vectors = self._embed([text for _, text in usable])
+            store.upsert([row["chunk_id"] for row, _ in usable], vectors,
+                         [{"doc_id": row["doc_id"], "source_type": row["source_type"]}
+                          for row, _ in usable])
+            embedded += len(usable)
+        self.stats.vectors_healed += embedded
+        self.stats.chunks_embedded += embedded
+        if lost:
+            self._schedule_reread({row["doc_id"] for row in lost})
+        with_vector = total - (len(missing) - embedded)
+        coverage.record(conn, coverage.measured(total, with_vector, store.identity(conn),
+                                                coverage.gate_token(config)))
+        return Reconciled(chunks=total, with_vector=with_vector, compared=True,
+                          missing=len(missing), orphans=len(orphans), unrecoverable=len(lost))
+
+    def _schedule_reread(self, doc_ids: set[str]) -> None:
+        """The next run reads these documents' sources again and rewrites them (their chunks'
+        stored text cannot give back what was embedded)."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for doc_id in sorted(doc_ids):
+                row = conn.execute("SELECT origin_uri FROM documents WHERE doc_id=?", (doc_id,)).fetchone()
+                conn.execute("UPDATE documents SET content_hash=NULL WHERE doc_id=?", (doc_id,))
+                if row is not None:
+                    conn.execute("INSERT OR IGNORE INTO pending_sources(source_uri) VALUES(?)", (row[0],))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     def _write_document(self, doc: PreparedDoc, stamp: str) -> None:
         self.conn.execute(

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from chinvex.storage.db import BUSY_TIMEOUT_MS
+from chinvex.storage.db import BUSY_TIMEOUT_MS, failure_kind
 
 MEMORY_PREFIX = "memory://"
 """Origins of items added through the MCP RECALL tools: no source file, no fingerprint."""
@@ -40,6 +40,8 @@ class FtsState:
     error: str | None
     """FTS5's own 'integrity-check' against the content table; None when consistent."""
     deep: bool = True
+    shallow_reason: str | None = None
+    """Why the deep check did not run (None: it ran, or an ingest is writing)."""
 
     @property
     def ok(self) -> bool:
@@ -60,14 +62,28 @@ def fts_state(conn: sqlite3.Connection, path: Path, *, deep: bool = True) -> Fts
     error = None
     if not deep:
         return FtsState(indexed_rows=int(indexed), chunk_rows=int(chunks), error=None, deep=False)
-    checker = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        checker = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    except sqlite3.Error:
+        checker = None
+    if checker is None:
+        return FtsState(indexed_rows=int(indexed), chunk_rows=int(chunks), error=None, deep=False,
+                        shallow_reason="the index cannot be opened for the check")
     try:
         checker.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
     except sqlite3.DatabaseError as exc:
+        if failure_kind(exc) == "readonly" or getattr(exc, "sqlite_errorname", "").startswith("SQLITE_CANTOPEN"):
+            # FTS5 runs its check as a write statement, which a read-only index refuses.
+            return FtsState(indexed_rows=int(indexed), chunk_rows=int(chunks), error=None,
+                            deep=False, shallow_reason="the index is read-only")
         error = str(exc)
     finally:
         checker.close()
     return FtsState(indexed_rows=int(indexed), chunk_rows=int(chunks), error=error)
+
+
+def chunk_count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
 
 
 def chunk_ids(conn: sqlite3.Connection) -> set[str]:

@@ -6,6 +6,7 @@ each; `meta.schema_version` records the last one applied.
 
 from __future__ import annotations
 
+import errno
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -51,6 +52,9 @@ def _apply_pragmas(conn: sqlite3.Connection, *, readonly: bool) -> None:
         if str(mode).lower() != "wal":
             raise StorageError(f"could not switch to WAL journal mode (got {mode})")
         conn.execute("PRAGMA synchronous = NORMAL")
+        # Deleted rows are overwritten, not left in free pages: re-redacting a source after a
+        # redaction upgrade must not leave the old raw text readable in the file.
+        conn.execute("PRAGMA secure_delete = ON")
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
@@ -111,45 +115,124 @@ def _split_sql(script: str) -> list[str]:
     return statements
 
 
+class DamagedIndexError(StorageError):
+    """hybrid.db is not a usable database (overwritten, truncated, corrupted pages)."""
+
+
+class ReadOnlyIndexError(StorageError):
+    """hybrid.db or its folder may not be written."""
+
+
+DAMAGE_GUIDANCE = ("run 'chinvex doctor --repair' for this context: it moves the damaged file "
+                   "aside (kept, renamed with a timestamp) and rebuilds the index from the sources")
+
+
+def failure_kind(exc: BaseException) -> str:
+    """What an SQLite error says about the file: `damaged` (not a database, corrupt pages, a
+    truncated file), `readonly` (the file or folder may not be written), `full` (disk full),
+    `io` (a write refused: a file-size limit, a failing disk), else `other`. Read from the extended error name, which SQLite keeps
+    stable, rather than from the English message."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    text = str(exc).lower()
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text \
+            or "not a database" in text:
+        return "damaged"
+    if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+        return "readonly"
+    if name.startswith("SQLITE_FULL") or "disk is full" in text or "file too large" in text:
+        return "full"
+    if name.startswith("SQLITE_IOERR") or "disk i/o error" in text:
+        # How SQLite reports a write refused by a file-size limit (EFBIG) or a failing disk.
+        return "io"
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        return "full"
+    if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return "readonly"
+    return "other"
+
+
+def damaged_error(path: Path, exc: BaseException) -> DamagedIndexError:
+    return DamagedIndexError(f"{path}: not a usable chinvex index, the file is damaged ({exc}); "
+                             + DAMAGE_GUIDANCE)
+
+
 def connect(path: Path, *, create: bool = False, readonly: bool = False) -> sqlite3.Connection:
     """Open hybrid.db with its pragmas and run pending migrations.
 
     Without `create`, a missing file is an error rather than a silently created empty index.
+    An existing file that may not be written (a read-only index folder) is opened read-only
+    instead of failing, so that search, stats and doctor work on it; writing through such a
+    connection fails, and writers (`ingest`, `doctor --repair`) check first that they may
+    write (`chinvex.storage.access`).
     """
     path = Path(path)
     if not create and not path.exists():
         raise StorageError(f"{path}: index not found (was the context created and ingested?)")
+    if readonly:
+        return _connect_readonly(path)
     try:
-        if readonly:
-            conn = sqlite3.connect(
-                f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
-            )
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-    except sqlite3.Error as exc:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    except (sqlite3.Error, OSError) as exc:
+        if path.exists() and failure_kind(exc) in ("readonly", "other"):
+            return _connect_readonly(path)
         raise StorageError(f"{path}: cannot open: {exc}") from None
     conn.row_factory = sqlite3.Row
     try:
-        _apply_pragmas(conn, readonly=readonly)
-        if readonly:
-            version = schema_version(conn)
-            if version > latest_version():
-                raise SchemaTooNewError(
-                    f"{path}: schema version {version} is newer than this chinvex supports "
-                    f"({latest_version()}); upgrade chinvex."
-                )
-            if version < latest_version():
-                raise StorageError(f"{path}: needs migration; run 'chinvex ingest' once.")
-        else:
-            migrate(conn, path)
+        _apply_pragmas(conn, readonly=False)
+        migrate(conn, path)
     except sqlite3.DatabaseError as exc:
         conn.close()
+        kind = failure_kind(exc)
+        if kind == "damaged":
+            raise damaged_error(path, exc) from None
+        if path.exists() and (kind == "readonly" or getattr(exc, "sqlite_errorname", "").startswith("SQLITE_CANTOPEN")):
+            return _connect_readonly(path)
         raise StorageError(f"{path}: not a usable chinvex index: {exc}") from None
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _connect_readonly(path: Path) -> sqlite3.Connection:
+    """A read-only connection. SQLite reads a WAL database read-only when it can open or create
+    its `-shm` file; in a read-only folder without one it refuses ("attempt to write a readonly
+    database"), and the file is then opened as immutable: nobody can write it there, so
+    nothing can change under the reader."""
+    uri = path.absolute().as_uri()
+    last: sqlite3.Error | None = None
+    for query in ("?mode=ro", "?mode=ro&immutable=1"):
+        try:
+            conn = sqlite3.connect(uri + query, uri=True, isolation_level=None,
+                                   check_same_thread=False)
+        except sqlite3.Error as exc:
+            last = exc
+            continue
+        conn.row_factory = sqlite3.Row
+        try:
+            _apply_pragmas(conn, readonly=True)
+            version = schema_version(conn)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            last = exc
+            if failure_kind(exc) == "damaged":
+                raise damaged_error(path, exc) from None
+            continue
+        except BaseException:
+            conn.close()
+            raise
+        if version > latest_version():
+            conn.close()
+            raise SchemaTooNewError(
+                f"{path}: schema version {version} is newer than this chinvex supports "
+                f"({latest_version()}); upgrade chinvex."
+            )
+        if version < latest_version():
+            conn.close()
+            raise StorageError(f"{path}: needs migration; run 'chinvex ingest' once.")
+        return conn
+    raise StorageError(f"{path}: cannot open read-only: {last}")
 
 
 def initialise(path: Path) -> None:

@@ -45,6 +45,7 @@ from urllib.parse import urlparse
 
 from chinvex.errors import StorageError
 from chinvex.models import ContextConfig
+from chinvex.storage.coverage import CHROMA_DB_FILE, COLLECTION_META_KEY, GATE_FILE, store_identity
 from chinvex.storage.db import get_meta, set_meta
 
 try:  # POSIX: shared and exclusive locks
@@ -53,8 +54,15 @@ except ImportError:  # pragma: no cover - Windows: exclusive byte-range lock for
     fcntl = None  # type: ignore[assignment]
     import msvcrt
 
-COLLECTION_META_KEY = "chroma_collection"
-GATE_FILE = "chinvex-gate.lock"
+SYNC_THRESHOLD = 1
+"""Chroma's `hnsw.sync_threshold` for chinvex collections: its HNSW index is saved after every
+write. With Chroma's default (1,000) the records written since the last save live only in its
+log, and every process that opens the store inserts them into its own copy of the graph in
+parallel and in a random order (rayon over a randomly seeded hash map): each process then had a
+slightly different graph, the approximate search returned slightly different neighbours, and
+the same query gave different results from one `chinvex search` to the next. Saved after each
+write, the graph on disk is the one every reader uses. Chroma saves only the elements a write
+changed, plus the id map."""
 READ_WAIT_SECONDS = 60.0
 """A reader waits for the write in progress (one Chroma call), never for a whole ingest."""
 WRITE_WAIT_SECONDS = 600.0
@@ -68,6 +76,24 @@ T = TypeVar("T")
 
 class VectorStoreBusyError(StorageError):
     """The store's gate could not be taken in time (a writer or reader is stuck)."""
+
+
+class MissingStoreError(StorageError):
+    """The embedded store's folder or database file is gone (read paths never create one)."""
+
+
+class ReadOnlyStoreError(StorageError):
+    """The store's files may not be written; Chroma cannot open such a store at all."""
+
+
+class DamagedStoreError(StorageError):
+    """The store's files are not a usable Chroma database; `doctor --repair` rebuilds it."""
+
+
+DAMAGE_MARKERS = ("file is not a database", "malformed", "code: 26", "code: 11",
+                  "no such table", "not a database", "corrupt")
+"""How Chroma's Rust bindings word a damaged `chroma.sqlite3` (SQLite codes 26 NOTADB and 11
+CORRUPT) or a file missing its tables."""
 
 
 def _settings():
@@ -84,6 +110,7 @@ def _client(config: ContextConfig):
     import chromadb
 
     url = config.index.chroma_url
+    path = config.index.chroma_dir
     try:
         if url:
             parsed = urlparse(url)
@@ -95,12 +122,159 @@ def _client(config: ContextConfig):
                 ssl=parsed.scheme == "https",
                 settings=_settings(),
             )
-        return chromadb.PersistentClient(path=config.index.chroma_dir, settings=_settings())
+        path = config.index.chroma_dir
+        if not _may_write(Path(path)):
+            path = _private_copy(config)
+        return chromadb.PersistentClient(path=path, settings=_settings())
     except StorageError:
         raise
     except Exception as exc:
-        where = url or config.index.chroma_dir
-        raise StorageError(f"Chroma store at {where} is not available: {exc}") from None
+        if not url:
+            _forget_failed_system(path)
+        raise open_error(config, exc) from None
+
+
+_COPY_PREFIX = "chinvex-readonly-store-"
+
+
+def _remove_dead_copies() -> None:
+    """Copies left by processes that ended without running exit handlers (`chinvex search`
+    leaves through `os._exit`): the owner's pid is in the folder name."""
+    import shutil
+    import tempfile
+
+    if os.name == "nt":  # pragma: no cover - os.kill(pid, 0) would terminate the process there
+        return
+    try:
+        entries = list(Path(tempfile.gettempdir()).glob(f"{_COPY_PREFIX}*"))
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(_COPY_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+READONLY_COPY_LIMIT = 512 * 1024 * 1024
+"""Largest read-only store read through a private copy (see `_private_copy`)."""
+_COPIES: dict[str, str] = {}
+
+
+def _may_write(folder: Path) -> bool:
+    database = folder / CHROMA_DB_FILE
+    return os.access(folder, os.W_OK) and (not database.exists() or os.access(database, os.W_OK))
+
+
+def _private_copy(config: ContextConfig) -> str:
+    """Chroma cannot open a store it may not write (its Rust bindings open `chroma.sqlite3`
+    read-write and fail with "attempt to write a readonly database"). A read-only index (a
+    folder made read-only, a read-only mount) is still searchable: the store is copied into a
+    private temporary folder, removed at exit, and read there. Nobody can write the original
+    while it is read-only; if it becomes writable and changes, the gate's token changes and the
+    reopened client copies it again. Stores over `READONLY_COPY_LIMIT` are refused instead
+    (search then answers from the full-text index, and says why)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    source = Path(config.index.chroma_dir)
+    size = sum(p.stat().st_size for p in source.rglob("*") if p.is_file())
+    if size > READONLY_COPY_LIMIT:
+        raise ReadOnlyStoreError(
+            f"Chroma store at {source} is read-only and too large ({size // (1024 * 1024)} MB) "
+            "to read from a private copy; Chroma cannot open a store it may not write, so "
+            "vector search is unavailable until it is writable")
+    old = _COPIES.pop(str(source), None)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    _remove_dead_copies()
+    base = tempfile.mkdtemp(prefix=f"{_COPY_PREFIX}{os.getpid()}-")
+    atexit.register(shutil.rmtree, base, True)
+    target = Path(base) / "chroma"
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(GATE_FILE))
+    for item in [target, *target.rglob("*")]:  # the copy keeps the original's read-only modes
+        item.chmod(item.stat().st_mode | 0o200)
+    _COPIES[str(source)] = base
+    return str(target)
+
+
+def _forget_failed_system(path: str) -> None:
+    """chromadb caches one System per persist directory and puts it in the cache *before*
+    starting it: when the start fails (a damaged or read-only `chroma.sqlite3`), the next client
+    for that path in this process gets the half-started System and fails with "'RustBindingsAPI'
+    object has no attribute 'bindings'" instead of the real reason. Drop such an entry (one no
+    client holds a reference to), so every attempt reports, or gets past, the real problem."""
+    try:
+        from chromadb.api.shared_system_client import SharedSystemClient as Shared
+    except Exception:  # pragma: no cover - another chromadb layout: nothing to clean
+        return
+    try:
+        with Shared._refcount_lock:
+            for key in [path, os.path.abspath(path)]:
+                if key in Shared._identifier_to_system and not Shared._identifier_to_refcount.get(key):
+                    del Shared._identifier_to_system[key]
+    except Exception:  # pragma: no cover - private API changed: nothing to clean
+        pass
+
+
+def check_store_file(config: ContextConfig) -> None:
+    """Raise `DamagedStoreError` at once when the embedded store's database file exists but is
+    not SQLite (overwritten with garbage), so that an ingest stops before it reads any source
+    rather than after. Deeper damage shows when the store is opened."""
+    if config.index.chroma_url:
+        return
+    path = Path(config.index.chroma_dir) / CHROMA_DB_FILE
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(16)
+    except OSError:
+        return  # missing (rebuilt by the ingest) or unreadable (reported when opened)
+    if head and head != b"SQLite format 3\x00":
+        raise DamagedStoreError(
+            f"Chroma store at {config.index.chroma_dir} is damaged ({path.name} is not a SQLite "
+            f"database); run 'chinvex doctor --context {config.name} --repair' to rebuild it "
+            "from hybrid.db (the damaged folder is kept)")
+
+
+def forget_store(config: ContextConfig) -> None:
+    """Let go of every client this process holds on an embedded store, before its folder is
+    moved (a repair rebuilding it): the next access opens the new folder."""
+    key = "dir:" + os.path.realpath(config.index.chroma_dir)
+    with _SharedClient._registry_lock:
+        shared = _SharedClient._registry.pop(key, None)
+    if shared is not None:
+        with shared.lock:
+            shared.drop_client()
+            if shared.gate is not None:
+                shared.gate.close()
+    _forget_failed_system(config.index.chroma_dir)
+
+
+def open_error(config: ContextConfig, exc: BaseException) -> StorageError:
+    """The one-line error for a store Chroma cannot open, classified so that the user is told
+    what to do: a read-only folder is not damage, a file that is not a database is."""
+    where = config.index.chroma_url or config.index.chroma_dir
+    text = f"{exc}"
+    lowered = text.lower()
+    if "readonly" in lowered or "read-only" in lowered or "permission denied" in lowered:
+        return ReadOnlyStoreError(
+            f"Chroma store at {where} is read-only ({text}); Chroma cannot open a store it may "
+            "not write, so vector search is unavailable until it is writable")
+    if any(marker in lowered for marker in DAMAGE_MARKERS):
+        return DamagedStoreError(
+            f"Chroma store at {where} is damaged ({text}); run 'chinvex doctor --context "
+            f"{config.name} --repair' to rebuild it from hybrid.db (the damaged folder is kept)")
+    return StorageError(f"Chroma store at {where} is not available: {text}")
 
 
 def collection_name(conn: sqlite3.Connection, *, create: bool) -> str | None:
@@ -121,10 +295,21 @@ class _Gate:
     threads of one process (`_SharedClient.lock`), so the file offset is never raced."""
 
     def __init__(self, folder: Path):
-        folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / GATE_FILE
+        self.writable = True
+        binary = getattr(os, "O_BINARY", 0)
         try:
-            self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
+            folder.mkdir(parents=True, exist_ok=True)
+            self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT | binary, 0o644)
+        except PermissionError as exc:
+            # A read-only index: a shared lock needs no write access, so readers may still
+            # take the gate (no writer can write this store anyway).
+            try:
+                self._fd = os.open(self.path, os.O_RDONLY | binary)
+            except OSError:
+                raise ReadOnlyStoreError(f"Chroma store at {folder} is read-only and has no gate "
+                                         f"file {self.path}: {exc.strerror or exc}") from None
+            self.writable = False
         except OSError as exc:
             raise StorageError(f"Chroma store at {folder} is not available: cannot open {self.path}: "
                                f"{exc.strerror or exc}") from None
@@ -172,6 +357,9 @@ class _Gate:
 
     def bump(self) -> bytes:
         assert self._fd is not None
+        if not self.writable:
+            raise ReadOnlyStoreError(f"Chroma store at {self.path.parent} is read-only: it cannot "
+                                     "be written")
         token = uuid.uuid4().hex.encode()[:_TOKEN_BYTES]
         os.lseek(self._fd, 0, os.SEEK_SET)
         os.write(self._fd, token)
@@ -315,16 +503,29 @@ class VectorStore:
     def __init__(self, config: ContextConfig, name: str, *, create: bool = True):
         self.config = config
         self.name = name
-        self._shared: _SharedClient | None = _SharedClient.acquire(config)
+        self.fresh = False
+        """This object created the collection (or emptied it): nothing older is in it."""
+        self._shared: _SharedClient | None = None
         self._collection: Any = None
         self._generation = -1
+        if not config.index.chroma_url:
+            db_file = Path(config.index.chroma_dir) / CHROMA_DB_FILE
+            if not db_file.exists():
+                if not create:  # read paths never create a store (an empty one would hide the loss)
+                    raise MissingStoreError(
+                        f"Chroma store at {config.index.chroma_dir} is missing; run 'chinvex "
+                        f"ingest --context {config.name}' to embed the chunks again")
+                self.fresh = True
+        self._shared = _SharedClient.acquire(config)
         try:
             try:
                 with self._shared.access(write=False) as client:
                     self._collection_of(client, create=False)
-            except Exception:
-                if not create:
+            except Exception as exc:
+                if not create or isinstance(exc, (DamagedStoreError, ReadOnlyStoreError)):
                     raise
+                if _is_not_found(exc):
+                    self.fresh = True
                 with self._shared.access(write=True) as client:
                     self._collection_of(client, create=True)
         except StorageError:
@@ -332,7 +533,15 @@ class VectorStore:
             raise
         except Exception as exc:
             self.close()
+            if not create and _is_not_found(exc):
+                raise MissingStoreError(
+                    f"Chroma collection {name!r} is missing from {config.index.chroma_url or config.index.chroma_dir}; "
+                    f"run 'chinvex ingest --context {config.name}' to embed the chunks again") from None
             raise StorageError(f"Chroma collection {name!r} is not available: {exc}") from None
+
+    def identity(self, conn: sqlite3.Connection) -> str | None:
+        """This store's `coverage.store_identity` (the collection name is read from `conn`)."""
+        return store_identity(self.config, conn)
 
     @classmethod
     def open(cls, config: ContextConfig, conn: sqlite3.Connection, *, create: bool = True) -> "VectorStore | None":
@@ -358,7 +567,8 @@ class VectorStore:
         if self._collection is None or self._generation != shared.generation:
             if create:
                 self._collection = client.get_or_create_collection(
-                    self.name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+                    self.name, embedding_function=None,
+                    configuration={"hnsw": {"space": "cosine", "sync_threshold": SYNC_THRESHOLD}},
                 )
             else:
                 self._collection = client.get_collection(self.name, embedding_function=None)
@@ -386,8 +596,29 @@ class VectorStore:
 
     @contextmanager
     def _writing(self) -> Iterator[Any]:
-        with self._shared_client().access(write=True) as client:
-            yield self._collection_of(client, create=True)
+        """Hold the gate exclusively around one write; whatever Chroma raises (a full disk, a
+        file-size limit, a damaged file) becomes a one-line `StorageError` naming the store."""
+        try:
+            with self._shared_client().access(write=True) as client:
+                collection = self._collection_of(client, create=True)
+                if _sync_threshold(collection) != SYNC_THRESHOLD:
+                    collection = self._save_every_write(collection)
+                yield collection
+        except StorageError:
+            raise
+        except Exception as exc:
+            if isinstance(exc, OSError) or _is_storage_failure(exc):
+                raise write_error(self.config, exc) from None
+            raise
+
+    def _save_every_write(self, collection: Any) -> Any:
+        """A collection made by an older chinvex keeps Chroma's default threshold: set it (see
+        SYNC_THRESHOLD), then reopen the client (callers hold the write gate), whose segment
+        writer read the old value when it loaded; its first write then also saves the records
+        the log held."""
+        collection.modify(configuration={"hnsw": {"sync_threshold": SYNC_THRESHOLD}})
+        self._collection = None
+        return self._collection_of(self._shared_client().reopen(), create=True)
 
     def _batches(self, n: int) -> Iterable[slice]:
         step = max(1, min(self._shared_client().max_batch, 1000))
@@ -487,6 +718,21 @@ class VectorStore:
 
         return self._read(run)
 
+    def drop_other_collections(self) -> int:
+        """Delete every other collection of this (embedded, one-context) store; returns how
+        many. Never used on a Chroma server, whose collections may be other contexts'."""
+        if self.config.index.chroma_url:
+            return 0
+        dropped = 0
+        with self._writing():
+            client = self._shared_client().current()
+            for collection in client.list_collections():
+                name = getattr(collection, "name", collection)
+                if name != self.name:
+                    client.delete_collection(name)
+                    dropped += 1
+        return dropped
+
     def drop(self) -> None:
         """Remove the whole collection (re-embedding with another model)."""
         shared = self._shared_client()
@@ -497,3 +743,35 @@ class VectorStore:
                 pass
             self._collection = None
             self._collection_of(client, create=True)
+        self.fresh = True
+
+
+def _sync_threshold(collection: Any) -> int | None:
+    try:
+        hnsw = (collection.configuration_json or {}).get("hnsw") or {}
+    except Exception:  # pragma: no cover - another chromadb layout: leave the collection as it is
+        return SYNC_THRESHOLD
+    return hnsw.get("sync_threshold")
+
+
+def _is_not_found(exc: BaseException) -> bool:
+    return type(exc).__name__ == "NotFoundError" or "does not exist" in str(exc)
+
+
+def _is_storage_failure(exc: BaseException) -> bool:
+    """Chroma's own errors (raised from its Rust bindings as `chromadb.errors.*`): a write that
+    failed inside the store, not a bug of the caller's."""
+    return type(exc).__module__.startswith("chromadb")
+
+
+def write_error(config: ContextConfig, exc: BaseException) -> StorageError:
+    where = config.index.chroma_url or config.index.chroma_dir
+    text = (getattr(exc, "strerror", None) or str(exc)).strip() or type(exc).__name__
+    lowered = text.lower()
+    if "readonly" in lowered or "read-only" in lowered or "permission denied" in lowered:
+        return ReadOnlyStoreError(f"Chroma store at {where} is read-only: {text}")
+    if any(marker in lowered for marker in DAMAGE_MARKERS):
+        return DamagedStoreError(
+            f"Chroma store at {where} is damaged ({text}); run 'chinvex doctor --context "
+            f"{config.name} --repair' to rebuild it from hybrid.db")
+    return StorageError(f"could not write the Chroma store at {where}: {text}")

@@ -47,7 +47,7 @@ def _wrap(owner: object, name: str, emit, *, after: bool = True) -> None:
 
 
 def install(trace_path: str, batch: int, kill_at: tuple[str, int] | None = None) -> None:
-    from chinvex.ingest import fingerprints, origins, pipeline, writer
+    from chinvex.ingest import fingerprints, journal, origins, pipeline, writer
     from chinvex.storage import vectors
 
     fd = os.open(trace_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -66,6 +66,12 @@ def install(trace_path: str, batch: int, kill_at: tuple[str, int] | None = None)
     _wrap(vectors.VectorStore, "delete", emit)             # 3. Chroma delete
     _wrap(fingerprints, "write", emit, after=False)        # 4. fingerprint transaction
     _wrap(fingerprints, "delete", emit, after=False)
+    _wrap(journal, "mark_pending", emit)                   # a source about to be written
+    _wrap(journal, "journal_upserts", emit)                # 0. ids about to reach Chroma
+    _wrap(writer.IndexWriter, "_adjust_coverage", emit, after=False)  # 2. coverage, in the transaction
+    _wrap(writer.IndexWriter, "settle_vector_journal", emit)  # what a killed run left
+    _wrap(writer.IndexWriter, "reconcile_vectors", emit)   # the two stores compared, healed
+    _wrap(vectors.VectorStore, "all_ids", emit)            # the id listing of a comparison
     emit("ready")
 
 

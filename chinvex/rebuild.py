@@ -1,0 +1,201 @@
+"""`doctor --repair` for files that cannot be mended in place: a damaged hybrid.db or a damaged
+Chroma store. Nothing is deleted: the damaged file (or folder) is renamed with a UTC timestamp
+beside the original and kept, and the index is rebuilt from what is still trustworthy.
+
+- A damaged Chroma store is derived data: it is moved aside and the vectors are embedded again
+  from hybrid.db's chunk rows (the doctor's vector repair, on an empty store).
+- A damaged hybrid.db is moved aside (with its -wal and -shm files, which belong to it) and
+  rebuilt from the sources in context.json by a full ingest. What only hybrid.db held — the MCP
+  RECALL knowledge items, feedback and flight recorder — is copied from the damaged file as far
+  as its pages can still be read, and the recovered knowledge items are indexed again. The
+  collection name is recovered too when readable, so the rebuilt index writes into its old
+  collection instead of leaving it behind.
+
+Callers hold the context's lock (`doctor --repair` takes it).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from chinvex.models import ContextConfig
+from chinvex.storage import db
+
+SALVAGED_TABLES = ("knowledge_items", "feedback", "item_stats", "flight_recorder")
+"""Tables whose rows exist only in hybrid.db (no source file can give them back)."""
+
+
+def _stamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def aside_path(path: Path, stamp: str) -> Path:
+    """`<name>.damaged-<UTC stamp>` next to `path`, never an existing name."""
+    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    n = 2
+    while target.exists() or Path(f"{target}-wal").exists():
+        target = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
+        n += 1
+    return target
+
+
+def move_aside_damaged_store(config: ContextConfig) -> str:
+    """Rename the embedded Chroma folder out of the way (kept) so a new store can be built; the
+    caller then embeds every chunk into the new one. Returns the action line."""
+    from chinvex.storage.vectors import forget_store
+
+    if config.index.chroma_url:
+        return (f"the Chroma server at {config.index.chroma_url} reports its store as damaged; "
+                "repair it on the server (nothing was moved here)")
+    chroma = Path(config.index.chroma_dir)
+    forget_store(config)
+    kept = aside_path(chroma, _stamp())
+    os.replace(chroma, kept)
+    return (f"moved the damaged Chroma store {chroma} to {kept} (kept: delete it once you no "
+            "longer need it) and rebuilt the store from hybrid.db")
+
+
+@dataclass
+class Salvage:
+    collection: str | None = None
+    copied: dict[str, int] = field(default_factory=dict)
+    unreadable: dict[str, str] = field(default_factory=dict)
+    """table -> why (some or all of its rows could not be read)."""
+
+
+def rebuild_damaged_index(config: ContextConfig) -> list[str]:
+    """Move the damaged hybrid.db aside and rebuild it from the sources; returns the action
+    lines, which say exactly what was kept, what was recovered and what was rebuilt."""
+    from chinvex.ingest.pipeline import IngestOptions, run_ingest_locked
+
+    path = Path(config.index.sqlite_path)
+    kept = aside_path(path, _stamp())
+    moved: list[str] = []
+    for suffix in ("", "-wal", "-shm"):
+        source = Path(f"{path}{suffix}")
+        if source.exists():
+            os.replace(source, f"{kept}{suffix}")
+            moved.append(f"{kept}{suffix}")
+    actions = [f"moved the damaged index {path} to {kept} (kept"
+               + (", with its -wal file" if f"{kept}-wal" in moved else "")
+               + "; nothing was deleted)"]
+    salvage = Salvage()
+    conn = db.connect(path, create=True)
+    try:
+        salvage = _salvage_into(kept, conn)
+    finally:
+        conn.close()
+    summary = run_ingest_locked(config, IngestOptions())
+    docs = summary.documents.get("written", 0)
+    chunks = summary.chunks.get("written", 0)
+    actions.append(f"rebuilt {path} from the sources in context.json: {summary.sources.indexed} "
+                   f"sources, {docs} documents, {chunks} chunks "
+                   f"({summary.chunks.get('embedded', 0)} embedded, "
+                   f"{summary.chunks.get('reused', 0)} vectors reused)")
+    if not salvage.collection and not config.index.chroma_url:
+        dropped = _drop_other_collections(config)
+        if dropped:
+            actions.append(f"deleted {dropped} vector collections the damaged index had used (its "
+                           "collection name could not be read; the rebuilt index has its own)")
+    if summary.errors:
+        actions.append(f"{len(summary.errors)} sources could not be read while rebuilding "
+                       f"(first: {summary.errors[0].message}); run 'chinvex ingest' once they "
+                       "are readable")
+    recovered = {t: n for t, n in salvage.copied.items() if n}
+    indexed = _index_recovered_items(config) if salvage.copied.get("knowledge_items") else 0
+    if recovered:
+        actions.append("recovered from the damaged file: " + ", ".join(
+            f"{n} {t.replace('_', ' ')} rows" for t, n in sorted(recovered.items()))
+            + (f" ({indexed} knowledge items indexed again)" if indexed else ""))
+    for table, why in sorted(salvage.unreadable.items()):
+        actions.append(f"not recovered: table {table} could not be read (in full) from the "
+                       f"damaged file ({why}); whatever it held remains in {kept}")
+    return actions
+
+
+def _salvage_into(damaged: Path, conn: sqlite3.Connection) -> Salvage:
+    """Copy what can still be read of the tables no source can rebuild (and the collection
+    name) from the damaged file into the new index. Row by row: a table whose later pages are
+    unreadable gives up its earlier rows."""
+    found = Salvage()
+    try:
+        old = sqlite3.connect(f"{damaged.absolute().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        found.unreadable = {t: str(exc) for t in SALVAGED_TABLES}
+        return found
+    try:
+        try:
+            row = old.execute("SELECT value FROM meta WHERE key='chroma_collection'").fetchone()
+            found.collection = str(row[0]) if row else None
+        except sqlite3.Error:
+            found.collection = None
+        if found.collection:
+            db.set_meta(conn, "chroma_collection", found.collection)
+        for table in SALVAGED_TABLES:
+            columns = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+            copied = 0
+            try:
+                cursor = old.execute(f"SELECT {', '.join(columns)} FROM {table}")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    for values in cursor:
+                        values = list(values)
+                        if table == "knowledge_items":  # indexed again below
+                            values[columns.index("indexed_at")] = None
+                        conn.execute(f"INSERT OR IGNORE INTO {table}({', '.join(columns)}) "
+                                     f"VALUES({', '.join('?' * len(columns))})", values)
+                        copied += 1
+                finally:
+                    conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                found.unreadable[table] = str(exc)
+            found.copied[table] = copied
+    finally:
+        old.close()
+    return found
+
+
+def _drop_other_collections(config: ContextConfig) -> int:
+    """An embedded store belongs to one context: collections other than the one the rebuilt
+    hybrid.db names are the damaged index's, and would only take space."""
+    from chinvex.storage.vectors import VectorStore
+
+    conn = db.connect(Path(config.index.sqlite_path))
+    try:
+        store = VectorStore.open(config, conn, create=False)
+        if store is None:
+            return 0
+        try:
+            return store.drop_other_collections()
+        finally:
+            store.close()
+    finally:
+        conn.close()
+
+
+def _index_recovered_items(config: ContextConfig) -> int:
+    """Index the recovered knowledge items as the MCP server does (`recall_add`)."""
+    from chinvex.embedding.factory import make_embedder
+    from chinvex.mcp import recall as R
+    from chinvex.storage.vectors import VectorStore
+
+    conn = db.connect(Path(config.index.sqlite_path))
+    try:
+        items = R.pending_items(conn, limit=1_000_000)
+        if not items:
+            return 0
+        prepared, vectors = R.prepare_items(items, make_embedder(config.embedding))
+        store = VectorStore.open(config, conn, create=True)
+        assert store is not None
+        try:
+            R.write_prepared(conn, store, prepared, vectors)
+        finally:
+            store.close()
+        R.mark_indexed(conn, [item.item_id for item in items])
+        return len(items)
+    finally:
+        conn.close()
