@@ -375,6 +375,7 @@ def test_a_vector_missing_from_the_store_does_not_fail_a_filtered_search(deep, t
     import sqlite3
 
     from chinvex.registry import Registry
+    from chinvex.retrieval import coverage as C
     from chinvex.retrieval import filters
     from chinvex.storage.vectors import VectorStore
 
@@ -396,7 +397,13 @@ def test_a_vector_missing_from_the_store_does_not_fail_a_filtered_search(deep, t
         store.close()
     monkeypatch.setattr(filters, "EXACT_LIMIT", exact_limit)
     response = _deep_search({"home": home}, monkeypatch, k=10, mode="vector", path_glob="special/*")
-    assert response.stats.mode == "vector" and response.stats.warnings == []
+    # Still a vector search; the chunk without a vector is reported in the coverage figure.
+    chunks = sqlite3.connect(home / "indexes/Deep/hybrid.db").execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    assert response.stats.mode == "vector"
+    assert response.stats.warnings == [
+        f"Deep: vector coverage {C.percent((chunks - 1) / chunks)} ({chunks - 1} of {chunks} chunks have a "
+        "usable vector): this search is not fully hybrid, the other chunk is found by its words only "
+        "(run 'chinvex ingest --context Deep' to embed it)"]
     assert {r.chunk_id for r in response.results} == {cid for cid, _ in rows} - {gone}
 
 
@@ -422,7 +429,10 @@ def test_date_bound():
     assert date_bound("2026-01-05T10:00:00+02:00", end_of_day=True) == "2026-01-05T08:00:00.000Z"
     assert date_bound("2024-02-29", end_of_day=True) == "2024-02-29T23:59:59.999Z"
     assert date_bound("2026-12-31", end_of_day=True) == "2026-12-31T23:59:59.999Z"
-    for bad in ("2026-13-01", "yesterday", ""):
+    assert date_bound("2026-01-05T10:00", end_of_day=False) == "2026-01-05T10:00:00.000Z"  # no offset: UTC
+    assert date_bound("20260105", end_of_day=False) == "2026-01-05T00:00:00.000Z"
+    # Numbers are not Unix times here (`--until -1` once meant 1969 and found nothing).
+    for bad in ("2026-13-01", "yesterday", "", "-1", "1700000000", "2026", "2026-01-05T25:00"):
         with pytest.raises(ValueError):
             date_bound(bad, end_of_day=True)
 

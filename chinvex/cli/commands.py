@@ -104,12 +104,12 @@ def _date_bound(value: str | None, flag: str) -> str | None:
     if value is None:
         return None
     from chinvex.errors import UsageError
-    from chinvex.retrieval.filters import date_bound
+    from chinvex.retrieval.filters import DATE_FORMS, date_bound
 
     try:
         return date_bound(value, end_of_day=flag == "--until")
     except ValueError:
-        raise UsageError(f"{flag} {value!r}: not a date (use ISO 8601, e.g. 2026-01-31)") from None
+        raise UsageError(f"{flag} {value!r}: not a date; use {DATE_FORMS}") from None
 
 
 @app.command("search")
@@ -128,7 +128,7 @@ def search(
 ) -> None:
     """Hybrid (full-text + vector) search, ranked with source weights."""
     from chinvex.errors import UsageError
-    from chinvex.retrieval.search import SearchRequest, Searcher, prefetch_vector_store
+    from chinvex.retrieval.search import InvalidFilterError, SearchRequest, Searcher, prefetch_vector_store
 
     if not query.strip():
         raise UsageError("QUERY is empty.")
@@ -142,11 +142,18 @@ def search(
     request = SearchRequest(query=query, k=k, source_types=_split_types(source_types), path_glob=path,
                             since=_date_bound(since, "--since"), until=_date_bound(until, "--until"),
                             explain=explain, mode=mode)  # type: ignore[arg-type]
-    response = Searcher().search(configs, request)
+    try:
+        response = Searcher().search(configs, request)
+    except InvalidFilterError as exc:
+        raise UsageError(f"--source-types: {exc.message}") from None
     if json_out:
         emit(response, json_mode=True)
         return
+    from chinvex.cli.output import warn
+
     emit({}, json_mode=False, human=_format_search(response))
+    for warning in response.stats.warnings:  # on stderr: stdout holds the results only
+        warn(warning, json_mode=False)
 
 
 def _format_search(response) -> str:
@@ -178,11 +185,19 @@ def _format_search(response) -> str:
                 f" · {e['why']}"))
     if not response.results:
         lines.append("No results.")
-    for warning in response.stats.warnings:
-        lines.append(f"[yellow]warning:[/yellow] {escape(warning)}")
-    lines.append(f"[dim]{response.stats.mode}, {response.stats.candidates} candidates, "
+    lines.append(f"[dim]{escape(_mode_label(response.stats))}, {response.stats.candidates} candidates, "
                  f"{fmt.duration_ms(response.stats.took_ms)}[/dim]")
     return "\n".join(lines)
+
+
+def _mode_label(stats) -> str:
+    """"hybrid" only when every searched chunk had a vector, else e.g. "hybrid (vectors for
+    23 % of chunks)" (chinvex.retrieval.coverage)."""
+    from chinvex.retrieval.coverage import VectorCoverage, mode_label
+
+    figure = stats.vector_coverage
+    coverage = None if figure is None else VectorCoverage(figure.chunks, figure.with_vector)
+    return mode_label(stats.mode, coverage)
 
 
 chunk_app = typer.Typer(help="Inspect indexed chunks.", no_args_is_help=True, rich_markup_mode=None)

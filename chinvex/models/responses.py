@@ -51,12 +51,23 @@ class SearchResult(_Strict):
     explain: dict[str, Any] | None = None
 
 
+class VectorCoverageStats(_Strict):
+    """How many of the searched contexts' chunks the search could score by vector."""
+
+    chunks: int
+    with_vector: int
+    ratio: float = Field(description="with_vector / chunks, 4 decimals; 1.0 for an empty index.")
+
+
 class SearchStats(_Strict):
     took_ms: float
     candidates: int
     fts_candidates: int = 0
     vector_candidates: int = 0
     mode: Literal["hybrid", "fts", "vector", "none"] = "hybrid"
+    vector_coverage: VectorCoverageStats | None = Field(
+        None, description="Set when the search asked for vectors (modes hybrid and vector); under "
+        "1.0 a warning names each context and its figure.")
     warnings: list[str] = Field(default_factory=list)
 
 

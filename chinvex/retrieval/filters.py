@@ -203,13 +203,19 @@ def next_fetch(requested: int, returned: int, allowed_found: int, wanted: int, *
     return grown
 
 
+DATE_FORMS = "an ISO 8601 date or time, e.g. 2026-01-31, 2026-01-31T14:30 or 2026-01-31T14:30:00Z"
+"""What a `--since`/`--until` value may be, as usage errors say it."""
+
+
 def date_bound(value: str, *, end_of_day: bool) -> str:
     """A `--since`/`--until` value as the ISO 8601 UTC string filters compare with.
 
     A date without a time means the whole day (UTC): `--since` starts at its first millisecond,
     `--until` ends at its last (stored stamps have millisecond precision), so `--until
-    2026-01-05` keeps what was updated that afternoon. A full timestamp is kept exact.
-    Raises ValueError for anything that is not a date."""
+    2026-01-05` keeps what was updated that afternoon. A full timestamp is kept exact; one
+    without an offset is UTC. Only ISO 8601 is accepted: the lenient parser adapters use for
+    exports also reads numbers as Unix times, which made `--until -1` mean 1969 and silently
+    filter everything out. Raises ValueError for anything else."""
     text = value.strip()
     try:
         day = date.fromisoformat(text)
@@ -219,7 +225,24 @@ def date_bound(value: str, *, end_of_day: bool) -> str:
         start = datetime.combine(day, time(0, 0), tzinfo=timezone.utc)
         stamp = start + timedelta(days=1) - timedelta(milliseconds=1) if end_of_day else start
         return iso_z(stamp)  # type: ignore[return-value]
-    parsed = to_utc(text)
-    if parsed is None:
+    if not re.match(r"^\d{4}-?\d{2}-?\d{2}[Tt ]\d", text):
         raise ValueError(f"not a date: {value!r}")
-    return iso_z(parsed)  # type: ignore[return-value]
+    try:
+        parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "Zz" else text)
+    except ValueError:
+        raise ValueError(f"not a date: {value!r}") from None
+    return iso_z(to_utc(parsed))  # type: ignore[return-value]
+
+
+def unknown_source_types(types: Any, known: Any) -> list[str]:
+    """Those of `types` not in `known`, each once, in the order given."""
+    known = set(known)
+    return [t for t in dict.fromkeys(types or ()) if t not in known]
+
+
+def unknown_source_types_message(unknown: list[str], builtin: Any, indexed: Any) -> str:
+    """One line naming the unknown types and listing the valid ones: chinvex's own, then any
+    other type found in the searched indexes (third-party adapters)."""
+    valid = list(builtin) + sorted(set(indexed) - set(builtin))
+    names = ", ".join(repr(t) for t in unknown)
+    return f"unknown source type {names} (valid: {', '.join(valid)})"

@@ -14,6 +14,16 @@ Path and date filters are applied inside both legs, not after them (chinvex/retr
 the documents they allow are read once per context search, the FTS leg restricts its matches to
 them in SQL and the vector leg searches only their chunks, so a match ranked below the legs'
 depth is still found. Result rows are checked against the same rules once more at the end.
+
+The same query on an unchanged index gives the same bytes in every process: Chroma's approximate
+index (saved after every write, so that every process searches the same graph: SYNC_THRESHOLD
+in chinvex/storage/vectors.py) only chooses the vector neighbours, every cosine is computed from
+the stored vectors by chinvex/retrieval/exact.py, and every ordering ends in an exact tie-break
+(BM25 ties by rowid, cosine ties and fusion ties by chunk id).
+
+A search that asks for vectors also reports how many of the searched chunks have one
+(chinvex/retrieval/coverage.py), and warns when not all do: it never calls itself hybrid for
+chunks that only full-text search can find.
 """
 
 from __future__ import annotations
@@ -33,9 +43,12 @@ from typing import Any, Literal
 
 import orjson
 
-from chinvex.errors import ChinvexError, StorageError
+from chinvex.errors import ChinvexError, StorageError, UsageError
 from chinvex.models import ContextConfig, Freshness, Range, Scores, SearchResponse, SearchResult, SearchStats
+from chinvex.retrieval import coverage as C
+from chinvex.retrieval import exact
 from chinvex.retrieval import filters as F
+from chinvex.retrieval.coverage import VectorCoverage
 from chinvex.retrieval.filters import SearchFilter
 from chinvex.retrieval.fusion import Candidate, fuse
 from chinvex.retrieval.lexical import or_expression, phrase, query_terms, rare_terms
@@ -58,6 +71,11 @@ Mode = Literal["hybrid", "fts", "vector"]
 
 class RetrievalError(ChinvexError):
     code = "RETRIEVAL_ERROR"
+
+
+class InvalidFilterError(UsageError):
+    """A filter value no searched context can match (an unknown source type): a usage error
+    listing the valid values, not an empty answer."""
 
 
 @dataclass
@@ -104,6 +122,8 @@ class _ContextHandle:
     store_checked_at: float = 0.0
     vocabulary: Any = None
     """A per-connection cache the answer layer keeps its document frequencies in."""
+    counted_coverage: tuple[Any, VectorCoverage] | None = None
+    """The last counted coverage and the index state it was counted in (see _coverage)."""
 
     def close(self) -> None:
         store, self.store, self.store_checked = self.store, None, False
@@ -254,23 +274,26 @@ class Searcher:
     def search(self, configs: Sequence[ContextConfig], req: SearchRequest) -> SearchResponse:
         started = time.perf_counter()
         if not 1 <= req.k <= MAX_K:
-            from chinvex.errors import UsageError
-
             raise UsageError(f"--k must be between 1 and {MAX_K} (got {req.k})")
+        if req.source_types:
+            self._check_source_types(configs, req.source_types)
         warnings: list[str] = []
         hits: list[_Hit] = []
         meta: dict[tuple[str, str], dict[str, Any]] = {}
         modes: set[str] = set()
         weights: dict[str, dict[str, float]] = {}
         query_vectors: dict[str, Any] = {}
+        coverages: list[VectorCoverage] = []
         search_filter = req.filter
         for config in configs:
             h = self.handle(config)
             weights[config.name] = config.effective_weights()
             with h.lock, _read_snapshot(h.conn):
-                ctx_hits, ctx_modes = self._search_context(h, req, warnings, query_vectors)
+                ctx_hits, ctx_modes, ctx_coverage = self._search_context(h, req, warnings, query_vectors)
                 rows = _rows(h.conn, [hit.chunk_id for hit in ctx_hits],
                              with_rel_path=bool(search_filter.path_glob))
+            if ctx_coverage is not None:
+                coverages.append(ctx_coverage)
             for hit in ctx_hits:
                 row = rows.get(hit.chunk_id)
                 # No row: a vector whose chunk is not committed in this SQLite state (an ingest
@@ -318,18 +341,42 @@ class Searcher:
             mode = "none"
         else:
             mode = "hybrid" if "hybrid" in modes else sorted(modes)[0]
+        covered = C.total(coverages)
         stats = SearchStats(
             took_ms=round((time.perf_counter() - started) * 1000, 2), candidates=len(candidates),
             fts_candidates=sum(1 for h in hits if h.fts is not None),
             vector_candidates=sum(1 for h in hits if h.vector is not None),
             mode=mode,  # type: ignore[arg-type]
             warnings=list(dict.fromkeys(warnings)),
+            vector_coverage=covered.as_json() if covered is not None else None,
         )
         return SearchResponse(query=req.query, contexts=[c.name for c in configs], k=req.k,
                               results=results, stats=stats)
 
+    def _check_source_types(self, configs: Sequence[ContextConfig], types: Sequence[str]) -> None:
+        """Refuse a source type that neither chinvex nor any searched index knows (a typo would
+        otherwise filter everything out and answer "No results"). Types of third-party adapters
+        are valid once their documents are in an index. Built-in types cost nothing; others one
+        indexed DISTINCT per context."""
+        from chinvex.models.documents import SOURCE_TYPES
+
+        if not F.unknown_source_types(types, SOURCE_TYPES):
+            return
+        indexed: set[str] = set()
+        for config in configs:
+            h = self.handle(config)
+            with h.lock:
+                try:
+                    indexed.update(row[0] for row in h.conn.execute(
+                        "SELECT DISTINCT source_type FROM documents"))
+                except sqlite3.Error as exc:
+                    raise RetrievalError(f"{config.name}: reading source types failed: {exc}") from None
+        unknown = F.unknown_source_types(types, [*SOURCE_TYPES, *indexed])
+        if unknown:
+            raise InvalidFilterError(F.unknown_source_types_message(unknown, SOURCE_TYPES, indexed))
+
     def _search_context(self, h: _ContextHandle, req: SearchRequest, warnings: list[str],
-                        query_vectors: dict[str, Any]) -> tuple[list[_Hit], set[str]]:
+                        query_vectors: dict[str, Any]) -> tuple[list[_Hit], set[str], VectorCoverage | None]:
         config = h.config
         retrieval = config.retrieval
         fts_depth = req.fts_depth or (retrieval.fts_depth if retrieval and retrieval.fts_depth else DEFAULT_FTS_DEPTH)
@@ -344,12 +391,26 @@ class Searcher:
 
         lexical: _Lexical | None = None
         lexical_hits: list[tuple[str, float]] = []
+        cosines: dict[str, float] = {}
+        vec: list[tuple[str, float]] | None = None
         if req.mode in ("hybrid", "vector"):
             self._embed_ahead(h, req, query_vectors)
         if req.mode in ("hybrid", "fts"):
             lexical, lexical_hits = _fts_leg(h.conn, req, fts_depth, allowed)
         if req.mode in ("hybrid", "vector"):
             vec = self._vector_leg(h, req, warnings, query_vectors, vec_depth, allowed)
+            if vec is not None:
+                # Lexical-only candidates get their true cosine too (score completion), from the
+                # same fetch of stored vectors.
+                complete = req.complete_scores and lexical is not None
+                try:
+                    vec, cosines = self._exact_cosines(
+                        h, vec, [cid for cid, _ in lexical_hits] if complete else [], query_vectors)
+                except StorageError as exc:
+                    # The vectors cannot be read consistently: answer from FTS alone rather than
+                    # mixing exact and approximate scores.
+                    warnings.append(f"{config.name}: vector search failed ({exc.message}); results are FTS only")
+                    vec, cosines = None, {}
             if vec is not None:
                 legs.add("vector")
                 for rank, (cid, sim) in enumerate(vec, start=1):
@@ -361,21 +422,54 @@ class Searcher:
             for cid, score in lexical_hits:
                 hit = hits.setdefault(cid, _Hit(config.name, cid))
                 hit.fts = score
+                if hit.vector is None and cid in cosines:
+                    hit.vector = cosines[cid]
         for hit in hits.values():
             hit.lexical = lexical
         if req.complete_scores and legs == {"fts", "vector"} and lexical is not None:
-            try:
-                self._complete(h, lexical, hits, query_vectors)
-            except StorageError as exc:
-                # The vectors cannot be read consistently: answer from FTS alone rather than
-                # mixing complete and incomplete scores.
-                warnings.append(f"{config.name}: vector search failed ({exc.message}); results are FTS only")
-                legs.discard("vector")
-                hits = {cid: hit for cid, hit in hits.items() if hit.fts is not None}
-                for hit in hits.values():
-                    hit.vector = hit.vector_rank = None
+            # Vector-only candidates that do match the query's terms (just below the FTS cut).
+            missing_fts = [cid for cid, hit in hits.items() if hit.fts is None]
+            for cid, score in _fts_scores_for(h.conn, lexical, missing_fts):
+                hits[cid].fts = score
         mode = "hybrid" if legs == {"fts", "vector"} else ("fts" if "fts" in legs else "vector")
-        return list(hits.values()), {mode}
+        coverage = self._coverage(h, vector_leg_ran=vec is not None) if req.mode != "fts" else None
+        if coverage is not None:
+            text = C.warning(config.name, coverage, vector_leg_ran=vec is not None)
+            if text is not None:
+                warnings.append(text)
+        return list(hits.values()), {mode}, coverage
+
+    def _coverage(self, h: _ContextHandle, *, vector_leg_ran: bool) -> VectorCoverage:
+        """This context's vector coverage for the search (chinvex.retrieval.coverage). Read in
+        the search's snapshot; a count, when needed, is cached until the index or the store
+        changes (`PRAGMA data_version` moves when another connection commits; the store's write
+        token with every write to it)."""
+        from chinvex.locking import lock_path
+        from chinvex.storage.coverage import current_coverage, gate_token
+
+        try:
+            recorded = current_coverage(h.config, h.conn)
+        except (sqlite3.Error, OSError):
+            recorded = None
+        # The holder note exists while a writer holds the context's lock (locking.context_lock).
+        writing = lock_path(h.config).with_suffix(".holder").exists()
+        token = gate_token(h.config)
+        found = C.from_record(recorded, vector_leg_ran=vector_leg_ran, token_now=token, writer_active=writing)
+        if found is not None:
+            return found
+        state = (h.conn.execute("PRAGMA data_version").fetchone()[0], id(h.store), token, vector_leg_ran)
+        if h.counted_coverage is not None and h.counted_coverage[0] == state:
+            return h.counted_coverage[1]
+        chunks = int(h.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+        vectors: int | None = None
+        if vector_leg_ran and h.store is not None:
+            try:
+                vectors = h.store.count()
+            except ChinvexError:
+                vectors = None
+        found = C.counted(chunks, vectors, vector_leg_ran=vector_leg_ran)
+        h.counted_coverage = (state, found)
+        return found
 
     def _embed_ahead(self, h: _ContextHandle, req: SearchRequest, query_vectors: dict[str, Any]) -> None:
         """Embed the query on a worker thread while the lexical leg runs. ONNX Runtime and SQLite
@@ -408,28 +502,21 @@ class Searcher:
             return
         query_vectors[embedder.name] = _embed_pool().submit(embedder.embed_query, req.query)
 
-    def _complete(self, h: _ContextHandle, lexical: _Lexical, hits: dict[str, _Hit],
-                  query_vectors: dict[str, Any]) -> None:
-        """Give each candidate both signals: BM25 for vector-only hits that do match the query's
-        terms (just below the FTS cut), cosine for lexical-only hits (from their stored vector)."""
-        missing_fts = [cid for cid, hit in hits.items() if hit.fts is None]
-        if missing_fts:
-            for cid, score in _fts_scores_for(h.conn, lexical, missing_fts):
-                hits[cid].fts = score
-        missing_vec = [cid for cid, hit in hits.items() if hit.vector is None]
-        store = h.store
+    def _exact_cosines(self, h: _ContextHandle, neighbours: list[tuple[str, float]], extra: list[str],
+                       query_vectors: dict[str, Any]) -> tuple[list[tuple[str, float]], dict[str, float]]:
+        """The vector leg's neighbours re-scored from their stored vectors (chinvex.retrieval.exact),
+        best first, and the cosines of `extra` candidates (the lexical leg's) from the same
+        fetch. The approximate index only chooses the neighbours; every cosine in a result then
+        comes from one formula whichever leg found it, identical in every process. A neighbour
+        whose vector is gone by now keeps the store's score."""
         embedder_name = db.get_meta(h.conn, "embedder")
         query = _resolved(query_vectors.get(embedder_name or ""))
-        if missing_vec and store is not None and query is not None:
-            import numpy as np
-
-            stored = store.embeddings(missing_vec)
-            if stored:
-                ids = list(stored)
-                matrix = np.asarray([stored[i] for i in ids], dtype=np.float32)
-                sims = matrix @ np.asarray(query, dtype=np.float32)
-                for cid, sim in zip(ids, sims.tolist()):
-                    hits[cid].vector = float(sim)
+        store = h.store
+        if query is None or store is None:
+            return exact.ranked(dict(neighbours)), {}
+        ids = list(dict.fromkeys([cid for cid, _ in neighbours] + list(extra)))
+        scores = exact.scored(query, store.embeddings(ids))
+        return exact.ranked({cid: scores.get(cid, sim) for cid, sim in neighbours}), scores
 
     def _vector_leg(self, h: _ContextHandle, req: SearchRequest, warnings: list[str],
                     query_vectors: dict[str, Any], depth: int,
@@ -566,16 +653,7 @@ def _filtered_neighbours(conn: sqlite3.Connection, store: Any, vector: Any, dept
     if plan == "none":
         return []
     if plan == "exact":
-        import numpy as np
-
-        stored = store.embeddings(allowed.chunk_ids)
-        if not stored:
-            return []
-        ids = sorted(stored)
-        sims = (np.asarray([stored[i] for i in ids], dtype=np.float32)
-                @ np.asarray(vector, dtype=np.float32)).tolist()
-        ranked = sorted(zip(ids, sims), key=lambda item: (-item[1], item[0]))[:depth]
-        return [(cid, float(sim)) for cid, sim in ranked]
+        return exact.ranked(exact.scored(vector, store.embeddings(allowed.chunk_ids)), depth)
     if plan == "restricted":
         return _restricted_query(store, vector, depth, allowed.chunk_ids)
     requested = depth * 2
@@ -616,8 +694,10 @@ def _fts_leg(conn: sqlite3.Connection, req: SearchRequest, depth: int,
     # depth, then exact BM25 (see _Lexical.candidate_expression) decides.
     pool = _ranked(conn, req, lexical.candidate_expression or "", 2 * depth if lexical.common else depth,
                    allowed)
-    exact = _without_doubled_rare(conn, lexical, dict(pool))
-    ranked = sorted(exact.items(), key=lambda item: -item[1])[:depth]
+    scores = _without_doubled_rare(conn, lexical, dict(pool))
+    # Equal BM25 scores (a text indexed twice) are ordered by rowid, here and in the SQL that
+    # chose the pool, so the depth cut never depends on the order rows came in.
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:depth]
     names = _chunk_ids_of(conn, [rowid for rowid, _ in ranked])
     return lexical, [(names[rowid], score) for rowid, score in ranked if rowid in names]
 
@@ -640,9 +720,9 @@ def _ranked(conn: sqlite3.Connection, req: SearchRequest, expression: str, limit
     if allowed is None and not req.source_types:
         # Rank inside FTS5 alone: joining `chunks` before the LIMIT would look up every
         # matching row (twice the cost of ranking them).
-        sql = "SELECT rowid, bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ?"
+        sql = "SELECT rowid AS rid, bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ?"
     else:
-        sql = ("SELECT chunks_fts.rowid, bm25(chunks_fts) AS score FROM chunks_fts "
+        sql = ("SELECT chunks_fts.rowid AS rid, bm25(chunks_fts) AS score FROM chunks_fts "
                "JOIN chunks c ON c.rowid = chunks_fts.rowid ")
         where = "WHERE chunks_fts MATCH ?"
         if allowed is not None:
@@ -663,7 +743,7 @@ def _ranked(conn: sqlite3.Connection, req: SearchRequest, expression: str, limit
         sql += where
     params.append(limit)
     try:
-        rows = conn.execute(sql + " ORDER BY score LIMIT ?", params).fetchall()
+        rows = conn.execute(sql + " ORDER BY score, rid LIMIT ?", params).fetchall()
     except sqlite3.OperationalError as exc:
         raise RetrievalError(f"full-text search failed: {exc}") from None
     return [(rowid, -float(score)) for rowid, score in rows]
