@@ -25,6 +25,7 @@ MIN_CLAUSE_WORDS = 3
 SUMMARY_WORDS = 15
 """A docstring sentence shorter than this is a summary line; the answer adds the next one."""
 MAX_STATEMENT_WORDS = 48
+MAX_CODE_WORDS = 30
 _BOUNDARY = re.compile(
     r"\s*(?:[;:—–]|,(?!\d)|\s-\s|\.\.\.|…)\s*|\s+(?=(?:and|but|so|because|which|while|though|although|"
     r"whereas|cause)\s)",
@@ -143,11 +144,12 @@ def code_statement(code: str, terms: frozenset[str], stemmer: Stemmer, weights: 
         body = " ".join(" ".join(comments).split())
     if not body:  # no docstring or comment: what its longer string literals (help texts, messages) say
         literals = [m.group(1) for m in re.finditer(r'"([^"\n]{12,})"', code)
-                    if not m.group(1).rstrip().endswith("?") and PROSE_LITERAL.match(m.group(1))]
+                    if not m.group(1).rstrip().endswith("?") and PROSE_LITERAL.match(m.group(1))
+                    and len(m.group(1).split()) >= 3]
         body = " ".join(" ".join(f"{s.strip().rstrip('.')}." for s in literals).split())
-    if not body:
-        line = next((line.strip() for line in code.splitlines() if line.strip()), "")
-        return f"`{_cap(line)}`" if line else ""
+    if not body:  # nothing said in words: the code itself, on one line
+        flat = " ".join(code.split())
+        return f"`{_cap(flat, MAX_CODE_WORDS)}`" if flat else ""
     sentences = [s for s in _DOC_SENTENCE.split(body) if s.strip()]
     stems = stemmer.stem_sets([index_text(s) for s in sentences])
     best = max(range(len(sentences)), key=lambda i: (weights.weight(terms & stems[i]), -i))

@@ -7,13 +7,16 @@ checks, a golden file holding the question itself), so they retrieve well and an
 Their evidence keeps its place in the pack but counts for less when the answer is chosen,
 unless the question is about tests.
 
-The role is read from the path alone (folder and file-name conventions of the major
-ecosystems), so it costs nothing and behaves the same in every context.
+The classification is retrieval's (chinvex.retrieval.roles), which weighs roles when it ranks;
+the weights here are how much each role's evidence counts when an answer is chosen.
 """
 
 from __future__ import annotations
 
-import re
+from chinvex.retrieval.roles import role_of
+from chinvex.retrieval.roles import role_weight as _role_weight
+
+__all__ = ["ROLE_WEIGHT", "grounds", "role_of", "role_weight"]
 
 ROLE_WEIGHT = {
     "code": 1.0,
@@ -26,35 +29,6 @@ ROLE_WEIGHT = {
 """How much a file of each role counts when an answer is chosen (the question not being about
 tests). Implementation first; prose docs close behind (they state the design in words); tests,
 benchmarks and sample data well behind, so they only win when nothing else says it."""
-
-_TEST = re.compile(
-    r"(?:^|/)(?:tests?|spec|specs|__tests__|testing)/|(?:^|/)test_[^/]+$|(?:^|/)conftest\.py$|"
-    r"_tests?\.\w+$|\.(?:test|spec)\.\w+$|Tests?\.\w+$",
-)
-_FIXTURE = re.compile(
-    r"(?:^|/)(?:fixtures?|testdata|test_data|__fixtures__|__snapshots__|snapshots|samples?|"
-    r"golden\w*|datasets?|mocks?)/|(?:^|/)(?:bench|benches|benchmarks?|perf|tests?)/(?:[^/]+/)*data/",
-    re.IGNORECASE,
-)
-_BENCH = re.compile(r"(?:^|/)(?:bench|benches|benchmarks?|perf)/", re.IGNORECASE)
-_DOCS = re.compile(r"\.(?:md|markdown|rst|txt|adoc|org)$|(?:^|/)docs?/", re.IGNORECASE)
-_CONFIG = re.compile(r"\.(?:toml|ya?ml|ini|cfg|json|lock)$|(?:^|/)(?:Makefile|Dockerfile)$", re.IGNORECASE)
-
-
-def role_of(path: str) -> str:
-    """"test", "fixture", "bench", "docs", "config" or "code", from a path relative to its root."""
-    p = path.replace("\\", "/")
-    if _FIXTURE.search(p):
-        return "fixture"
-    if _TEST.search(p):
-        return "test"
-    if _BENCH.search(p):
-        return "bench"
-    if _DOCS.search(p):
-        return "docs"
-    if _CONFIG.search(p):
-        return "config"
-    return "code"
 
 
 def grounds(path: str | None, source_type: str, about_tests: bool) -> bool:
@@ -70,6 +44,4 @@ def grounds(path: str | None, source_type: str, about_tests: bool) -> bool:
 def role_weight(path: str | None, source_type: str, about_tests: bool) -> float:
     """The weight of a repository file's evidence; 1.0 for other sources and for questions about
     tests (then tests and fixtures are the thing asked about)."""
-    if source_type != "repo" or not path or about_tests:
-        return 1.0
-    return ROLE_WEIGHT[role_of(path)]
+    return _role_weight(path, source_type, about_tests, ROLE_WEIGHT)

@@ -85,7 +85,8 @@ _CODE_PROSE = re.compile(
 PROSE_LITERAL = re.compile(r"^(?!.*\b(?:SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|CREATE|VALUES)\b)[^{}()=<>\[\]]*$")
 _NOT_ALNUM = re.compile(r"[\W_]+")
 _DEFINED = re.compile(r"^\s*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
-                      r"(?:def|class|fn|func|function|struct|interface|type|enum|trait|impl)\s+(\w+)", re.M)
+                      r"(?:(?:def|class|fn|func|function|struct|interface|type|enum|trait|impl)\s+(\w+)|"
+                      r"(?:const\s+|let\s+|var\s+)?([A-Z][A-Z0-9_]+)\s*(?::[^=\n]+)?=(?!=))", re.M)
 _NOT_NAMES = frozenset(
     """what when where who whom whose why how which is are was were do does did has have had can could
     would will should shall may might must am i the a an in on at of for to and or but if not no yes
@@ -197,13 +198,15 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
     # What a unit states in words: for code, its comments, docstrings and (outside tests and
     # sample data, whose literals are inputs) string literals; for prose, its text without code
     # spans and identifiers.
+    naming = _names_of(terms, stemmer)
     said_stems = stemmer.stem_sets([
-        _words_only(_code_prose(u.text, literals=role in ("code", "docs", "config")) if u.kind == "code" else u.analysed)
+        _words_only(_code_prose(u.text, literals=role in ("code", "docs", "config")) if u.kind == "code" else u.analysed,
+                    keep=naming)
         for u, role in zip(units, roles)])
     # The name a definition gives states what it is ("def chunk_id" defines chunk ids), except in
     # tests, fixtures and benchmarks, whose names describe behaviour checked elsewhere.
     defined = stemmer.stem_sets([
-        index_text(" ".join(_DEFINED.findall(u.text)))
+        index_text(" ".join(name for match in _DEFINED.findall(u.text) for name in match if name))
         if u.kind == "code" and role in ("code", "docs", "config") else ""
         for u, role in zip(units, roles)])
     # What the turn before a reply asked: its questions, or all of it when it is a chat request
@@ -331,11 +334,31 @@ def _header(item: Evidence) -> str:
     return " ".join(p for p in parts if p)
 
 
-def _words_only(text: str) -> str:
+def _words_only(text: str, keep: Callable[[str], bool] = lambda name: False) -> str:
     """Prose without its code: `code spans` and identifiers (snake_case, camelCase, dotted) are
-    names, not statements."""
-    text = re.sub(r"`[^`\n]*`", " ", text)
-    return _IDENTIFIER.sub(" ", text)
+    names, not statements, unless the name is the thing asked about (`keep`): "`chunk_id` = …"
+    states how chunk ids are made; `test_meaning_of_life_is_refused` says nothing of life."""
+    def drop(match: re.Match[str]) -> str:
+        return match.group(0) if keep(match.group(0)) else " "
+
+    text = re.sub(r"`[^`\n]*`", drop, text)
+    return _IDENTIFIER.sub(drop, text)
+
+
+def _names_of(terms: frozenset[str], stemmer: Stemmer) -> Callable[[str], bool]:
+    """Is an identifier a name of what the question asks about: at least two thirds of its
+    parts are the question's terms?"""
+    cache: dict[str, bool] = {}
+
+    def naming(name: str) -> bool:
+        if name not in cache:
+            parts = [p for p in re.split(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])", name.strip("`")) if p]
+            stems = [stemmer.stems(p.lower()) for p in parts]
+            hits = sum(1 for s in stems if s & terms)
+            cache[name] = bool(parts) and hits * 3 >= 2 * len(parts)
+        return cache[name]
+
+    return naming
 
 
 def _code_prose(text: str, *, literals: bool = True) -> str:

@@ -57,6 +57,7 @@ _CODE_SIGNATURE = re.compile(
     r"(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s|func\s|(?:export\s+)?(?:interface|type|enum|struct|"
     r"trait|impl)\b|(?:public|private|protected|static)\s)"
 )
+_OPEN_LITERAL = re.compile(r"^\s*(?:export\s+)?(?:const\s+|let\s+|var\s+)?[A-Za-z_]\w*(?:\s*:\s*[^=]+)?\s*=\s*[\[{(]\s*(?:#.*)?$")
 _COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")
 _DOCSTRING_QUOTES = ('"""', "'''")
 _TRIVIAL_CODE = re.compile(r"^[\s{}()\[\];,:.]*$|^\s*(?:pass|return|break|continue|else:|try:|\}\s*else\s*\{)\s*$")
@@ -348,6 +349,14 @@ def _code_units(text: str, chunk: int) -> list[Unit]:
             add(i, doc_end if doc_end is not None else end)
             i = (doc_end if doc_end is not None else end) + 1
             continue
+        opened = _OPEN_LITERAL.match(line)
+        if opened:
+            # a constant spelled over several lines (a dict, a list) is one statement
+            end = _literal_end(lines, i)
+            if end > i:
+                add(i, end)
+                i = end + 1
+                continue
         if stripped.startswith(_DOCSTRING_QUOTES):
             doc_end = _docstring_end(lines, i)
             end = doc_end if doc_end is not None else i
@@ -364,6 +373,22 @@ def _code_units(text: str, chunk: int) -> list[Unit]:
         add(i, i)
         i += 1
     return units
+
+
+def _literal_end(lines: list[str], start: int, limit: int = 40) -> int:
+    """The last line of a bracketed literal opened on line `start` (depth counted outside
+    strings; `start` itself when it does not close within `limit` lines)."""
+    depth = 0
+    for j in range(start, min(len(lines), start + limit)):
+        depth += _bracket_balance(lines[j])
+        if depth <= 0:
+            return j
+    return start
+
+
+def _bracket_balance(line: str) -> int:
+    code = re.sub(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"|#.*$", "", line)
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
 def _docstring_end(lines: list[str], start: int) -> int | None:
