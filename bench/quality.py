@@ -1,10 +1,25 @@
-"""Retrieval quality on the public sets in bench/data (bench/data/README.md): SciFact (train
-claims against 5,183 abstracts) and LoCoMo (conv-26 + conv-30, turn level). Prints nDCG@10 /
-recall@10 / MRR for fts-only, vector-only and hybrid, with the real built-in embedder.
+"""Retrieval quality on the public sets in bench/data (bench/data/README.md) and on this
+repository's own golden questions: fts-only, vector-only and hybrid through `chinvex eval
+--mode`, with the real built-in embedder.
 
-    python bench/quality.py [--set locomo|scifact|both] [--quick] [--data DIR]
+| set (context) | corpus | questions | headline metric, target (issue 17) |
+|---|---|---|---|
+| scifact | 5,183 abstracts as notes | 809 train claims | nDCG@10 >= 0.76 |
+| locomo | LoCoMo conv-26 + conv-30 as notes | 302 (231 answerable), turn level | recall@10 >= 0.88 |
+| cosqa-dev | 6,267 Python functions (repo) | 500 dev web queries | MRR@10 >= 0.55 |
+| swe-qa-requests | psf/requests (repo) | 47, every file the answer names | nDCG@10 >= 0.85 |
+| chinvex | a snapshot of this repository's tracked files (repo) | golden_queries/chinvex.json (40) | nDCG@10 |
 
-Indexes and SciFact's notes are materialised under bench/out/ (git-ignored).
+On every set hybrid must reach the better single leg on the headline metric. The full run adds
+the measurements behind the search defaults: depths, score completion and the lexical budget
+on SciFact and LoCoMo, and on the repository sets the same search without the file-role
+priors (chinvex.retrieval.roles).
+
+    python bench/quality.py [--set NAME ...] [--quick] [--data DIR]
+
+`--quick`: at most QUICK_QUESTIONS questions a set (the first ones), the three legs only.
+Indexes, SciFact's notes and the repository snapshot are materialised under bench/out/quality
+(git-ignored), once; later runs only re-ingest what changed.
 """
 
 from __future__ import annotations
@@ -12,14 +27,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from common import CHINVEX, REPO, Figure, print_figures
-from evalsets import (DATA, add_data_argument, is_current, locomo, mark, require, scifact_corpus,
-                      scifact_golden)
+from evalsets import (DATA, add_data_argument, cosqa_functions, is_current, locomo, mark, require,
+                      scifact_corpus, scifact_golden, swe_qa_requests)
 
 OUT = REPO / "bench" / "out" / "quality"
 MODES = ("fts", "vector", "hybrid")
@@ -49,12 +67,33 @@ def materialise_scifact(target: Path, data: Path = DATA) -> Path:
     return notes
 
 
-def prepare(name: str, roots: list[Path]) -> Path:
+def snapshot_repository(target: Path) -> Path:
+    """This repository's tracked files, copied (once; later runs copy what changed and delete
+    what left), so that edits made while the bench runs and the bench's own output under
+    bench/out do not move the index under it."""
+    files = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z"], capture_output=True, text=True,
+                           check=True).stdout.split("\0")
+    wanted = {rel for rel in files if rel and (REPO / rel).is_file() and not (REPO / rel).is_symlink()}
+    present = ({str(p.relative_to(target)) for p in target.rglob("*") if p.is_file()}
+               if target.exists() else set())
+    for rel in present - wanted:
+        (target / rel).unlink()
+    for rel in sorted(wanted):
+        source, copy = REPO / rel, target / rel
+        if not copy.exists() or copy.read_bytes() != source.read_bytes():
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, copy)
+    return target
+
+
+def prepare(name: str, roots: list[Path], include: str = "--note-root") -> Path:
+    """The context `name` over `roots` (`include` is the `chinvex context create` option that
+    adds them), created once and ingested (incrementally after the first time)."""
     home = OUT / name / "home"
     if not (home / "contexts" / name / "context.json").exists():
         args = ["context", "create", name]
         for root in roots:
-            args += ["--note-root", str(root)]
+            args += [include, str(root)]
         _cli(home, *args)
     started = time.perf_counter()
     summary = _cli(home, "ingest", "--context", name)
@@ -71,23 +110,94 @@ def evaluate(home: Path, name: str, golden: Path, k: int = 10) -> dict[str, dict
     return results
 
 
-def _figures(label: str, results: dict[str, dict], targets: dict[str, float]) -> list[Figure]:
+METRICS = (("nDCG@10", "ndcg"), ("recall@10", "recall"), ("MRR@10", "mrr"))
+QUICK_QUESTIONS = 150
+
+
+@dataclass(frozen=True)
+class EvalSet:
+    """One evaluation set: its context, how its corpus is made, its golden file and the figure
+    the issue judges it by."""
+
+    name: str
+    label: str
+    include: str
+    roots: Callable[[Path], list[Path]]
+    golden: Callable[[Path], Path]
+    metric: str
+    target: float | None
+
+
+def _scifact_roots(data: Path) -> list[Path]:
+    return [materialise_scifact(OUT, data)]
+
+
+SETS: dict[str, EvalSet] = {s.name: s for s in (
+    EvalSet("scifact", "SciFact train", "--note-root", _scifact_roots, scifact_golden, "ndcg", 0.76),
+    EvalSet("locomo", "LoCoMo conv-26+30 turn level", "--note-root",
+            lambda data: [locomo(data) / "conv-26", locomo(data) / "conv-30"],
+            lambda data: locomo(data) / "golden-conv26-conv30.json", "recall", 0.88),
+    EvalSet("cosqa-dev", "CoSQA dev", "--repo", lambda data: [cosqa_functions(data) / "cosqa_functions"],
+            lambda data: require(data / "cosqa-dev" / "golden-dev.json"), "mrr", 0.55),
+    EvalSet("swe-qa-requests", "SWE-QA requests (all named files)", "--repo",
+            lambda data: [swe_qa_requests(data) / "requests"],
+            lambda data: require(data / "swe-qa-requests" / "golden-requests.json"), "ndcg", 0.85),
+    EvalSet("chinvex", "chinvex golden queries (this repository)", "--repo",
+            lambda data: [snapshot_repository(OUT / "chinvex-src")],
+            lambda data: require(REPO / "golden_queries" / "chinvex.json"), "ndcg", None),
+)}
+
+
+def golden_subset(golden: Path, limit: int, target: Path) -> Path:
+    """The first `limit` questions of a golden file, written beside the set's index."""
+    data = json.loads(golden.read_text(encoding="utf-8"))
+    if len(data["queries"]) <= limit:
+        return golden
+    data["queries"] = data["queries"][:limit]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    return target
+
+
+def _figures(label: str, results: dict[str, dict], metric: str = "ndcg", target: float | None = None,
+             note: str = "") -> list[Figure]:
     figures: list[Figure] = []
     for mode in MODES:
         m = results[mode]["metrics"]
-        for metric, key in (("nDCG@10", "ndcg"), ("recall@10", "recall"), ("MRR", "mrr")):
-            target = targets.get(key) if mode == "hybrid" else None
-            figures.append(Figure(f"{label} {mode} {metric}", m[key], "",
-                                  f">= {target}" if target else "",
-                                  (m[key] >= target) if target else None))
-    best_leg = max(results["fts"]["metrics"]["ndcg"], results["vector"]["metrics"]["ndcg"])
-    hybrid = results["hybrid"]["metrics"]["ndcg"]
-    figures.append(Figure(f"{label} hybrid nDCG@10 minus best single leg", hybrid - best_leg, "",
-                          "> 0 (hybrid beats both)", hybrid > best_leg))
+        for title, key in METRICS:
+            aim = target if mode == "hybrid" and key == metric else None
+            figures.append(Figure(f"{label} {mode} {title}", m[key], "", f">= {aim}" if aim else "",
+                                  (m[key] >= aim) if aim else None, note if mode == "hybrid" else ""))
+    best_leg = max(results["fts"]["metrics"][metric], results["vector"]["metrics"][metric])
+    hybrid = results["hybrid"]["metrics"][metric]
+    title = dict((key, title) for title, key in METRICS)[metric]
+    figures.append(Figure(f"{label} hybrid {title} minus best single leg", hybrid - best_leg, "",
+                          ">= 0 (hybrid at least the better leg)", hybrid >= best_leg - 1e-9))
     return figures
 
 
-def settings_figures(home: Path, name: str, golden: Path, label: str) -> list[Figure]:
+def run_set(name: str, data: Path = DATA, quick: bool = False) -> list[Figure]:
+    """The three legs on one set (and, unless quick, the settings behind the defaults)."""
+    spec = SETS[name]
+    home = prepare(spec.name, spec.roots(data), spec.include)
+    golden = spec.golden(data)
+    note = ""
+    if quick:
+        golden = golden_subset(golden, QUICK_QUESTIONS, OUT / spec.name / "golden-quick.json")
+        note = f"quick: first {QUICK_QUESTIONS} questions"
+    figures = _figures(spec.label, evaluate(home, spec.name, golden), spec.metric, spec.target, note)
+    if not quick and name in ("locomo", "scifact"):
+        figures += settings_figures(home, spec.name, golden, spec.label)
+    if not quick and spec.include == "--repo":
+        figures += settings_figures(home, spec.name, golden, spec.label, variants=ROLE_VARIANTS)
+    return figures
+
+
+ROLE_VARIANTS = [("hybrid, no role priors (every file role 1.0)", "hybrid", {"role_priors": False})]
+
+
+def settings_figures(home: Path, name: str, golden: Path, label: str,
+                     variants: list[tuple[str, str, dict]] | None = None) -> list[Figure]:
     """The measurements behind the search defaults, on the same index and questions: each leg's
     candidate depth (default 30), completing both signals for every candidate (default on; off
     is the seed spec's "missing = 0"), and the lexical scoring budget scaled to this index the
@@ -107,13 +217,13 @@ def settings_figures(home: Path, name: str, golden: Path, label: str) -> list[Fi
     searcher = Searcher()
     chunks = searcher.handle(config).conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
     scaled = {"fts_budget": max(1, chunks // 10), "fts_count_cap": max(1, chunks // 100)}
-    variants = [
+    variants = list(variants) if variants else [
         ("hybrid, depth 20", "hybrid", {"fts_depth": 20, "vector_depth": 20}),
         ("hybrid, depth 50", "hybrid", {"fts_depth": 50, "vector_depth": 50}),
         ("hybrid, depth 100", "hybrid", {"fts_depth": 100, "vector_depth": 100}),
         ("hybrid, missing leg = 0 (no score completion)", "hybrid", {"complete_scores": False}),
     ]
-    if chunks >= 5_000:
+    if chunks >= 5_000 and name == "scifact":
         variants += [
             (f"fts, scoring budget {scaled['fts_budget']:,} chunks (10 %)", "fts", scaled),
             (f"hybrid, scoring budget {scaled['fts_budget']:,} chunks (10 %)", "hybrid", scaled),
@@ -130,40 +240,19 @@ def settings_figures(home: Path, name: str, golden: Path, label: str) -> list[Fi
     return figures
 
 
-def run_locomo(data: Path = DATA) -> list[Figure]:
-    base = locomo(data)
-    home = prepare("locomo", [base / "conv-26", base / "conv-30"])
-    golden = base / "golden-conv26-conv30.json"
-    results = evaluate(home, "locomo", golden)
-    label = "LoCoMo conv-26+30 turn level"
-    return _figures(label, results, {"recall": 0.65}) + settings_figures(home, "locomo", golden, label)
-
-
-def run_scifact(data: Path = DATA) -> list[Figure]:
-    golden = scifact_golden(data)
-    notes = materialise_scifact(OUT, data)
-    home = prepare("scifact", [notes])
-    results = evaluate(home, "scifact", golden)
-    return _figures("SciFact train", results, {"ndcg": 0.70}) + settings_figures(home, "scifact", golden,
-                                                                                "SciFact train")
-
-
-def run(quick: bool = False, data: Path = DATA) -> list[Figure]:
-    figures = run_locomo(data)
-    if not quick:
-        figures += run_scifact(data)
+def run(quick: bool = False, data: Path = DATA, sets: list[str] | None = None) -> list[Figure]:
+    figures: list[Figure] = []
+    for name in sets or list(SETS):
+        figures += run_set(name, data, quick)
     return figures
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", choices=["locomo", "scifact", "both"], default="both")
-    parser.add_argument("--quick", action="store_true", help="LoCoMo only (same as --set locomo)")
+    parser.add_argument("--set", action="append", choices=sorted(SETS), dest="sets",
+                        help="only this set (repeatable; default: all)")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"at most {QUICK_QUESTIONS} questions a set, the three legs only")
     add_data_argument(parser)
     args = parser.parse_args()
-    figures: list[Figure] = []
-    if args.set in ("locomo", "both"):
-        figures += run_locomo(args.data)
-    if args.set in ("scifact", "both") and not args.quick:
-        figures += run_scifact(args.data)
-    print_figures(f"Retrieval quality ({args.data})", figures)
+    print_figures(f"Retrieval quality ({args.data})", run(args.quick, args.data, args.sets))

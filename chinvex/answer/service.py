@@ -131,7 +131,8 @@ def prefer_the_thing(results: list[SearchResult], about_tests: bool) -> list[Sea
     def key(item: tuple[int, SearchResult]) -> float:
         result = item[1]
         path = relative_path(str((result.metadata or {}).get("header") or ""), result.source_uri) or result.source_uri
-        return -result.scores.rank * role_weight(path, result.source_type, about_tests)
+        # The search's rank before its own role prior: the answer weighs roles its own way.
+        return -result.scores.blended * result.scores.weight * role_weight(path, result.source_type, about_tests)
 
     return [r for _, r in sorted(enumerate(results), key=lambda item: (key(item), item[0]))]
 

@@ -181,7 +181,9 @@ def _format_search(response) -> str:
             lines.append(escape(
                 f"    fts {fmt.raw(e['fts']['raw_bm25'])} -> {fmt.score(e['fts']['normalized'])} · vector "
                 f"{fmt.raw(e['vector']['raw_cosine'])} -> {fmt.score(e['vector']['normalized'])} · blended "
-                f"{fmt.score(e['blended'])} × weight {fmt.number(e['source_weight'])} = {fmt.score(e['rank'])}"
+                f"{fmt.score(e['blended'])} × weight {fmt.number(e['source_weight'])}"
+                + (f" × {e['role']} {fmt.number(e['role_weight'])}" if e.get("role") and e["role_weight"] != 1 else "")
+                + f" = {fmt.score(e['rank'])}"
                 f" · {e['why']}"))
     if not response.results:
         lines.append("No results.")

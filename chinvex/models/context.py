@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from chinvex.models.documents import DEFAULT_WEIGHTS
 
@@ -130,6 +130,14 @@ class ContextConfig(_Open):
     )
     index: IndexConfig
     weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    role_weights: dict[str, float] = Field(
+        default_factory=dict,
+        description=(
+            "Search weight of each role a repository file plays (code, docs, config, bench, test, "
+            "fixture), merged over the defaults (code 1.0, docs 1.0, config 0.8, test 0.7, bench "
+            "0.5, fixture 0.35). A query about tests weighs every role 1.0."
+        ),
+    )
     embedding: EmbeddingConfig | None = None
     codex_appserver: CodexAppServerConfig | None = None
     redaction: RedactionConfig | None = None
@@ -146,3 +154,21 @@ class ContextConfig(_Open):
 
     def effective_weights(self) -> dict[str, float]:
         return {**DEFAULT_WEIGHTS, **self.weights}
+
+    def effective_role_weights(self) -> dict[str, float]:
+        from chinvex.retrieval.roles import ROLE_WEIGHTS
+
+        return {**ROLE_WEIGHTS, **self.role_weights}
+
+    @field_validator("role_weights")
+    @classmethod
+    def _known_roles(cls, value: dict[str, float]) -> dict[str, float]:
+        from chinvex.retrieval.roles import ROLES
+
+        unknown = sorted(set(value) - set(ROLES))
+        if unknown:
+            raise ValueError(f"unknown role {', '.join(unknown)} (roles: {', '.join(ROLES)})")
+        negative = sorted(k for k, v in value.items() if v < 0)
+        if negative:
+            raise ValueError(f"role weights must be >= 0 ({', '.join(negative)})")
+        return value

@@ -25,6 +25,7 @@ class Scores(_Strict):
     vector_norm: float = 0.0
     blended: float = 0.0
     weight: float = 1.0
+    role_weight: float = Field(1.0, description="Weight of a repository file's role (code, docs, test, ...); 1.0 otherwise.")
     rank: float = 0.0
 
 

@@ -2,9 +2,11 @@
 
 Each candidate's lexical (BM25) and vector (cosine) scores are min-max normalised over the
 query's candidate set, blended 0.6 x lexical + 0.4 x vector, and multiplied by the weight of the
-source type. Normalising first matters: BM25 is unbounded and cosine lives in [-1, 1], so a
-blend of raw scores would let BM25's scale decide and make the weights meaningless. Blended =
-relevance only; the source weight is applied after, as a prior. Pure functions, no I/O.
+source type and, for a repository file, the weight of its role (chinvex.retrieval.roles: the
+implementation and its docs over tests, fixtures and benchmark output). Normalising first
+matters: BM25 is unbounded and cosine lives in [-1, 1], so a blend of raw scores would let
+BM25's scale decide and make the weights meaningless. Blended = relevance only; the weights are
+applied after, as priors. Pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ class Candidate:
     fts: float | None = None
     vector: float | None = None
     weight_table: str = ""  # which context's weights apply
+    role: str | None = None  # a repository file's role (chinvex.retrieval.roles), else None
+    role_weight: float = 1.0
 
 
 @dataclass
@@ -71,11 +75,13 @@ class Fused:
     blended: float
     weight: float
     rank_score: float
+    role_weight: float = 1.0
 
 
 def fuse(candidates: Sequence[Candidate], weights: Mapping[str, Mapping[str, float]]) -> list[Fused]:
     """Blend, weight and order candidates; `weights` maps a candidate's weight_table to its
-    source-type weights (several contexts can be searched at once)."""
+    source-type weights (several contexts can be searched at once). rank = blended x source
+    weight x the candidate's role weight."""
     fts_present = [c for c in candidates if c.fts is not None]
     vec_present = [c for c in candidates if c.vector is not None]
     fts_norm = dict(zip((c.key for c in fts_present), normalize([c.fts for c in fts_present])))  # type: ignore[misc]
@@ -86,7 +92,7 @@ def fuse(candidates: Sequence[Candidate], weights: Mapping[str, Mapping[str, flo
         v = vec_norm.get(c.key, 0.0)
         b = blend(f, v)
         w = weight_for(c.source_type, weights.get(c.weight_table, {}))
-        fused.append(Fused(c, f, v, b, w, b * w))
+        fused.append(Fused(c, f, v, b, w, b * w * c.role_weight, c.role_weight))
     return ordered(fused)
 
 

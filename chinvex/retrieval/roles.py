@@ -35,8 +35,8 @@ ROLE_WEIGHTS: dict[str, float] = {
 role weight). Measured with bench/tune_fusion.py on the visible sets (ARCHITECTURE "Retrieval"):
 implementation and prose docs state what a repository does; tests are right for about one
 expected file in six of the SWE-QA questions, so they stay close; benchmark tables and sample
-data (golden question sets, fixtures, corpora) almost never are, so even a user's note
-(weight 0.9) outranks a fixture copy of the same text."""
+data (golden question sets, fixtures, corpora) almost never are, so a user's note (source
+weight 0.7) outranks a fixture copy of the same text (1.0 x 0.35)."""
 
 _TEST = re.compile(
     r"(?:^|/)(?:tests?|spec|specs|__tests__|testing)/|(?:^|/)test_[^/]+$|(?:^|/)conftest\.py$|"

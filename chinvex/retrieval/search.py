@@ -52,6 +52,7 @@ from chinvex.retrieval.coverage import VectorCoverage
 from chinvex.retrieval.filters import SearchFilter
 from chinvex.retrieval.fusion import Candidate, fuse
 from chinvex.retrieval.lexical import or_expression, phrase, query_terms, rare_terms
+from chinvex.retrieval.roles import about_tests, role_of, role_weight
 from chinvex.storage import db
 
 DEFAULT_FTS_DEPTH = 30
@@ -96,6 +97,9 @@ class SearchRequest:
     fts_budget: int | None = None
     fts_count_cap: int | None = None
     """Overrides of FTS_SCORE_BUDGET / FTS_COUNT_CAP (benchmarks and tuning)."""
+    role_priors: bool = True
+    """Weigh repository files by their role (chinvex.retrieval.roles); off: every role 1.0
+    (benchmarks, and `chinvex eval --no-role-priors`)."""
 
     @property
     def filter(self) -> SearchFilter:
@@ -282,16 +286,18 @@ class Searcher:
         meta: dict[tuple[str, str], dict[str, Any]] = {}
         modes: set[str] = set()
         weights: dict[str, dict[str, float]] = {}
+        role_tables: dict[str, dict[str, float]] = {}
+        asks_about_tests = about_tests(req.query)
         query_vectors: dict[str, Any] = {}
         coverages: list[VectorCoverage] = []
         search_filter = req.filter
         for config in configs:
             h = self.handle(config)
             weights[config.name] = config.effective_weights()
+            role_tables[config.name] = config.effective_role_weights()
             with h.lock, _read_snapshot(h.conn):
                 ctx_hits, ctx_modes, ctx_coverage = self._search_context(h, req, warnings, query_vectors)
-                rows = _rows(h.conn, [hit.chunk_id for hit in ctx_hits],
-                             with_rel_path=bool(search_filter.path_glob))
+                rows = _rows(h.conn, [hit.chunk_id for hit in ctx_hits], with_rel_path=True)
             if ctx_coverage is not None:
                 coverages.append(ctx_coverage)
             for hit in ctx_hits:
@@ -306,15 +312,17 @@ class Searcher:
                 meta[(config.name, hit.chunk_id)] = row
             modes |= ctx_modes
 
-        candidates = [
-            Candidate(
+        candidates = []
+        for hit in hits:
+            row = meta[(hit.context, hit.chunk_id)]
+            role = role_of(row["rel_path"]) if row["source_type"] == "repo" and row.get("rel_path") else None
+            candidates.append(Candidate(
                 key=f"{hit.context}\x00{hit.chunk_id}", chunk_id=hit.chunk_id,
-                source_type=meta[(hit.context, hit.chunk_id)]["source_type"],
-                updated_at=meta[(hit.context, hit.chunk_id)]["updated_at"],
-                fts=hit.fts, vector=hit.vector, weight_table=hit.context,
-            )
-            for hit in hits
-        ]
+                source_type=row["source_type"], updated_at=row["updated_at"],
+                fts=hit.fts, vector=hit.vector, weight_table=hit.context, role=role,
+                role_weight=(role_weight(row.get("rel_path"), row["source_type"], asks_about_tests,
+                                         role_tables[hit.context]) if req.role_priors and role else 1.0),
+            ))
         by_key = {f"{hit.context}\x00{hit.chunk_id}": hit for hit in hits}
         fused = fuse(candidates, weights)[: req.k]
         terms = query_terms(req.query) if req.explain else []
@@ -324,7 +332,8 @@ class Searcher:
             row = meta[(hit.context, hit.chunk_id)]
             scores = Scores(fts=hit.fts, vector=hit.vector, fts_norm=round(item.fts_norm, 6),
                             vector_norm=round(item.vector_norm, 6), blended=round(item.blended, 6),
-                            weight=item.weight, rank=round(item.rank_score, 6))
+                            weight=item.weight, role_weight=item.role_weight,
+                            rank=round(item.rank_score, 6))
             results.append(SearchResult(
                 rank=position, chunk_id=hit.chunk_id, doc_id=row["doc_id"], context=hit.context,
                 source_type=row["source_type"], source_uri=row["source_uri"], title=row["title"],
@@ -867,13 +876,18 @@ def _explain(hit: _Hit, item: Any, row: dict[str, Any], terms: list[str]) -> dic
         reasons.append("lexical candidates were chunks with one of the rarer terms "
                        f"({', '.join(hit.lexical.rare)}); the query's words matched more chunks "
                        "than the scoring budget")
+    role = item.candidate.role
+    if role is not None and item.role_weight != 1.0:
+        reasons.append(f"{role} file weighed {item.role_weight:g}")
     return {
         "fts": fts,
         "vector": {"raw_cosine": hit.vector, "normalized": item.vector_norm, "weight": 0.4,
                    "neighbour_rank": hit.vector_rank},
         "blended": item.blended,
         "source_weight": item.weight,
+        "role": role,
+        "role_weight": item.role_weight,
         "rank": item.rank_score,
-        "formula": "rank = (0.6 * fts_norm + 0.4 * vector_norm) * source_weight",
+        "formula": "rank = (0.6 * fts_norm + 0.4 * vector_norm) * source_weight * role_weight",
         "why": "; ".join(reasons) or "no signal",
     }
