@@ -192,6 +192,22 @@ def test_a_name_holding_the_question_words_is_not_a_statement():
     assert not verdict.ok
 
 
+def test_one_word_of_a_short_question_does_not_answer_it():
+    """A sentence that says "life" (and names `test_meaning_of_life_is_refused`) covers half of
+    "What is the meaning of life?" by share, but says nothing about the meaning of life."""
+    doc = ('def words_only(text):\n'
+           '    """Identifiers are names, not statements: `test_meaning_of_life_is_refused` says '
+           'nothing of life."""\n    return strip(text)\n')
+    _, _, verdict, _ = verdict_for("What is the meaning of life?", [result(doc, path="src/words.py")])
+    assert not verdict.ok
+    note = "# Life\n\nThe cat slept all afternoon; that is life here.\n"
+    _, _, verdict, _ = verdict_for("What is the meaning of life?", [result(note)])
+    assert not verdict.ok
+    note = "# Philosophy\n\nFor the Stoics the meaning of life was to live in agreement with nature.\n"
+    _, _, verdict, _ = verdict_for("What is the meaning of life?", [result(note)])
+    assert verdict.ok, verdict.reason
+
+
 def test_the_definition_a_question_names_answers_it():
     code = ('def chunk_id(doc_id: str, index: int, text: str) -> str:\n'
             '    """First 12 hex digits of sha256 over the document id, the index and the text."""\n'

@@ -58,6 +58,12 @@ IDENTIFIER_SHARE = 0.4
 
 MIN_OWN = 0.2
 """Least share of the question's terms the chosen sentence must say itself (not its context)."""
+MIN_SAID_TERMS = 2
+"""Least number of the question's terms (all of them when it has fewer) the chosen sentence
+states in words. Shares alone let one word carry a short question: "What is the meaning of
+life?" has two terms, so any sentence saying "life" covered half of it and passed. Not for a
+dialogue turn: a reply leans on the turn that asked ("Did you go?" "Yes, last Friday."), which
+its support already counts, and states few of the question's words itself."""
 W_SPECIFIC = 0.3
 W_TYPED = 0.25
 W_PRIOR = 0.3
@@ -114,7 +120,8 @@ class Candidate:
     others: frozenset[str] = field(default_factory=frozenset)
     following: str | None = None
     """The next sentence of the same turn or paragraph (an answer may go on there)."""
-    """People other than the asked-about ones this sentence is about (dialogues)."""
+    said: int = 0
+    """How many of the question's terms the sentence states in words (not only in a name)."""
 
 
 @dataclass
@@ -256,7 +263,7 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         nxt = units[i + 1] if i + 1 < len(units) else None
         following = nxt.text if nxt is not None and nxt.chunk == u.chunk and nxt.block == u.block else None
         candidate = Candidate(u, item, kind, support, own, specific, typed, about, has_names, prior,
-                              others=others, following=following)
+                              others=others, following=following, said=len(terms & said))
         candidate.score = chunk_weight[u.chunk] * (
             support + W_SPECIFIC * specific + W_TYPED * typed + W_PRIOR * prior) + timing
         analysis.candidates.append(candidate)
@@ -282,7 +289,9 @@ def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Cand
         missing = ", ".join(analysis.names)
         return Verdict(False, None, f"No retrieved passage mentions {missing} together with what the "
                                     f"question asks.", [])
-    fitting = [c for c in pool if c.about and c.names and (c.typed or expects not in STRICT_TYPES)]
+    need_said = min(MIN_SAID_TERMS, len(analysis.terms))
+    fitting = [c for c in pool if c.about and c.names and (c.typed or expects not in STRICT_TYPES)
+               and (c.kind == "dialogue" or c.said >= need_said)]
     strongest = max(fitting, key=lambda c: (c.support if c.own >= MIN_OWN else 0.0, c.score), default=None)
     have = strongest.support if strongest is not None and strongest.own >= MIN_OWN else 0.0
     rival = None
