@@ -84,7 +84,10 @@ def test_seed_6_repo_outranks_chat_for_the_same_text(corpus):
     assert repo_scores["blended"] == chat_scores["blended"]
     assert repo_scores["rank"] == pytest.approx(chat_scores["rank"] / 0.8)
     explain = data["results"][0]["explain"]
-    assert explain["formula"].startswith("rank = (0.6 * fts_norm + 0.4 * vector_norm)")
+    # prose, no code among the candidates... or some: the share is the adaptive rule's
+    share = data["stats"]["fts_share"]
+    assert 0.05 <= share <= 0.95 and explain["fts"]["weight"] == share
+    assert explain["formula"].startswith(f"rank = ({share:g} * fts_norm + {1 - share:g} * vector_norm)")
 
 
 def test_first_in_process_search_of_a_fresh_interpreter_is_hybrid(corpus):

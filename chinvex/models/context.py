@@ -106,6 +106,12 @@ class RedactionConfig(_Open):
 class RetrievalConfig(_Open):
     fts_depth: int | None = Field(default=None, ge=1, le=1000)
     vector_depth: int | None = Field(default=None, ge=1, le=1000)
+    fusion: Literal["adaptive", "seed"] = Field(
+        "adaptive",
+        description=("How the two legs are weighted in the blend: 'adaptive' (default) moves weight "
+                     "to the vector leg when a plain-words query meets code; 'seed' is always "
+                     "0.6 lexical + 0.4 vector."),
+    )
 
 
 class AnswerConfig(_Open):

@@ -66,6 +66,8 @@ class SearchStats(_Strict):
     fts_candidates: int = 0
     vector_candidates: int = 0
     mode: Literal["hybrid", "fts", "vector", "none"] = "hybrid"
+    fts_share: float | None = Field(
+        None, description="The lexical leg's weight in this query's blend (the vector leg has the rest).")
     vector_coverage: VectorCoverageStats | None = Field(
         None, description="Set when the search asked for vectors (modes hybrid and vector); under "
         "1.0 a warning names each context and its figure.")

@@ -11,6 +11,7 @@ applied after, as priors. Pure functions, no I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -41,8 +42,51 @@ def normalize(scores: Sequence[float]) -> list[float]:
     return [(s - low) / span for s in scores]
 
 
-def blend(fts_norm: float, vec_norm: float) -> float:
-    return FTS_WEIGHT * fts_norm + VEC_WEIGHT * vec_norm
+def blend(fts_norm: float, vec_norm: float, fts_weight: float = FTS_WEIGHT) -> float:
+    return fts_weight * fts_norm + (1.0 - fts_weight) * vec_norm
+
+
+_IDENTIFIER = re.compile(
+    r"\b(?:[A-Za-z]\w*_\w+|[a-z]+[A-Z][a-z]\w*|[A-Z][a-z]+[A-Z][a-z]\w*|[A-Za-z_]\w+\.[A-Za-z_]\w+|\w+\(\))")
+"""A word a person types only to name code: snake_case, camelCase, PascalCase, dotted.name,
+call(). Not mixed-case abbreviations of prose ("iPSC", "lncRNAs")."""
+
+
+@dataclass(frozen=True)
+class QuerySignals:
+    """What is known of a query when its candidates are fused."""
+
+    identifier: bool
+    """The query names code (it holds an identifier): the lexical leg finds exact names."""
+    code_share: float
+    """Share of the candidates that are code chunks: natural-language words meet code."""
+
+
+def query_signals(query: str, candidates: Sequence[Candidate]) -> QuerySignals:
+    code = sum(1 for c in candidates if c.kind == "code")
+    return QuerySignals(bool(_IDENTIFIER.search(query)), code / len(candidates) if candidates else 0.0)
+
+
+SHARE_BASE = 0.5
+SHARE_NATURAL_CODE = -0.2
+SHARE_IDENTIFIER = 0.2
+
+
+def fts_share(signals: QuerySignals, base: float = SHARE_BASE, natural_code: float = SHARE_NATURAL_CODE,
+              identifier: float = SHARE_IDENTIFIER) -> float:
+    """The lexical leg's weight in the blend for this query (the vector leg gets the rest).
+
+    The seed's 0.6 is right where the question and the corpus share words (notes, chats,
+    abstracts, docs). A question in plain words over code is different: code says `os.path.isfile`
+    where the question says "check if a file exists", so BM25 ranks on the few words that do
+    occur (often in the wrong function) while the embedding matches meaning. The share therefore
+    moves toward the vector leg in proportion to how much of the candidate set is code, unless
+    the question itself names code. Fitted on the visible sets with cross-validation
+    (bench/tune_fusion.py, ARCHITECTURE "Retrieval")."""
+    share = base + (0.0 if signals.identifier else natural_code * signals.code_share)
+    if signals.identifier:
+        share += identifier
+    return min(0.95, max(0.05, share))
 
 
 def weight_for(source_type: str, weights: Mapping[str, float]) -> float:
@@ -65,6 +109,7 @@ class Candidate:
     weight_table: str = ""  # which context's weights apply
     role: str | None = None  # a repository file's role (chinvex.retrieval.roles), else None
     role_weight: float = 1.0
+    kind: str | None = None  # the chunk's kind ("code", "text", ...), from its metadata
 
 
 @dataclass
@@ -78,7 +123,8 @@ class Fused:
     role_weight: float = 1.0
 
 
-def fuse(candidates: Sequence[Candidate], weights: Mapping[str, Mapping[str, float]]) -> list[Fused]:
+def fuse(candidates: Sequence[Candidate], weights: Mapping[str, Mapping[str, float]],
+         fts_weight: float = FTS_WEIGHT) -> list[Fused]:
     """Blend, weight and order candidates; `weights` maps a candidate's weight_table to its
     source-type weights (several contexts can be searched at once). rank = blended x source
     weight x the candidate's role weight."""
@@ -90,7 +136,7 @@ def fuse(candidates: Sequence[Candidate], weights: Mapping[str, Mapping[str, flo
     for c in candidates:
         f = fts_norm.get(c.key, 0.0)
         v = vec_norm.get(c.key, 0.0)
-        b = blend(f, v)
+        b = blend(f, v, fts_weight)
         w = weight_for(c.source_type, weights.get(c.weight_table, {}))
         fused.append(Fused(c, f, v, b, w, b * w * c.role_weight, c.role_weight))
     return ordered(fused)

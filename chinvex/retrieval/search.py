@@ -50,7 +50,7 @@ from chinvex.retrieval import exact
 from chinvex.retrieval import filters as F
 from chinvex.retrieval.coverage import VectorCoverage
 from chinvex.retrieval.filters import SearchFilter
-from chinvex.retrieval.fusion import Candidate, fuse
+from chinvex.retrieval.fusion import FTS_WEIGHT, Candidate, fts_share, fuse, query_signals
 from chinvex.retrieval.lexical import or_expression, phrase, query_terms, rare_terms
 from chinvex.retrieval.roles import about_tests, role_of, role_weight
 from chinvex.storage import db
@@ -97,6 +97,9 @@ class SearchRequest:
     fts_budget: int | None = None
     fts_count_cap: int | None = None
     """Overrides of FTS_SCORE_BUDGET / FTS_COUNT_CAP (benchmarks and tuning)."""
+    fusion: str | None = None
+    """"adaptive" or "seed" leg weights (chinvex.retrieval.fusion.fts_share); None: the first
+    context's `retrieval.fusion`."""
     role_priors: bool = True
     """Weigh repository files by their role (chinvex.retrieval.roles); off: every role 1.0
     (benchmarks, and `chinvex eval --no-role-priors`)."""
@@ -322,9 +325,11 @@ class Searcher:
                 fts=hit.fts, vector=hit.vector, weight_table=hit.context, role=role,
                 role_weight=(role_weight(row.get("rel_path"), row["source_type"], asks_about_tests,
                                          role_tables[hit.context]) if req.role_priors and role else 1.0),
+                kind=(row["metadata"] or {}).get("kind"),
             ))
+        share = _fts_share(req, configs, candidates)
         by_key = {f"{hit.context}\x00{hit.chunk_id}": hit for hit in hits}
-        fused = fuse(candidates, weights)[: req.k]
+        fused = fuse(candidates, weights, fts_weight=share)[: req.k]
         terms = query_terms(req.query) if req.explain else []
         results: list[SearchResult] = []
         for position, item in enumerate(fused, start=1):
@@ -342,7 +347,7 @@ class Searcher:
                             line_start=row["line_start"], line_end=row["line_end"]),
                 updated_at=row["updated_at"], scores=scores, metadata=row["metadata"],
                 freshness=_freshness(row),
-                explain=_explain(hit, item, row, terms) if req.explain else None,
+                explain=_explain(hit, item, row, terms, share) if req.explain else None,
             ))
         if len(modes) == 1:
             mode = modes.pop()
@@ -356,6 +361,7 @@ class Searcher:
             fts_candidates=sum(1 for h in hits if h.fts is not None),
             vector_candidates=sum(1 for h in hits if h.vector is not None),
             mode=mode,  # type: ignore[arg-type]
+            fts_share=round(share, 6) if mode == "hybrid" else None,
             warnings=list(dict.fromkeys(warnings)),
             vector_coverage=covered.as_json() if covered is not None else None,
         )
@@ -861,7 +867,16 @@ def _freshness(row: dict[str, Any]) -> Freshness:
     return Freshness(indexed_at=indexed_at)
 
 
-def _explain(hit: _Hit, item: Any, row: dict[str, Any], terms: list[str]) -> dict[str, Any]:
+def _fts_share(req: SearchRequest, configs: Sequence[ContextConfig], candidates: list[Candidate]) -> float:
+    """The lexical leg's weight in this query's blend: the seed's 0.6, or adapted to the query
+    and its candidates (fusion.fts_share)."""
+    fusion = req.fusion or next((c.retrieval.fusion for c in configs if c.retrieval), "adaptive")
+    if fusion == "seed":
+        return FTS_WEIGHT
+    return fts_share(query_signals(req.query, candidates))
+
+
+def _explain(hit: _Hit, item: Any, row: dict[str, Any], terms: list[str], share: float) -> dict[str, Any]:
     haystack = (row.get("search_text") or row["text"]).lower()
     matched = [t for t in terms if re.search(r"(?<!\w)" + re.escape(t), haystack)]
     reasons = []
@@ -869,7 +884,7 @@ def _explain(hit: _Hit, item: Any, row: dict[str, Any], terms: list[str]) -> dic
         reasons.append(f"matched terms: {', '.join(matched) or '(stemmed forms)'}")
     if hit.vector is not None:
         reasons.append(f"vector neighbour #{hit.vector_rank} (cosine {hit.vector:.3f})")
-    fts: dict[str, Any] = {"raw_bm25": hit.fts, "normalized": item.fts_norm, "weight": 0.6,
+    fts: dict[str, Any] = {"raw_bm25": hit.fts, "normalized": item.fts_norm, "weight": round(share, 6),
                            "matched_terms": matched}
     if hit.lexical is not None and hit.lexical.common:
         fts["candidate_terms"] = hit.lexical.rare
@@ -881,13 +896,13 @@ def _explain(hit: _Hit, item: Any, row: dict[str, Any], terms: list[str]) -> dic
         reasons.append(f"{role} file weighed {item.role_weight:g}")
     return {
         "fts": fts,
-        "vector": {"raw_cosine": hit.vector, "normalized": item.vector_norm, "weight": 0.4,
+        "vector": {"raw_cosine": hit.vector, "normalized": item.vector_norm, "weight": round(1 - share, 6),
                    "neighbour_rank": hit.vector_rank},
         "blended": item.blended,
         "source_weight": item.weight,
         "role": role,
         "role_weight": item.role_weight,
         "rank": item.rank_score,
-        "formula": "rank = (0.6 * fts_norm + 0.4 * vector_norm) * source_weight * role_weight",
+        "formula": f"rank = ({share:g} * fts_norm + {1 - share:g} * vector_norm) * source_weight * role_weight",
         "why": "; ".join(reasons) or "no signal",
     }
