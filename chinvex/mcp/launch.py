@@ -1,5 +1,6 @@
 """Start the stdio MCP server: shared by the console script's fast path (`chinvex.entry`) and the
-typer command (`chinvex mcp`), so both behave the same way."""
+typer command (`chinvex mcp`), so both behave the same way. The session starts at the front door
+(`chinvex.mcp.front`), which answers the handshake while the SDK loads."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def run_server(default_context: str | None) -> int:
                          "starts this; 'chinvex mcp config --client claude|codex' prints the set-up). "
                          "Ctrl-C to stop.\n")
     try:
-        from chinvex.mcp.server import serve
+        from chinvex.mcp.front import serve
 
         serve(default_context=default_context)
     except KeyboardInterrupt:

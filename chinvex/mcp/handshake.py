@@ -1,0 +1,186 @@
+"""The replies `chinvex mcp` owes a client before its first tool call, recorded from the SDK.
+
+A client (Claude Code, Codex) starts the server and sends `initialize`, then `tools/list` (and
+often `prompts/list`, `resources/list`), and waits. Importing the MCP SDK alone takes ~0.85 s of
+CPU, most of the handshake; but these replies depend only on the SDK version, on the protocol
+version the client asks for, and on chinvex's tool definitions, all fixed when chinvex is
+installed. So they are recorded here, once per protocol version, from the real server
+(`record`), kept in `chinvex/mcp/handshake_replies.py`, and `chinvex.mcp.front` answers from
+them while the SDK loads; the SDK then serves the session from the first request it was not
+recorded for.
+
+`python -m chinvex.mcp.handshake` rewrites the recording; `--check` exits 1 when it differs from
+what the installed SDK and the current tool definitions answer, and a test runs that, so a
+changed tool without a new recording fails CI. At run time the recording is only used with the
+SDK version it was made with (`usable`); with any other, the SDK answers everything itself.
+
+Only `usable` and `replies` run when the server starts: nothing here imports the SDK at module
+level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+DATA_PATH = Path(__file__).resolve().parent / "handshake_replies.py"
+REGENERATE = "python -m chinvex.mcp.handshake"
+LIST_METHODS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
+"""Requests answered from the recording after `initialize` (without params: no cursor)."""
+RECORDED_METHODS = ("initialize", "ping", *LIST_METHODS)
+SDK_DISTRIBUTION = "mcp"
+
+
+# -- run time -------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def replies() -> dict[str, Any]:
+    """The recording: {"sdk", "protocol_versions", "latest", "results": {method: {version: i}},
+    "distinct": [result, ...]} (results are the same for most versions: each is kept once)."""
+    from chinvex.mcp import handshake_replies
+
+    return handshake_replies.REPLIES
+
+
+def result_for(method: str, version: str) -> Any:
+    """The recorded result of `method` in a session at `version` (KeyError: none recorded)."""
+    data = replies()
+    return data["distinct"][data["results"][method][version]]
+
+
+def installed_sdk_version() -> str | None:
+    """The version of the SDK `import mcp` would load, from the name of the distribution folder
+    beside it on sys.path: importing the SDK (or importlib.metadata, ~50 ms) to learn it would
+    cost what the recording saves."""
+    prefix, suffix = f"{SDK_DISTRIBUTION}-", ".dist-info"
+    for entry in sys.path:
+        folder = entry or os.curdir
+        if not os.path.isdir(os.path.join(folder, SDK_DISTRIBUTION)):
+            continue
+        try:
+            names = [e.name for e in os.scandir(folder) if e.name.startswith(prefix) and e.name.endswith(suffix)]
+        except OSError:
+            return None
+        return names[0][len(prefix):-len(suffix)] if len(names) == 1 else None
+    return None
+
+
+def usable() -> bool:
+    """Whether the recording was made with the installed SDK (and can be read)."""
+    try:
+        return installed_sdk_version() == replies()["sdk"]
+    except Exception:  # a broken recording is never worth a failed start
+        return False
+
+
+def negotiated(requested: Any) -> str:
+    """The protocol version the SDK answers `initialize` with: the client's when it is one the
+    handshake supports, else the newest one (the SDK's `_negotiate_initialize`)."""
+    data = replies()
+    return requested if requested in data["protocol_versions"] else data["latest"]
+
+
+# -- recording ------------------------------------------------------------------------------------
+
+
+def _request(request_id: int, method: str, params: dict[str, Any] | None = None) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return orjson.dumps(message) + b"\n"
+
+
+def _session(version: str) -> dict[str, Any]:
+    """One session with the real server over its real stdio transport (through pipes, in this
+    process): `initialize` at `version`, then every recorded method. Their results by method."""
+    import anyio
+
+    from chinvex.mcp.server import build_server
+    from chinvex.mcp.state import ServerState
+    from chinvex.mcp.transport import stdio_transport
+
+    client_in, server_out = os.pipe()
+    server_in, client_out = os.pipe()
+    server = build_server(ServerState(None, cwd=os.getcwd(), env={}))
+    lowlevel = server._lowlevel_server  # as ChinvexMCPServer.run_stdio_async does
+
+    async def serve() -> None:
+        with os.fdopen(server_in, "rb") as stdin, os.fdopen(server_out, "wb") as stdout:
+            async with stdio_transport(stdin, stdout) as (read_stream, write_stream):
+                await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+    thread = threading.Thread(target=anyio.run, args=(serve,), daemon=True)
+    thread.start()
+    results: dict[str, Any] = {}
+    with os.fdopen(client_out, "wb") as send, os.fdopen(client_in, "rb") as receive:
+        send.write(_request(0, "initialize", {"protocolVersion": version, "capabilities": {},
+                                              "clientInfo": {"name": "chinvex-recorder", "version": "1"}}))
+        send.flush()
+        results["initialize"] = orjson.loads(receive.readline())["result"]
+        send.write(orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + b"\n")
+        for number, method in enumerate(RECORDED_METHODS[1:], start=1):
+            send.write(_request(number, method))
+            send.flush()
+            reply = orjson.loads(receive.readline())
+            if reply.get("id") != number or "result" not in reply:
+                raise RuntimeError(f"{method} at {version}: unexpected reply {reply!r}")
+            results[method] = reply["result"]
+    thread.join(timeout=30)
+    return results
+
+
+def record() -> dict[str, Any]:
+    """What the installed SDK and the current tool definitions answer, per protocol version."""
+    import importlib.metadata
+
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+
+    results: dict[str, dict[str, int]] = {method: {} for method in RECORDED_METHODS}
+    distinct: list[Any] = []
+    for version in HANDSHAKE_PROTOCOL_VERSIONS:
+        for method, result in _session(version).items():
+            if result not in distinct:
+                distinct.append(result)
+            results[method][version] = distinct.index(result)
+    return {"sdk": importlib.metadata.version(SDK_DISTRIBUTION),
+            "protocol_versions": list(HANDSHAKE_PROTOCOL_VERSIONS),
+            "latest": LATEST_HANDSHAKE_VERSION, "results": results, "distinct": distinct}
+
+
+def render(data: dict[str, Any]) -> str:
+    """The recording as a Python module (a literal: no parsing at start-up, readable diffs)."""
+    import pprint
+
+    text = pprint.pformat(data, width=100, sort_dicts=False)
+    return (f'"""Generated by `{REGENERATE}` from the installed MCP SDK and chinvex\'s tool\n'
+            'definitions: do not edit (see chinvex/mcp/handshake.py)."""\n\n'
+            f"REPLIES = {text}\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if the recording is out of date")
+    parser.add_argument("--out", type=Path, default=DATA_PATH)
+    args = parser.parse_args(argv)
+    wanted = render(record())
+    current = args.out.read_text(encoding="utf-8") if args.out.exists() else None
+    if current == wanted:
+        return 0
+    if args.check:
+        print(f"{args.out} is out of date (run: {REGENERATE})", file=sys.stderr)
+        return 1
+    args.out.write_text(wanted, encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
