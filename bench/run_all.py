@@ -52,6 +52,7 @@ def load(name: str):
     spec = importlib.util.spec_from_file_location(f"bench_{name}", HERE / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
     spec.loader.exec_module(module)
     return module
 

@@ -110,12 +110,18 @@ class SearchRequest:
 
 
 def prefetch_vector_store(configs: Sequence[ContextConfig]) -> None:
-    """Start the cold-process imports a search of `configs` needs (chinvex.heavy_imports): the
-    built-in embedder's stack when a context uses it, chromadb in the background."""
+    """Get a cold, read-only search process (`chinvex search`, `chinvex answer`) ready to search
+    `configs`: it will read vector stores and never write one, so embedded stores are opened
+    through Chroma's bindings alone (chinvex.storage.vectors.read_only_process); and the imports
+    start (chinvex.heavy_imports): the built-in embedder's stack when a context uses it, the
+    store's in the background."""
     from chinvex.embedding.factory import provider_of
     from chinvex.heavy_imports import prefetch_search_stack
+    from chinvex.storage.vectors import read_only_process
 
-    prefetch_search_stack(embedder=any(provider_of(c.embedding) == "builtin" for c in configs))
+    read_only_process()
+    prefetch_search_stack(embedder=any(provider_of(c.embedding) == "builtin" for c in configs),
+                          reader_only=not any(c.index.chroma_url for c in configs))
 
 
 @dataclass

@@ -1,0 +1,101 @@
+"""Issue 17 (cold search): a read-only process (`chinvex search`, `chinvex answer`) reads its
+embedded Chroma stores through Chroma's compiled bindings without importing the `chromadb`
+package (chinvex.storage.chroma_reader). It must read exactly what chromadb's own client reads
+from the same files: same ids, same stored vectors, same neighbours and distances; and a search
+through it must give byte-identical results. Real store: a context ingested with the real
+embedder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from chinvex.storage.chroma_reader import bindings_available, open_reader
+
+pytestmark = pytest.mark.skipif(not bindings_available(), reason="chromadb's Rust bindings changed shape: "
+                                "the reader steps aside and chromadb's client is used (tested everywhere else)")
+
+
+def _store(fixtures_context):
+    config = json.loads((fixtures_context["home"] / "contexts" / "fixtures" / "context.json").read_text())
+    return config["index"]["chroma_dir"]
+
+
+def test_the_reader_reads_what_chromadb_reads(fixtures_context):
+    import chromadb
+    from chromadb.config import Settings
+
+    path = _store(fixtures_context)
+    reference = chromadb.PersistentClient(path=path, settings=Settings(anonymized_telemetry=False))
+    reader = open_reader(path)
+    assert reader is not None
+    names = [c.name for c in reference.list_collections()]
+    assert names
+    for name in names:
+        ours, theirs = reader.get_collection(name), reference.get_collection(name, embedding_function=None)
+        assert ours.count() == theirs.count() > 0
+        mine = ours.get(include=["embeddings"])
+        other = theirs.get(include=["embeddings"])
+        assert mine["ids"] == other["ids"]
+        assert [list(map(float, v)) for v in mine["embeddings"]] == [list(map(float, v)) for v in other["embeddings"]]
+        some = other["ids"][:: max(1, len(other["ids"]) // 5)]
+        assert ours.get(ids=some)["ids"] == theirs.get(ids=some, include=[])["ids"]
+        for vector in other["embeddings"][:: max(1, len(other["embeddings"]) // 5)]:
+            a = ours.query([vector], n_results=7, include=["distances"])
+            b = theirs.query(query_embeddings=[vector], n_results=7, include=["distances"])
+            assert a["ids"] == b["ids"]
+            assert a["distances"] == [[float(d) for d in row] for row in b["distances"]]
+        filtered = ours.query([other["embeddings"][0]], n_results=5, where={"source_type": "chat"},
+                              include=["distances"])
+        assert filtered["ids"] == theirs.query(query_embeddings=[other["embeddings"][0]], n_results=5,
+                                               where={"source_type": "chat"}, include=["distances"])["ids"]
+
+
+COLD_SEARCH = """
+import atexit, os, sys
+def report():
+    print("chromadb imported:", "chromadb" in sys.modules, file=sys.stderr, flush=True)
+atexit.register(report)
+_exit = os._exit
+def exit_now(code):  # the CLI leaves with os._exit once its output is flushed
+    report()
+    _exit(code)
+os._exit = exit_now
+sys.argv = ["chinvex", "search", "--context", "fixtures", sys.argv[1], "--json"]
+from chinvex.entry import main
+main()
+"""
+
+WARM_SEARCH = """
+import json, sys
+from chinvex.registry import Registry
+from chinvex.retrieval.search import SearchRequest, Searcher
+config = Registry().resolve("fixtures")
+response = Searcher().search([config], SearchRequest(query=sys.argv[1], k=8))
+print(json.dumps([[r.chunk_id, r.scores.fts, r.scores.vector, r.scores.rank] for r in response.results]))
+print("chromadb imported:", "chromadb" in sys.modules, file=sys.stderr)
+"""
+
+
+def test_a_cold_search_reads_without_chromadb_and_finds_the_same(fixtures_context):
+    """`chinvex search` (the console script's entry point, a fresh process) never imports
+    chromadb, and ranks exactly as a process that reads through chromadb's client (the MCP
+    server's in-process searcher)."""
+    query = "how do I rename a git branch"
+    env = {**os.environ, **fixtures_context["env"]}
+    cold = subprocess.run([sys.executable, "-c", COLD_SEARCH, query], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert cold.returncode == 0, cold.stderr
+    assert "chromadb imported: False" in cold.stderr
+    warm = subprocess.run([sys.executable, "-c", WARM_SEARCH, query], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert warm.returncode == 0, warm.stderr
+    assert "chromadb imported: True" in warm.stderr
+    results = json.loads(cold.stdout)["results"]
+    assert results and results[0]["scores"]["vector"] is not None
+    assert [[r["chunk_id"], r["scores"]["fts"], r["scores"]["vector"], r["scores"]["rank"]]
+            for r in results] == json.loads(warm.stdout)
