@@ -136,7 +136,10 @@ def score(queries: list[dict], metric: str, params: dict[str, float] | None) -> 
 
 
 GRID = {
-    "base": [0.4, 0.5, 0.6],
+    # The base stays the seed's 0.6: the prose sets are flat between 0.4 and 0.6 (SciFact 0.726
+    # at 0.4, LoCoMo 0.846 at 0.5, both within 0.005 of 0.6), and the grounded-answer gate was
+    # calibrated on the seed's ranking (a base of 0.5 cost 0.03 of LoCoMo adversarial refusals).
+    "base": [0.6],
     "natural_code": [0.0, -0.1, -0.2, -0.3, -0.35, -0.4, -0.45, -0.5, -0.55],
     "identifier": [0.0, 0.2],
 }

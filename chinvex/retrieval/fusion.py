@@ -67,8 +67,8 @@ def query_signals(query: str, candidates: Sequence[Candidate]) -> QuerySignals:
     return QuerySignals(bool(_IDENTIFIER.search(query)), code / len(candidates) if candidates else 0.0)
 
 
-SHARE_BASE = 0.5
-SHARE_NATURAL_CODE = -0.2
+SHARE_BASE = FTS_WEIGHT
+SHARE_NATURAL_CODE = -0.35
 SHARE_IDENTIFIER = 0.2
 
 
