@@ -85,6 +85,14 @@ def _child(name: str, quick: bool, data: Path) -> int:
     return 0
 
 
+def _portable(text: str) -> str:
+    """Output with this machine's folders replaced (RESULTS.md is tracked: no local paths)."""
+    for folder, name in ((str(HERE.parent), "<repo>"), (sys.prefix, "<venv>"), (sys.base_prefix, "<python>"),
+                         (str(Path.home()), "~")):
+        text = text.replace(folder, name)
+    return text
+
+
 def render(results: list[tuple[str, str, str, list[Figure] | None, str | None, float]], quick: bool) -> str:
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     load1, load5, _ = os.getloadavg()
@@ -102,7 +110,7 @@ def render(results: list[tuple[str, str, str, list[Figure] | None, str | None, f
     for _, title, what, figures, error, seconds in results:
         lines += [f"## {title}", "", f"{what} ({seconds:.0f} s, measured {now})", ""]
         if error:
-            lines += ["```", error.strip()[-2000:], "```", ""]
+            lines += ["```", _portable(error.strip()[-2000:]), "```", ""]
             continue
         lines += ["| figure | value | target | verdict | note |", "|---|---|---|---|---|"]
         for f in figures or []:
