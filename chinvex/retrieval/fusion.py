@@ -1,9 +1,11 @@
 """How hybrid retrieval combines the scores of its two legs (seed spec §4).
 
 Each candidate's lexical (BM25) and vector (cosine) scores are min-max normalised over the
-query's candidate set, blended 0.6 x lexical + 0.4 x vector, and multiplied by the weight of the
-source type and, for a repository file, the weight of its role (chinvex.retrieval.roles: the
-implementation and its docs over tests, fixtures and benchmark output). Normalising first
+query's candidate set, blended (the seed's 0.6 x lexical + 0.4 x vector; by default the
+lexical share adapts to the query, see `fts_share`: lower when plain words meet code, higher
+when the query names code), and multiplied by the weight of the source type and, for a
+repository file, the weight of its role (chinvex.retrieval.roles: the implementation and its
+docs over tests, fixtures and benchmark output). Normalising first
 matters: BM25 is unbounded and cosine lives in [-1, 1], so a blend of raw scores would let
 BM25's scale decide and make the weights meaningless. Blended = relevance only; the weights are
 applied after, as priors. Pure functions, no I/O.
