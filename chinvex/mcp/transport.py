@@ -15,10 +15,9 @@ protocol; both are restored on exit.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from typing import BinaryIO
 
 import anyio
@@ -28,6 +27,7 @@ from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream,
 from mcp.shared.message import SessionMessage
 
 from chinvex.mcp.limits import LINE_MAX_BYTES
+from chinvex.mcp.stdfds import claim_std_fds
 from chinvex.mcp.wire import WireError, decode_line, oversized_line
 
 _SKIP_CHUNK = 64 * 1024
@@ -67,54 +67,15 @@ def _dump(message: types.JSONRPCMessage) -> bytes:
     return (message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode("utf-8")
 
 
-class _StdFds:
-    """Private duplicates of fd 0 and fd 1 for the wire; fd 0 then reads /dev/null and fd 1
-    writes to stderr until `restore`."""
-
-    def __init__(self) -> None:
-        import fcntl
-
-        sys.stdout.flush()
-        self.wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-        self.wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
-        null = os.open(os.devnull, os.O_RDONLY)
-        try:
-            os.dup2(null, 0)
-        finally:
-            os.close(null)
-        os.dup2(2, 1)
-
-    def restore(self) -> None:
-        with suppress(OSError, ValueError):
-            sys.stdout.flush()
-        for fd, wire in ((1, self.wire_out), (0, self.wire_in)):
-            with suppress(OSError):
-                os.dup2(wire, fd)
-        # The wire duplicates stay open: a reader thread abandoned at shutdown may still be
-        # blocked on one, and a closed descriptor number could be reused under it.
-
-
-def _claim_std_fds() -> _StdFds | None:
-    """The wire descriptors, or None where they cannot be moved (Windows, a closed fd 0 or 1):
-    then the wire is served through `sys.stdin`/`sys.stdout` in place, as the SDK falls back."""
-    if sys.platform == "win32":
-        return None
-    try:
-        return _StdFds()
-    except OSError:
-        return None
-
-
 @asynccontextmanager
 async def stdio_transport(
     stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
 ) -> AsyncIterator[tuple[ContextReceiveStream[SessionMessage | Exception], ContextSendStream[SessionMessage]]]:
     """(read_stream, write_stream) for the low-level `Server.run`, over the process's stdin and
     stdout, or over the given binary streams (then the standard descriptors are left alone)."""
-    fds = _claim_std_fds() if stdin is None and stdout is None else None
-    if fds is not None:
-        stdin = os.fdopen(fds.wire_in, "rb", closefd=False)
-        stdout = os.fdopen(fds.wire_out, "wb", closefd=False)
+    wire = claim_std_fds() if stdin is None and stdout is None else None
+    if wire is not None:
+        stdin, stdout = wire.stdin, wire.stdout
     stdin = stdin if stdin is not None else sys.stdin.buffer
     stdout = stdout if stdout is not None else sys.stdout.buffer
     read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
@@ -165,7 +126,7 @@ async def stdio_transport(
         with scope:
             await reader()
 
-    restore: Callable[[], None] = fds.restore if fds is not None else (lambda: None)
+    restore: Callable[[], None] = wire.restore if wire is not None else (lambda: None)
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(read_until_cancelled, reading)
