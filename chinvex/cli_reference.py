@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chinvex.regenerated import sync
+
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "docs" / "CLI.md"
 PROGRAM = "chinvex"
 REGENERATE = "python -m chinvex.cli_reference"
@@ -160,17 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_PATH, help="file to write (default: docs/CLI.md)")
     parser.add_argument("--check", action="store_true", help="exit 1 if the file is missing or out of date")
     args = parser.parse_args(argv)
-    wanted = render()
-    current = args.out.read_text(encoding="utf-8") if args.out.exists() else None
-    if current == wanted:
-        return 0
-    if args.check:
-        print(f"{args.out} is out of date (run: {REGENERATE})", file=sys.stderr)
-        return 1
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(wanted, encoding="utf-8")
-    print(f"wrote {args.out}")
-    return 0
+    return sync(args.out, render(), check=args.check, command=REGENERATE)
 
 
 if __name__ == "__main__":

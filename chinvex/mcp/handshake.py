@@ -30,6 +30,8 @@ from typing import Any
 
 import orjson
 
+from chinvex.regenerated import sync
+
 DATA_PATH = Path(__file__).resolve().parent / "handshake_replies.py"
 REGENERATE = "python -m chinvex.mcp.handshake"
 LIST_METHODS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
@@ -171,16 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if the recording is out of date")
     parser.add_argument("--out", type=Path, default=DATA_PATH)
     args = parser.parse_args(argv)
-    wanted = render(record())
-    current = args.out.read_text(encoding="utf-8") if args.out.exists() else None
-    if current == wanted:
-        return 0
-    if args.check:
-        print(f"{args.out} is out of date (run: {REGENERATE})", file=sys.stderr)
-        return 1
-    args.out.write_text(wanted, encoding="utf-8")
-    print(f"wrote {args.out}")
-    return 0
+    return sync(args.out, render(record()), check=args.check, command=REGENERATE)
 
 
 if __name__ == "__main__":
