@@ -49,7 +49,7 @@ from common import FIXTURES, REPO, Figure, print_figures
 from chinvex.redaction import redact
 
 sys.path.insert(0, str(REPO / "tests"))
-from secret_corpus import CORPUS_KINDS, leaked, planted  # noqa: E402
+from secret_corpus import CORPUS_KINDS, false_positive_lines, leaked, planted  # noqa: E402
 
 B62 = string.ascii_letters + string.digits
 
@@ -280,15 +280,7 @@ def _package_files(name: str) -> list[Path]:
 
 
 def _flagged(paths: list[Path]) -> dict[str, Any]:
-    lines = 0
-    flagged: list[str] = []
-    for path in paths:
-        text = path.read_text(errors="replace")
-        lines += text.count("\n") + 1
-        result = redact(text)
-        if result.counts:
-            flagged += [f"{path.name}: {a.strip()[:110]}" for a, b in
-                        zip(text.splitlines(), result.text.splitlines()) if a != b]
+    lines, flagged = false_positive_lines(paths)
     return {"lines": lines, "flagged": len(flagged),
             "per_10k_lines": round(len(flagged) / lines * 1e4, 2) if lines else None,
             "flagged_lines": flagged}

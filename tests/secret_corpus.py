@@ -1,7 +1,7 @@
 """A planted-secret corpus: fake credentials of the real shapes in the places they turn up.
 
-Used by tests/test_redaction.py (recall >= 0.98), tests/test_secrets_never_stored.py and
-bench/redaction.py. Everything is generated from a seeded generator and every vendor prefix is
+Used by tests/test_redaction.py (recall >= 0.98, false positives), tests/test_secrets_never_stored.py
+and bench/redaction.py. Everything is generated from a seeded generator and every vendor prefix is
 assembled from pieces, so this file holds no literal a secret scanner would flag and the same
 seed always gives the same corpus. No value is a real key.
 
@@ -19,6 +19,7 @@ import random
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 B62 = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
@@ -260,3 +261,20 @@ def leaked(redacted: str, item: Planted) -> bool:
         return any(line in redacted for line in item.secret.splitlines()
                    if line and not line.startswith("-----"))
     return item.secret in redacted
+
+
+def false_positive_lines(paths: list[Path]) -> tuple[int, list[str]]:
+    """Redaction of real files that hold no secret: (lines read, every line redaction changed,
+    as "file: line"). The false-positive rate of tests/test_redaction.py and bench/redaction.py."""
+    from chinvex.redaction import redact
+
+    lines = 0
+    flagged: list[str] = []
+    for path in paths:
+        text = path.read_text(errors="replace")
+        lines += text.count("\n") + 1
+        result = redact(text)
+        if result.counts:
+            flagged += [f"{path.name}: {a.strip()[:110]}" for a, b in
+                        zip(text.splitlines(), result.text.splitlines()) if a != b]
+    return lines, flagged
