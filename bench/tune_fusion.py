@@ -44,8 +44,9 @@ def collect(name: str, data: Path = DATA) -> Path:
     from chinvex.eval.metrics import matches
     from chinvex.paths import Roots
     from chinvex.registry import Registry
-    from chinvex.retrieval.roles import about_tests, role_of, role_weight
-    from chinvex.retrieval.search import SearchRequest, Searcher, _read_snapshot, _rows
+    from chinvex.retrieval.fusion import weight_for
+    from chinvex.retrieval.roles import about_tests
+    from chinvex.retrieval.search import SearchRequest, Searcher, _read_snapshot, _rows, candidate_of
 
     spec = SETS[name]
     home = OUT / name / "home"
@@ -64,21 +65,18 @@ def collect(name: str, data: Path = DATA) -> Path:
             h = searcher.handle(config)
             with h.lock, _read_snapshot(h.conn):
                 hits, _, _ = searcher._search_context(h, req, [], {})
-                rows = _rows(h.conn, [hit.chunk_id for hit in hits], with_rel_path=True)
+                rows = _rows(h.conn, [hit.chunk_id for hit in hits])
             tests = about_tests(q.query)
             candidates = []
             for hit in hits:
                 row = rows.get(hit.chunk_id)
                 if row is None:
                     continue
-                path = row.get("rel_path") if row["source_type"] == "repo" else None
+                c = candidate_of(hit, row, roles, tests)  # as the search builds it
                 candidates.append({
-                    "chunk_id": hit.chunk_id, "source_type": row["source_type"],
-                    "updated_at": row["updated_at"], "fts": hit.fts, "vector": hit.vector,
-                    "weight": weights.get(row["source_type"], 0.5),
-                    "role": role_of(path) if path else None,
-                    "role_weight": role_weight(path, row["source_type"], tests, roles) if path else 1.0,
-                    "kind": (row["metadata"] or {}).get("kind"),
+                    "chunk_id": c.chunk_id, "source_type": c.source_type, "updated_at": c.updated_at,
+                    "fts": c.fts, "vector": c.vector, "weight": weight_for(c.source_type, weights),
+                    "role": c.role, "role_weight": c.role_weight, "kind": c.kind,
                     "matches": [i for i, e in enumerate(q.expected) if matches(row["source_uri"], row["text"], e)],
                 })
             queries.append({"id": q.id, "query": q.query, "expected": len(q.expected), "candidates": candidates})

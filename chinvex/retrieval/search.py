@@ -34,7 +34,7 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -52,7 +52,7 @@ from chinvex.retrieval.coverage import VectorCoverage
 from chinvex.retrieval.filters import SearchFilter
 from chinvex.retrieval.fusion import FTS_WEIGHT, Candidate, fts_share, fuse, query_signals
 from chinvex.retrieval.lexical import or_expression, phrase, query_terms, rare_terms
-from chinvex.retrieval.roles import about_tests, role_of, role_weight
+from chinvex.retrieval.roles import about_tests, role_of
 from chinvex.storage import db
 
 DEFAULT_FTS_DEPTH = 30
@@ -306,7 +306,7 @@ class Searcher:
             role_tables[config.name] = config.effective_role_weights()
             with h.lock, _read_snapshot(h.conn):
                 ctx_hits, ctx_modes, ctx_coverage = self._search_context(h, req, warnings, query_vectors)
-                rows = _rows(h.conn, [hit.chunk_id for hit in ctx_hits], with_rel_path=True)
+                rows = _rows(h.conn, [hit.chunk_id for hit in ctx_hits])
             if ctx_coverage is not None:
                 coverages.append(ctx_coverage)
             for hit in ctx_hits:
@@ -321,18 +321,11 @@ class Searcher:
                 meta[(config.name, hit.chunk_id)] = row
             modes |= ctx_modes
 
-        candidates = []
-        for hit in hits:
-            row = meta[(hit.context, hit.chunk_id)]
-            role = role_of(row["rel_path"]) if row["source_type"] == "repo" and row.get("rel_path") else None
-            candidates.append(Candidate(
-                key=f"{hit.context}\x00{hit.chunk_id}", chunk_id=hit.chunk_id,
-                source_type=row["source_type"], updated_at=row["updated_at"],
-                fts=hit.fts, vector=hit.vector, weight_table=hit.context, role=role,
-                role_weight=(role_weight(row.get("rel_path"), row["source_type"], asks_about_tests,
-                                         role_tables[hit.context]) if req.role_priors and role else 1.0),
-                kind=(row["metadata"] or {}).get("kind"),
-            ))
+        candidates = [
+            candidate_of(hit, meta[(hit.context, hit.chunk_id)],
+                         role_tables[hit.context] if req.role_priors else None, asks_about_tests)
+            for hit in hits
+        ]
         share = _fts_share(req, configs, candidates)
         by_key = {f"{hit.context}\x00{hit.chunk_id}": hit for hit in hits}
         fused = fuse(candidates, weights, fts_weight=share)[: req.k]
@@ -811,12 +804,25 @@ def _fts_scores_for(conn: sqlite3.Connection, lexical: _Lexical,
     return [(names[rowid], score) for rowid, score in scores.items() if rowid in names]
 
 
-def _rows(conn: sqlite3.Connection, chunk_ids: list[str], *,
-          with_rel_path: bool = False) -> dict[str, dict[str, Any]]:
-    """Result rows by chunk id; `with_rel_path` adds the document's relative path (`rel_path`)
-    that the path filter reads (only then: it parses the document's metadata JSON)."""
+def candidate_of(hit: _Hit, row: dict[str, Any], role_table: Mapping[str, float] | None,
+                 asks_about_tests: bool) -> Candidate:
+    """What fusion needs of one hit: its scores, source type and date, and for a repository
+    file its role and that role's weight in `role_table` (1.0 when the table is None, role
+    priors off, or the query is about tests)."""
+    path = row.get("rel_path") if row["source_type"] == "repo" else None
+    role = role_of(path) if path else None
+    weight = 1.0 if role is None or role_table is None or asks_about_tests else float(role_table[role])
+    return Candidate(key=f"{hit.context}\x00{hit.chunk_id}", chunk_id=hit.chunk_id,
+                     source_type=row["source_type"], updated_at=row["updated_at"], fts=hit.fts,
+                     vector=hit.vector, weight_table=hit.context, role=role, role_weight=weight,
+                     kind=(row["metadata"] or {}).get("kind"))
+
+
+def _rows(conn: sqlite3.Connection, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """Result rows by chunk id, with the document's relative path (`rel_path`) that the path
+    filter and the role priors read."""
     out: dict[str, dict[str, Any]] = {}
-    rel = (", " + F.REL_PATH_SQL.format(d="d") + " AS rel_path") if with_rel_path else ""
+    rel = ", " + F.REL_PATH_SQL.format(d="d") + " AS rel_path"
     for start in range(0, len(chunk_ids), 500):
         part = chunk_ids[start:start + 500]
         marks = ",".join("?" * len(part))
