@@ -53,6 +53,15 @@ def _coverage(config):
         conn.close()
 
 
+def _untrusted_by_search(config) -> bool:
+    """Whether a search would distrust the recorded figure (a lost, replaced or since-written
+    store) and count the store instead."""
+    from chinvex.retrieval.coverage import from_record
+    from chinvex.storage.coverage import gate_token
+
+    return from_record(_coverage(config), vector_leg_ran=True, token_now=gate_token(config)) is None
+
+
 @pytest.fixture
 def healed(tmp_path: Path):
     repo = tmp_path / "repo"
@@ -111,7 +120,9 @@ def test_replaced_store_is_reconciled(healed: Path, tmp_path: Path):
     assert run_cli("ingest", "--context", "Heal").code == 0
     shutil.rmtree(config.index.chroma_dir)
     shutil.copytree(old_copy, config.index.chroma_dir)
-    assert _coverage(config).store_replaced
+    # The copy may get the deleted file's inode (same identity); its write token still tells
+    # it apart, and search then counts the store instead of trusting the figure.
+    assert _untrusted_by_search(config)
 
     result = run_cli("ingest", "--context", "Heal", "--json")
     assert result.code == 0, result
@@ -119,6 +130,31 @@ def test_replaced_store_is_reconciled(healed: Path, tmp_path: Path):
     assert chunks == vectors
     assert result.json["chunks"]["orphan_vectors_deleted"] > 0
     assert result.json["chunks"]["vectors_healed"] > 0
+
+
+def test_restored_backup_with_the_same_chunk_count_is_compared_not_counted(healed: Path, tmp_path: Path):
+    """A backup copied back that holds as many vectors as there are chunks, but for other
+    chunks: equal counts must not pass for a whole store."""
+    config = _config()
+    old_copy = tmp_path / "chroma-old"
+    shutil.copytree(config.index.chroma_dir, old_copy)
+    before, _ = _ids(config)
+    module = healed / "m1.py"
+    module.write_text(module.read_text().replace("betamarker", "zetamarker"))  # same length
+    assert run_cli("ingest", "--context", "Heal").code == 0
+    after, _ = _ids(config)
+    assert len(after) == len(before) and after != before  # same count, other chunks
+    # Copied over the live folder: chroma.sqlite3 keeps its inode, so only the write token
+    # tells that the store went back in time.
+    shutil.copytree(old_copy, config.index.chroma_dir, dirs_exist_ok=True)
+    assert not _coverage(config).store_replaced and _untrusted_by_search(config)
+
+    result = run_cli("ingest", "--context", "Heal", "--json")
+    assert result.code == 0, result
+    chunks, vectors = _ids(config)
+    assert chunks == vectors == after
+    assert result.json["chunks"]["orphan_vectors_deleted"] == len(before - after)
+    assert result.json["chunks"]["vectors_healed"] == len(after - before)
 
 
 def test_vectors_deleted_behind_ingests_back_come_back(healed: Path):

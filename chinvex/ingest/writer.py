@@ -411,13 +411,19 @@ class IndexWriter:
             coverage.record(conn, coverage.measured(0, 0, None))
             return Reconciled(chunks=0, with_vector=0, compared=False)
         identity = coverage.store_identity(config, conn)
+        token_now = coverage.gate_token(config)
         trusted = (recorded is not None and recorded.complete and recorded.chunks == total
                    and identity is not None and recorded.store == identity)
         if trusted and self._store is None and recorded is not None \
-                and recorded.token == coverage.gate_token(config):
+                and recorded.token == token_now:
             return Reconciled(chunks=total, with_vector=total, compared=False)
+        # A figure taken at a known token that is no longer the store's: the store was written
+        # behind the figure's back (a crash between the Chroma write and the SQLite commit, or
+        # a backup copied over the folder, which often gets the old file's inode). Equal counts
+        # prove nothing then; only comparing the ids does.
+        moved_on = recorded is not None and recorded.token is not None and recorded.token != token_now
         store = self.store
-        if trusted and store.count() == total:
+        if trusted and not moved_on and store.count() == total:
             coverage.record(conn, coverage.measured(total, total, store.identity(conn),
                                                     coverage.gate_token(config)))
             return Reconciled(chunks=total, with_vector=total, compared=False)
