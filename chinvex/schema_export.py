@@ -19,6 +19,7 @@ from chinvex.models import (
     GoldenFile,
     SearchResponse,
 )
+from chinvex.models.responses import PackResponse
 
 SCHEMAS = {
     "context.schema.json": ContextConfig,
@@ -26,6 +27,7 @@ SCHEMAS = {
     "conversation_doc.schema.json": ConversationDoc,
     "search_response.schema.json": SearchResponse,
     "answer_response.schema.json": AnswerResponse,
+    "pack_response.schema.json": PackResponse,
     "golden_file.schema.json": GoldenFile,
 }
 

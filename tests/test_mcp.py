@@ -26,16 +26,17 @@ from conftest import CHINVEX_BIN, assert_no_traceback, run_cli
 TOOLS = {
     "chinvex_answer", "chinvex_search", "chinvex_get_chunks", "chinvex_list_contexts",
     "recall_search", "recall_get", "recall_add", "recall_feedback", "flight_recorder_log",
+    "chinvex_pack",
 }
 REQUIRED = {
     "chinvex_answer": ["query"], "chinvex_search": ["query"], "chinvex_get_chunks": ["chunk_ids"],
     "chinvex_list_contexts": [], "recall_search": ["query"], "recall_get": ["id"],
     "recall_add": ["type", "title", "content"], "recall_feedback": ["item_id"],
-    "flight_recorder_log": ["type", "content"],
+    "flight_recorder_log": ["type", "content"], "chinvex_pack": ["task"],
 }
 READ_ONLY = {"chinvex_answer", "chinvex_search", "chinvex_get_chunks", "chinvex_list_contexts",
-             "recall_search", "recall_get"}
-IDEMPOTENT = {"chinvex_search", "chinvex_get_chunks", "chinvex_list_contexts", "recall_get"}
+             "recall_search", "recall_get", "chinvex_pack"}
+IDEMPOTENT = {"chinvex_search", "chinvex_get_chunks", "chinvex_list_contexts", "recall_get", "chinvex_pack"}
 
 
 @dataclass
@@ -158,7 +159,7 @@ def _maps(pid: int) -> str:
 
 # -- handshake and listing ----------------------------------------------------------------------
 
-def test_handshake_lists_nine_tools_with_schemas_and_loads_nothing_heavy(world):
+def test_handshake_lists_every_tool_with_schemas_and_loads_nothing_heavy(world):
     async def body(client: Client):
         info = client.server_info
         assert info is not None and info.name == "chinvex"
@@ -194,6 +195,28 @@ def test_handshake_lists_nine_tools_with_schemas_and_loads_nothing_heavy(world):
 
 
 # -- chinvex tools ------------------------------------------------------------------------------
+
+def test_chinvex_pack_fits_the_budget_and_says_where_each_chunk_is_from(world):
+    from chinvex.embedding.tokenizer import count_tokens
+
+    async def body(client: Client):
+        packed = await call(client, "chinvex_pack", task="how are webhooks retried", budget_tokens=120)
+        again = await call(client, "chinvex_pack", task="how are webhooks retried", budget_tokens=120)
+        spread = await call(client, "chinvex_pack", task="payments webhooks settlement", budget_tokens=5000,
+                            diversity=1)
+        zero = await call_error(client, "chinvex_pack", "INVALID_ARGUMENT", task="x", budget_tokens=0)
+        return packed, again, spread, zero
+
+    packed, again, spread, zero = run_session(world, body)
+    assert packed == again  # deterministic
+    assert packed["chunks"] and packed["used_tokens"] <= 120
+    assert count_tokens(packed["text"]) == packed["used_tokens"]
+    first = packed["chunks"][0]
+    assert first["where"].startswith("src/retry.py:") and len(first["sha256"]) == 64 and first["mtime"]
+    docs = [c["doc_id"] for c in spread["chunks"]]
+    assert len(docs) == len(set(docs)) >= 2
+    assert "budget_tokens" in zero
+
 
 def test_chinvex_search_get_chunks_and_list_contexts(world):
     async def body(client: Client):
@@ -494,7 +517,7 @@ def test_malformed_calls_return_errors_and_the_server_keeps_serving(world):
             assert len(message) < 2000, message  # the oversized input is never echoed back
         # still serving
         listed = await client.list_tools()
-        assert len(listed.tools) == 9
+        assert len(listed.tools) == len(TOOLS)
         found = await call(client, "chinvex_search", query="idempotency key")
         assert found["results"][0]["source_uri"].endswith("README.md")
 
@@ -536,7 +559,7 @@ def test_raw_protocol_garbage_does_not_stop_the_server(world):
         fourth = receive(4)["result"]
         assert fourth["isError"] is True and fourth["structuredContent"]["error"]["code"] == "INVALID_ARGUMENT"
         send({"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {}})
-        assert len(receive(5)["result"]["tools"]) == 9
+        assert len(receive(5)["result"]["tools"]) == len(TOOLS)
     finally:
         assert proc.stdin is not None
         proc.stdin.close()

@@ -101,3 +101,5 @@ def main(argv: list[str] | None = None) -> None:
 from chinvex.cli import doctor_cmd  # noqa: E402,F401
 from chinvex.cli import mcp_cmd  # noqa: E402,F401
 from chinvex.cli import answer_cmd  # noqa: E402,F401
+from chinvex.cli import pack_cmd  # noqa: E402,F401
+from chinvex.cli import watch_cmd  # noqa: E402,F401

@@ -25,7 +25,7 @@ def mcp_main(
     ctx: typer.Context,
     context: str = typer.Option(None, "--context", help=_DEFAULT_HELP),
 ) -> None:
-    """Run the stdio MCP server: chinvex_answer, chinvex_search, chinvex_get_chunks,
+    """Run the stdio MCP server: chinvex_answer, chinvex_search, chinvex_pack, chinvex_get_chunks,
     chinvex_list_contexts and the RECALL tools (recall_search, recall_get, recall_add,
     recall_feedback, flight_recorder_log)."""
     if ctx.invoked_subcommand is not None:

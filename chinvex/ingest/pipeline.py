@@ -551,6 +551,7 @@ class _Run:
                 prior = stored_turns(self.conn, doc.doc_id)
                 if len(prior) < append_from:
                     raise _NeedFullParse()
+                report.counts["sessions_resumed"] += 1  # only the turns after append_from were read
             content_hash = _doc_hash(doc, tag)
             produced.append(doc.doc_id)
             if not self.ledger.record(doc.doc_id, cand.source_uri, precedence_of(adapter, doc)):

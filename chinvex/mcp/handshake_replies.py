@@ -173,6 +173,74 @@ REPLIES = {'sdk': '2.3.0',
                                           'idempotentHint': True,
                                           'openWorldHint': False,
                                           'readOnlyHint': True},
+                          'description': 'Assemble context for a task: the best-ranked chunks '
+                                         'fitted into a hard token budget (headers included, '
+                                         "counted with the built-in embedder's tokenizer), in a "
+                                         'fixed order, each with its provenance (where, range, '
+                                         'sha256, mtime). Use it to load background before working '
+                                         'on something; use chinvex_answer for a question with a '
+                                         'short answer, chinvex_search to browse hits.',
+                          'inputSchema': {'properties': {'task': {'description': 'The task or '
+                                                                                 'question the '
+                                                                                 'context is for.',
+                                                                  'title': 'Task',
+                                                                  'type': 'string'},
+                                                         'context': {'anyOf': [{'type': 'string'},
+                                                                               {'type': 'null'}],
+                                                                     'default': None,
+                                                                     'description': 'Context name '
+                                                                                    'or alias (see '
+                                                                                    'chinvex_list_contexts). '
+                                                                                    'Omit for the '
+                                                                                    'project '
+                                                                                    'context.',
+                                                                     'title': 'Context'},
+                                                         'budget_tokens': {'default': 2000,
+                                                                           'description': 'Hard '
+                                                                                          'size '
+                                                                                          'limit '
+                                                                                          'in '
+                                                                                          'tokens.',
+                                                                           'maximum': 200000,
+                                                                           'minimum': 1,
+                                                                           'title': 'Budget Tokens',
+                                                                           'type': 'integer'},
+                                                         'diversity': {'anyOf': [{'maximum': 50,
+                                                                                  'minimum': 1,
+                                                                                  'type': 'integer'},
+                                                                                 {'type': 'null'}],
+                                                                       'default': None,
+                                                                       'description': 'At most '
+                                                                                      'this many '
+                                                                                      'chunks from '
+                                                                                      'one '
+                                                                                      'document.',
+                                                                       'title': 'Diversity'},
+                                                         'source_types': {'anyOf': [{'items': {'type': 'string'},
+                                                                                     'type': 'array'},
+                                                                                    {'type': 'null'}],
+                                                                          'default': None,
+                                                                          'description': 'Only '
+                                                                                         'these '
+                                                                                         'source '
+                                                                                         'types: '
+                                                                                         'repo, '
+                                                                                         'codex_session, '
+                                                                                         'agent_session, '
+                                                                                         'chat, '
+                                                                                         'note, '
+                                                                                         'memory. '
+                                                                                         'Omit for '
+                                                                                         'all.',
+                                                                          'title': 'Source Types'}},
+                                          'required': ['task'],
+                                          'type': 'object',
+                                          'title': 'chinvex_packArguments'},
+                          'name': 'chinvex_pack'},
+                         {'annotations': {'destructiveHint': False,
+                                          'idempotentHint': True,
+                                          'openWorldHint': False,
+                                          'readOnlyHint': True},
                           'description': 'Read chunks by id (from search results or citations): '
                                          'full text, ranges, metadata, and the ids of the previous '
                                          'and next chunk of the same document.',

@@ -149,6 +149,23 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
         return _run(T.chinvex_search, state, query=query, context=context, contexts=contexts, k=k,
                     source_types=source_types)
 
+    @server.tool(name="chinvex_pack", annotations=_READ,
+                 description="Assemble context for a task: the best-ranked chunks fitted into a hard "
+                 "token budget (headers included, counted with the built-in embedder's tokenizer), in a "
+                 "fixed order, each with its provenance (where, range, sha256, mtime). Use it to load "
+                 "background before working on something; use chinvex_answer for a question with a short "
+                 "answer, chinvex_search to browse hits.")
+    def chinvex_pack(
+        task: Annotated[str, Field(description="The task or question the context is for.")],
+        context: ContextName = None,
+        budget_tokens: Annotated[int, Field(ge=1, le=200_000, description="Hard size limit in tokens.")] = 2000,
+        diversity: Annotated[int | None, Field(ge=1, le=L.K_MAX,
+                                               description="At most this many chunks from one document.")] = None,
+        source_types: SourceTypes = None,
+    ) -> CallToolResult:
+        return _run(T.chinvex_pack, state, task=task, context=context, budget_tokens=budget_tokens,
+                    diversity=diversity, source_types=source_types)
+
     @server.tool(name="chinvex_get_chunks", annotations=_READ,
                  description="Read chunks by id (from search results or citations): full text, ranges, "
                  "metadata, and the ids of the previous and next chunk of the same document.")

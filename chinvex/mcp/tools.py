@@ -158,6 +158,26 @@ def chinvex_answer(state: ServerState, query: str, context: str | None = None, k
     return payload if include_evidence else compact_answer(payload)
 
 
+def chinvex_pack(state: ServerState, task: str, context: str | None = None,
+                 budget_tokens: int = 2000, diversity: int | None = None,
+                 source_types: list[str] | None = None) -> dict[str, Any]:
+    from chinvex.pack.service import MAX_BUDGET, build_pack
+    from chinvex.retrieval.search import InvalidFilterError
+
+    task = L.require_query(task)
+    L.require_range("budget_tokens", budget_tokens, 1, MAX_BUDGET)
+    if diversity is not None:
+        L.require_range("diversity", diversity, 1, L.K_MAX)
+    types, _ = _source_types(source_types)
+    config = state.context_or_project(context)
+    try:
+        response = build_pack([config], task, budget=budget_tokens, diversity=diversity,
+                              source_types=types, searcher=state.searcher)
+    except InvalidFilterError as exc:
+        raise ToolFailure(L.INVALID_ARGUMENT, f"source_types: {exc.message}") from None
+    return response.model_dump(mode="json")
+
+
 def compact_answer(payload: dict[str, Any]) -> dict[str, Any]:
     """The answer as an agent reads it (well under 3,000 characters): the answer, its citations
     with where to find them, and one line on the evidence; the full pack on request."""

@@ -168,3 +168,42 @@ class GoldenFile(BaseModel):
     name: str | None = None
     k: int | None = None
     queries: list[GoldenQuery]
+
+
+class PackedChunkOut(_Strict):
+    """One chunk of a context pack, with where it comes from."""
+
+    position: int
+    chunk_id: str
+    doc_id: str
+    context: str
+    source_type: str
+    source_uri: str
+    where: str = Field(description="`path:start-end`, or a conversation's title with its turn range.")
+    range: Range
+    sha256: str = Field(description="SHA-256 of the chunk's full indexed text (before any cut).")
+    mtime: str | None = Field(None, description="When the source was last updated (ISO-8601).")
+    stale: bool = Field(False, description="The source changed since it was indexed.")
+    score: float
+    tokens: int = Field(description="Tokens of this chunk's block (header line and text) in `text`.")
+    truncated: bool = Field(False, description="Only a prefix of the chunk fit in the budget.")
+    text: str
+
+
+class PackResponse(_Strict):
+    """`chinvex pack` / MCP `chinvex_pack`: ranked chunks fitted into a token budget."""
+
+    schema_version: Literal[1] = 1
+    task: str
+    contexts: list[str]
+    budget_tokens: int
+    used_tokens: int = Field(description="Tokens of `text`, never more than budget_tokens.")
+    tokenizer: str = Field(description="What counted the tokens.")
+    diversity: int | None = Field(None, description="At most this many chunks from one document.")
+    truncated: bool = Field(description="Something relevant was cut or left out for lack of budget.")
+    considered: int
+    skipped_for_diversity: int
+    left_out_for_budget: int
+    chunks: list[PackedChunkOut]
+    text: str = Field(description="The pack to paste: each chunk under a header line naming its place.")
+    warnings: list[str] = Field(default_factory=list)
