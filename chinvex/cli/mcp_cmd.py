@@ -26,8 +26,8 @@ def mcp_main(
     context: str = typer.Option(None, "--context", help=_DEFAULT_HELP),
 ) -> None:
     """Run the stdio MCP server: chinvex_answer, chinvex_search, chinvex_pack, chinvex_get_chunks,
-    chinvex_list_contexts and the RECALL tools (recall_search, recall_get, recall_add,
-    recall_feedback, flight_recorder_log)."""
+    chinvex_list_contexts and the RECALL tools (recall_search, recall_get, recall_list,
+    recall_context, recall_add, recall_index, recall_feedback, flight_recorder_log)."""
     if ctx.invoked_subcommand is not None:
         return
     from chinvex.mcp.launch import run_server

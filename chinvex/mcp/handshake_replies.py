@@ -368,6 +368,144 @@ REPLIES = {'sdk': '2.3.0',
                                           'title': 'recall_getArguments'},
                           'name': 'recall_get'},
                          {'annotations': {'destructiveHint': False,
+                                          'idempotentHint': True,
+                                          'openWorldHint': False,
+                                          'readOnlyHint': True},
+                          'description': 'List what the knowledge base holds of one type, newest '
+                                         'first (or by title): code or documentation files, '
+                                         'sessions, ADRs/decisions, playbooks, patterns, or any '
+                                         'recall_add type. Use it to browse; use recall_search to '
+                                         'find something by meaning.',
+                          'inputSchema': {'properties': {'type': {'description': 'code, '
+                                                                                 'documentation, '
+                                                                                 'session, adr '
+                                                                                 '(decision), '
+                                                                                 'playbook '
+                                                                                 '(runbook), '
+                                                                                 'pattern, '
+                                                                                 'failure, lesson, '
+                                                                                 'or a type given '
+                                                                                 'to recall_add.',
+                                                                  'title': 'Type',
+                                                                  'type': 'string'},
+                                                         'scope': {'default': 'project',
+                                                                   'description': "'project' = the "
+                                                                                  "project's "
+                                                                                  'context, '
+                                                                                  "'global' = the "
+                                                                                  "'global' "
+                                                                                  "context, 'all' "
+                                                                                  '= both.',
+                                                                   'enum': ['project',
+                                                                            'global',
+                                                                            'all'],
+                                                                   'title': 'Scope',
+                                                                   'type': 'string'},
+                                                         'limit': {'default': 20,
+                                                                   'description': 'Maximum number '
+                                                                                  'of entries.',
+                                                                   'maximum': 100,
+                                                                   'minimum': 1,
+                                                                   'title': 'Limit',
+                                                                   'type': 'integer'},
+                                                         'sort': {'default': 'updated_at',
+                                                                  'description': 'Newest first by '
+                                                                                 'updated_at or '
+                                                                                 'created_at, or '
+                                                                                 'A-Z by title.',
+                                                                  'enum': ['updated_at',
+                                                                           'created_at',
+                                                                           'title'],
+                                                                  'title': 'Sort',
+                                                                  'type': 'string'}},
+                                          'required': ['type'],
+                                          'type': 'object',
+                                          'title': 'recall_listArguments'},
+                          'name': 'recall_list'},
+                         {'annotations': {'destructiveHint': False,
+                                          'idempotentHint': True,
+                                          'openWorldHint': False,
+                                          'readOnlyHint': True},
+                          'description': 'Everything known about one file before you edit it: its '
+                                         'indexed chunks (definitions and line ranges), docs and '
+                                         'notes that mention it, sessions and chats that read or '
+                                         'changed it, and decisions recorded about it. Use it '
+                                         "instead of several searches for the file's name.",
+                          'inputSchema': {'properties': {'file_path': {'description': 'The file, '
+                                                                                      'absolute or '
+                                                                                      'relative to '
+                                                                                      'the '
+                                                                                      'project.',
+                                                                       'title': 'File Path',
+                                                                       'type': 'string'},
+                                                         'context_types': {'anyOf': [{'items': {'type': 'string'},
+                                                                                      'type': 'array'},
+                                                                                     {'type': 'null'}],
+                                                                           'default': None,
+                                                                           'description': 'Sections: '
+                                                                                          'related_code, '
+                                                                                          'documentation, '
+                                                                                          'adrs, '
+                                                                                          'recent_changes, '
+                                                                                          'ownership. '
+                                                                                          'Omit '
+                                                                                          'for '
+                                                                                          'related_code, '
+                                                                                          'documentation '
+                                                                                          'and '
+                                                                                          'adrs.',
+                                                                           'title': 'Context '
+                                                                                    'Types'}},
+                                          'required': ['file_path'],
+                                          'type': 'object',
+                                          'title': 'recall_contextArguments'},
+                          'name': 'recall_context'},
+                         {'annotations': {'destructiveHint': False,
+                                          'idempotentHint': False,
+                                          'openWorldHint': False,
+                                          'readOnlyHint': False},
+                          'description': 'Index a file or folder of the project now (e.g. a note '
+                                         'you just wrote), instead of waiting for the next ingest. '
+                                         "Only paths inside the project context's source folders; "
+                                         "it runs that context's incremental ingest. Use "
+                                         'sparingly.',
+                          'inputSchema': {'properties': {'path': {'description': 'File or folder, '
+                                                                                 'absolute or '
+                                                                                 'relative to the '
+                                                                                 'project.',
+                                                                  'title': 'Path',
+                                                                  'type': 'string'},
+                                                         'recursive': {'default': False,
+                                                                       'description': 'Accepted '
+                                                                                      'for RECALL '
+                                                                                      'compatibility: '
+                                                                                      'a folder is '
+                                                                                      'always '
+                                                                                      'indexed '
+                                                                                      'whole, as '
+                                                                                      'its '
+                                                                                      "context's "
+                                                                                      'ingest '
+                                                                                      'walks it.',
+                                                                       'title': 'Recursive',
+                                                                       'type': 'boolean'},
+                                                         'type_hint': {'anyOf': [{'type': 'string'},
+                                                                                 {'type': 'null'}],
+                                                                       'default': None,
+                                                                       'description': 'code, '
+                                                                                      'documentation, '
+                                                                                      'adr or '
+                                                                                      'playbook; '
+                                                                                      'informational, '
+                                                                                      'the reading '
+                                                                                      'adapter '
+                                                                                      'decides.',
+                                                                       'title': 'Type Hint'}},
+                                          'required': ['path'],
+                                          'type': 'object',
+                                          'title': 'recall_indexArguments'},
+                          'name': 'recall_index'},
+                         {'annotations': {'destructiveHint': False,
                                           'idempotentHint': False,
                                           'openWorldHint': False,
                                           'readOnlyHint': False},

@@ -209,6 +209,53 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
     ) -> CallToolResult:
         return _run(T.recall_get, state, id=id, include_parent=include_parent)
 
+    @server.tool(name="recall_list", annotations=_READ,
+                 description="List what the knowledge base holds of one type, newest first (or by "
+                 "title): code or documentation files, sessions, ADRs/decisions, playbooks, patterns, "
+                 "or any recall_add type. Use it to browse; use recall_search to find something by meaning.")
+    def recall_list(
+        type: Annotated[str, Field(description="code, documentation, session, adr (decision), playbook "
+                                   "(runbook), pattern, failure, lesson, or a type given to recall_add.")],
+        scope: Annotated[Literal["project", "global", "all"], Field(
+            description="'project' = the project's context, 'global' = the 'global' context, 'all' = both.")] = "project",
+        limit: Annotated[int, Field(ge=1, le=100, description="Maximum number of entries.")] = 20,
+        sort: Annotated[Literal["updated_at", "created_at", "title"], Field(
+            description="Newest first by updated_at or created_at, or A-Z by title.")] = "updated_at",
+    ) -> CallToolResult:
+        from chinvex.mcp.recall_list import recall_list as tool
+
+        return _run(tool, state, type=type, scope=scope, limit=limit, sort=sort)
+
+    @server.tool(name="recall_context", annotations=_READ,
+                 description="Everything known about one file before you edit it: its indexed chunks "
+                 "(definitions and line ranges), docs and notes that mention it, sessions and chats that "
+                 "read or changed it, and decisions recorded about it. Use it instead of several searches "
+                 "for the file's name.")
+    def recall_context(
+        file_path: Annotated[str, Field(description="The file, absolute or relative to the project.")],
+        context_types: Annotated[list[str] | None, Field(
+            description="Sections: related_code, documentation, adrs, recent_changes, ownership. "
+            "Omit for related_code, documentation and adrs.")] = None,
+    ) -> CallToolResult:
+        from chinvex.mcp.recall_context import recall_context as tool
+
+        return _run(tool, state, file_path=file_path, context_types=context_types)
+
+    @server.tool(name="recall_index", annotations=_WRITE,
+                 description="Index a file or folder of the project now (e.g. a note you just wrote), "
+                 "instead of waiting for the next ingest. Only paths inside the project context's source "
+                 "folders; it runs that context's incremental ingest. Use sparingly.")
+    def recall_index(
+        path: Annotated[str, Field(description="File or folder, absolute or relative to the project.")],
+        recursive: Annotated[bool, Field(description="Accepted for RECALL compatibility: a folder is "
+                                         "always indexed whole, as its context's ingest walks it.")] = False,
+        type_hint: Annotated[str | None, Field(description="code, documentation, adr or playbook; "
+                                               "informational, the reading adapter decides.")] = None,
+    ) -> CallToolResult:
+        from chinvex.mcp.recall_index import recall_index as tool
+
+        return _run(tool, state, path=path, recursive=recursive, type_hint=type_hint)
+
     @server.tool(name="recall_add", annotations=_WRITE,
                  description="Add a knowledge item (a decision, pattern, failure, lesson, runbook, ...) to "
                  "the knowledge base; it is searchable at once. Returns its id ({P,F,D,C,X,O,R,I}-xxxxxxxx). "

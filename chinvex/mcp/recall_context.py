@@ -1,0 +1,149 @@
+"""MCP `recall_context` (RECALL spec v0.3 §3.5): what the knowledge base knows about one file.
+
+Before editing a file an agent wants, in one call: the file's own indexed chunks (its
+definitions and where they are), the docs and notes that mention it, the sessions and chats that
+read or changed it (their tool calls and patches name the path), and the decisions recorded
+about it (`recall_add` items whose `related_files` name it, or whose text does).
+
+"Mentions" are found by the file's name in the full-text index (a phrase query on its words),
+then confirmed by the literal name in the chunk's text, so `api.py` does not match every chunk
+saying "api". A path given relative is taken from the server's working directory, then from
+each source folder of the project context.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from chinvex.mcp import limits as L
+from chinvex.mcp import recall as R
+from chinvex.mcp.limits import ToolFailure
+from chinvex.mcp.state import ServerState
+
+SECTION_LIMIT = 10
+SNIPPET_CHARS = 240
+CONTEXT_TYPES = ("related_code", "documentation", "adrs", "recent_changes", "ownership")
+DEFAULT_TYPES = ("related_code", "documentation", "adrs")
+MENTION_SCAN = 400
+
+
+def _candidates(raw: str, cwd: str, roots: list[Path]) -> list[Path]:
+    given = Path(raw).expanduser()
+    if given.is_absolute():
+        return [given.resolve()]
+    return [(Path(cwd) / given).resolve()] + [(root / given).resolve() for root in roots]
+
+
+def _own_document(conn: sqlite3.Connection, paths: list[Path]) -> sqlite3.Row | None:
+    for path in paths:
+        row = conn.execute("SELECT * FROM documents WHERE origin_uri = ? OR source_uri = ? LIMIT 1",
+                           (str(path), str(path))).fetchone()
+        if row is not None:
+            return row
+    return None
+
+
+def _snippet(text: str, needle: str) -> str:
+    at = text.find(needle)
+    start = max(0, at - SNIPPET_CHARS // 3) if at >= 0 else 0
+    piece = text[start:start + SNIPPET_CHARS].replace("\n", " ").strip()
+    return ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(text) else "")
+
+
+def _mentions(conn: sqlite3.Connection, name: str, exclude_doc: str | None) -> list[dict[str, Any]]:
+    """Chunks whose text names the file, best BM25 first, one entry per document."""
+    from chinvex.retrieval.lexical import phrase, query_terms
+
+    words = [w for w in query_terms(name) if w]
+    if not words:
+        return []
+    expression = phrase(" ".join(words))
+    try:
+        rows = conn.execute(
+            "SELECT c.chunk_id, c.doc_id, c.text, c.line_start, c.line_end, c.metadata_json, d.source_type, "
+            "d.source_uri, d.title, d.updated_at, d.metadata_json AS doc_meta FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+            "JOIN documents d ON d.doc_id = c.doc_id WHERE chunks_fts MATCH ? "
+            "ORDER BY bm25(chunks_fts), c.chunk_id LIMIT ?", (expression, MENTION_SCAN)).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    seen: set[str] = set()
+    out = []
+    for row in rows:
+        if row["doc_id"] == exclude_doc or row["doc_id"] in seen or name not in row["text"]:
+            continue
+        seen.add(row["doc_id"])
+        meta = orjson.loads(row["metadata_json"] or "{}")
+        doc_meta = orjson.loads(row["doc_meta"] or "{}")
+        out.append({"chunk_id": row["chunk_id"], "doc_id": row["doc_id"], "source_type": row["source_type"],
+                    "title": row["title"], "where": doc_meta.get("path") or meta.get("path") or row["source_uri"],
+                    "lines": [row["line_start"], row["line_end"]] if row["line_start"] is not None else None,
+                    "turns": [meta.get("turn_start"), meta.get("turn_end")] if meta.get("turn_start") is not None else None,
+                    "updated_at": row["updated_at"], "snippet": _snippet(row["text"], name)})
+    return out
+
+
+def _decisions(conn: sqlite3.Connection, rel: str, name: str) -> list[dict[str, Any]]:
+    out = []
+    for row in conn.execute("SELECT * FROM knowledge_items ORDER BY updated_at DESC, item_id").fetchall():
+        item = R._item(row)
+        related = [str(f) for f in item.metadata.get("related_files") or []]
+        named = any(f == rel or f.endswith("/" + rel) or Path(f).name == name for f in related)
+        if named or name in item.content or name in item.title:
+            out.append({"id": item.item_id, "type": item.type, "title": item.title, "scope": item.scope,
+                        "updated_at": item.updated_at, "via": "related_files" if named else "text",
+                        "snippet": _snippet(item.content, name)})
+    return out
+
+
+def recall_context(state: ServerState, file_path: str, context_types: list[str] | None = None) -> dict[str, Any]:
+    from chinvex.watch import source_roots
+
+    raw = L.require_short("file_path", file_path, max_chars=4096)
+    assert raw is not None
+    wanted = L.require_list("context_types", context_types, max_items=8, max_chars=32) or list(DEFAULT_TYPES)
+    unknown = [t for t in wanted if t not in CONTEXT_TYPES]
+    if unknown:
+        raise ToolFailure(L.INVALID_ARGUMENT, f"context_types: unknown {', '.join(unknown)}; "
+                          f"expected {', '.join(CONTEXT_TYPES)}")
+    config = state.project()
+    roots = [root for root, _ in source_roots(config)]
+    candidates = _candidates(raw, state.cwd, roots)
+    h = state.handle(config)
+    with h.lock:
+        own = _own_document(h.conn, candidates)
+        path = Path(own["origin_uri"]) if own is not None else candidates[0]
+        rel = next((str(path.relative_to(r)) for r in roots if r == path or r in path.parents), path.name)
+        name = path.name
+        result: dict[str, Any] = {"file_path": str(path), "relative_path": rel, "context": config.name,
+                                  "indexed": own is not None}
+        if "related_code" in wanted:
+            chunks = [] if own is None else h.conn.execute(
+                "SELECT chunk_id, line_start, line_end, metadata_json, text FROM chunks WHERE doc_id = ? "
+                "ORDER BY chunk_index", (own["doc_id"],)).fetchall()
+            result["file_chunks"] = [
+                {"chunk_id": c["chunk_id"], "lines": [c["line_start"], c["line_end"]],
+                 "header": orjson.loads(c["metadata_json"] or "{}").get("header"),
+                 "first_line": next((l.strip() for l in c["text"].splitlines() if l.strip()), "")[:160]}
+                for c in chunks][:50]
+        mentions = _mentions(h.conn, name, own["doc_id"] if own is not None else None)
+        if "documentation" in wanted:
+            result["mentioned_in_docs"] = [m for m in mentions
+                                           if m["source_type"] in ("repo", "note") and m["lines"] is not None
+                                           ][:SECTION_LIMIT]
+        if "recent_changes" in wanted or "related_code" in wanted:
+            sessions = [m for m in mentions if m["source_type"] in R.CONVERSATION_SOURCE_TYPES]
+            sessions.sort(key=lambda m: (m["updated_at"] or ""), reverse=True)
+            result["sessions"] = sessions[:SECTION_LIMIT]
+        if "adrs" in wanted:
+            result["decisions"] = _decisions(h.conn, rel, name)[:SECTION_LIMIT]
+        if "ownership" in wanted:
+            result["ownership"] = None
+            result.setdefault("notes", []).append("ownership is not recorded by chinvex (no git blame)")
+    if own is None:
+        result.setdefault("notes", []).append(
+            f"{path} is not indexed in context {config.name}; mentions of {name!r} are listed anyway")
+    return result

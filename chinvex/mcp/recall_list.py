@@ -1,0 +1,115 @@
+"""MCP `recall_list` (RECALL spec v0.3 §3.4): browse what the knowledge base holds, by type.
+
+Search needs words; an agent that wants "the ADRs of this project" or "the last five sessions"
+needs a listing. Types map onto what chinvex stores:
+
+- `code` / `documentation` (`doc`): repository files, split by language (markdown, plain text,
+  reStructuredText, AsciiDoc and notes count as documentation);
+- `session`: Codex sessions, Claude Code transcripts and chat exports;
+- `adr` (`decision`), `playbook` (`runbook`), `pattern`, `failure`, `lesson`, `note`, and any type
+  given to `recall_add`: knowledge items of that type; for `adr`/`decision`, also repository
+  and note files under a folder named `adr`, `adrs`, `decisions` or `decision-records`, the usual
+  home of architecture decision records.
+
+Every entry carries its scope label (`project` or `global`) and its context.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import orjson
+
+from chinvex.mcp import limits as L
+from chinvex.mcp import recall as R
+from chinvex.mcp.limits import ToolFailure
+from chinvex.mcp.state import ServerState
+
+DOC_LANGUAGES = ("markdown", "text", "rst", "restructuredtext", "asciidoc", "org")
+ADR_FOLDERS = ("adr", "adrs", "decisions", "decision-records")
+SORTS = {"updated_at": ("updated_at", True), "created_at": ("created_at", True), "title": ("title", False)}
+LIMIT_MAX = 100
+
+
+def _documents(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
+    """Documents of one listing kind: code, doc, session or adr (files only)."""
+    language = "json_extract(d.metadata_json, '$.language')"
+    doc_langs = ",".join(f"'{lang}'" for lang in DOC_LANGUAGES)
+    where = {
+        "code": f"d.source_type = 'repo' AND COALESCE({language}, '') NOT IN ({doc_langs})",
+        "doc": f"(d.source_type = 'note' OR (d.source_type = 'repo' AND {language} IN ({doc_langs})))",
+        "session": "d.source_type IN (" + ",".join(f"'{t}'" for t in R.CONVERSATION_SOURCE_TYPES) + ")",
+        "adr": "d.source_type IN ('repo', 'note') AND (" + " OR ".join(
+            f"lower('/' || COALESCE(json_extract(d.metadata_json, '$.path'), d.source_uri)) LIKE '%/{f}/%'"
+            for f in ADR_FOLDERS) + ")",
+    }[kind]
+    rows = conn.execute(
+        f"""SELECT d.doc_id, d.source_type, d.source_uri, d.title, d.created_at, d.updated_at,
+                   d.metadata_json, (SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.doc_id) AS chunks
+            FROM documents d WHERE {where}""").fetchall()
+    out = []
+    for row in rows:
+        meta = orjson.loads(row["metadata_json"] or "{}")
+        out.append({"id": row["doc_id"], "type": "session" if kind == "session" else kind,
+                    "title": row["title"] or meta.get("path") or row["source_uri"],
+                    "source": meta.get("path") or row["source_uri"], "source_type": row["source_type"],
+                    "created_at": row["created_at"], "updated_at": row["updated_at"], "chunks": row["chunks"],
+                    **({"thread_id": meta["thread_id"]} if meta.get("thread_id") else {})})
+    return out
+
+
+def _items(conn: sqlite3.Connection, item_type: str) -> list[dict[str, Any]]:
+    rows = conn.execute("SELECT * FROM knowledge_items WHERE type = ?", (item_type,)).fetchall()
+    out = []
+    for row in rows:
+        item = R._item(row)
+        out.append({"id": item.item_id, "type": item.type, "title": item.title, "source": item.uri,
+                    "source_type": R.MEMORY_SOURCE_TYPE, "created_at": item.created_at,
+                    "updated_at": item.updated_at, "tags": item.tags, "indexed": item.indexed_at is not None})
+    return out
+
+
+def listing_kind(value: str) -> str:
+    """The RECALL type asked for, normalised (`documentation` -> `doc`, `adr` -> `decision`)."""
+    return R.normalise_type(value)
+
+
+def entries(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
+    if kind in ("code", "doc", "session"):
+        return _documents(conn, kind)
+    found = _items(conn, kind)
+    if kind == "decision":
+        found += [{**d, "type": "decision"} for d in _documents(conn, "adr")]
+    return found
+
+
+def ordered(found: list[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
+    """Sorted by `sort` (dates newest first, titles A-Z), missing values last, ties by id (pure)."""
+    key, newest_first = SORTS[sort]
+    present = [e for e in found if e.get(key)]
+    missing = sorted((e for e in found if not e.get(key)), key=lambda e: e["id"])
+    present.sort(key=lambda e: e["id"])
+    present.sort(key=lambda e: str(e[key]).lower() if key == "title" else str(e[key]), reverse=newest_first)
+    return present + missing
+
+
+def recall_list(state: ServerState, type: str, scope: str = "project", limit: int = 20,
+                sort: str = "updated_at") -> dict[str, Any]:
+    from chinvex.mcp.tools import scope_contexts
+
+    kind = listing_kind(L.require_short("type", type, max_chars=L.TYPE_MAX_CHARS) or "")
+    L.require_range("limit", limit, 1, LIMIT_MAX)
+    if sort not in SORTS:
+        raise ToolFailure(L.INVALID_ARGUMENT, f"sort must be one of {', '.join(SORTS)} (got {sort!r}).")
+    configs, warnings = scope_contexts(state, scope)
+    glob = state.global_context()
+    found: list[dict[str, Any]] = []
+    for config in configs:
+        label = "global" if glob is not None and config.name == glob.name else "project"
+        h = state.handle(config)
+        with h.lock:
+            found += [{**e, "context": config.name, "scope": label} for e in entries(h.conn, kind)]
+    listed = ordered(found, sort)
+    return {"type": kind, "scope": scope, "sort": sort, "total": len(listed), "items": listed[:limit],
+            "truncated": len(listed) > limit, "warnings": warnings}

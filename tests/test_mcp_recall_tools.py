@@ -1,0 +1,107 @@
+"""RECALL v0.3 tools added for issue 18 (`recall_list`, `recall_context`, `recall_index`) and
+`chinvex_pack`'s neighbours, driven through the official MCP client against `chinvex mcp`."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from test_mcp import World, _cli, call, call_error, run_session
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory) -> World:
+    base = tmp_path_factory.mktemp("recall_tools")
+    repo, other, outside = base / "shop", base / "other", base / "outside"
+    (repo / "src").mkdir(parents=True)
+    (repo / "docs" / "adr").mkdir(parents=True)
+    other.mkdir()
+    outside.mkdir()
+    (repo / "src" / "cart.py").write_text(textwrap.dedent('''\
+        """Shopping cart totals."""
+
+
+        def cart_total(items):
+            """Sum of price times quantity over the cart's items."""
+            return sum(i.price * i.quantity for i in items)
+        '''))
+    (repo / "README.md").write_text("# Shop\n\nThe cart lives in src/cart.py and sums prices.\n")
+    (repo / "docs" / "adr" / "0001-decimal-money.md").write_text(
+        "# 1. Money is Decimal\n\nAll amounts are Decimal, never float, so totals are exact.\n")
+    (outside / "secret-plans.md").write_text("# Plans\n\nNot part of any context.\n")
+    world = World(home=base / "home", repo=repo, other=other, outside=outside)
+    _cli(world, "context", "create", "shop", "--repo", str(repo))
+    _cli(world, "context", "create", "global")
+    _cli(world, "ingest", "--context", "shop")
+    return world
+
+
+def _session(world: World, body):
+    return run_session(world, body, args=("mcp", "--context", "shop"))
+
+
+def test_recall_list_by_type_sort_and_scope(small):
+    async def body(client: Client):
+        added = await call(client, "recall_add", type="decision", title="Round totals half-even",
+                           content="Cart totals round half-even to cents.", related_files=["src/cart.py"])
+        code = await call(client, "recall_list", type="code")
+        docs = await call(client, "recall_list", type="documentation", sort="title")
+        adrs = await call(client, "recall_list", type="adr")
+        one = await call(client, "recall_list", type="adr", limit=1)
+        glob = await call(client, "recall_list", type="decision", scope="global")
+        bad = await call_error(client, "recall_list", "INVALID_ARGUMENT", type="code", sort="size")
+        return added, code, docs, adrs, one, glob, bad
+
+    added, code, docs, adrs, one, glob, bad = _session(small, body)
+    assert [e["source"] for e in code["items"]] == ["src/cart.py"]
+    assert code["items"][0]["scope"] == "project" and code["items"][0]["context"] == "shop"
+    assert [e["title"] for e in docs["items"]] == sorted((e["title"] for e in docs["items"]), key=str.lower)
+    assert {e["source"] for e in docs["items"]} >= {"README.md", "docs/adr/0001-decimal-money.md"}
+    ids = [e["id"] for e in adrs["items"]]
+    assert added["id"] in ids and any(e["source"] == "docs/adr/0001-decimal-money.md" for e in adrs["items"])
+    assert adrs["items"][0]["id"] == added["id"]  # newest first
+    assert len(one["items"]) == 1 and one["truncated"] and one["total"] == adrs["total"]
+    assert glob["items"] == [] and glob["scope"] == "global"
+    assert "sort" in bad
+
+
+def test_recall_context_names_chunks_mentions_and_decisions(small):
+    async def body(client: Client):
+        await call(client, "recall_add", type="decision", title="Cart totals are exact",
+                   content="Use Decimal for cart totals.", related_files=["src/cart.py"])
+        found = await call(client, "recall_context", file_path="src/cart.py")
+        missing = await call(client, "recall_context", file_path="src/nothing.py")
+        bad = await call_error(client, "recall_context", "INVALID_ARGUMENT", file_path="src/cart.py",
+                               context_types=["gossip"])
+        return found, missing, bad
+
+    found, missing, bad = _session(small, body)
+    assert found["indexed"] and found["relative_path"] == "src/cart.py"
+    assert any("cart_total" in (c["header"] or "") + c["first_line"] for c in found["file_chunks"])
+    assert [m["where"] for m in found["mentioned_in_docs"]] == ["README.md"]
+    titles = {d["title"]: d["via"] for d in found["decisions"]}
+    assert titles.get("Cart totals are exact") == "related_files"
+    assert not missing["indexed"] and missing["file_chunks"] == [] and missing["notes"]
+    assert "gossip" in bad
+
+
+def test_recall_index_inside_roots_only(small):
+    note = small.repo / "docs" / "payments.md"
+    note.write_text("# Payments\n\nRefunds go through the zanzibarmarker queue.\n")
+
+    async def body(client: Client):
+        indexed = await call(client, "recall_index", path="docs/payments.md")
+        found = await call(client, "chinvex_search", query="zanzibarmarker refunds queue", k=3)
+        outside = await call_error(client, "recall_index", "INVALID_ARGUMENT",
+                                   path=str(small.outside / "secret-plans.md"))
+        gone = await call_error(client, "recall_index", "NOT_FOUND", path="docs/none.md")
+        return indexed, found, outside, gone
+
+    indexed, found, outside, gone = _session(small, body)
+    assert indexed["context"] == "shop" and indexed["documents_for_path"] == 1 and indexed["indexed"] >= 1
+    assert any("zanzibarmarker" in r["text"] for r in found["results"])
+    assert "outside the source folders" in outside and str(small.repo) in outside
+    assert "does not exist" in gone
