@@ -49,7 +49,9 @@ class World:
     outside: Path
 
     def env(self, **extra: str) -> dict[str, str]:
-        return {"CHINVEX_HOME": str(self.home), "ANONYMIZED_TELEMETRY": "False", **extra}
+        # Every tool (the default list holds only the core four; test_default_tool_list checks it).
+        return {"CHINVEX_HOME": str(self.home), "ANONYMIZED_TELEMETRY": "False", "CHINVEX_MCP_TOOLS": "all",
+                **extra}
 
     def db(self, context: str) -> sqlite3.Connection:
         conn = sqlite3.connect(self.home / "indexes" / context / "hybrid.db")

@@ -154,7 +154,7 @@ class Server:
     def __init__(self, args: list[str], home: Path, cwd: Path):
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      cwd=cwd, env={**os.environ, "CHINVEX_HOME": str(home),
-                                                   "ANONYMIZED_TELEMETRY": "False"})
+                                                   "ANONYMIZED_TELEMETRY": "False", "CHINVEX_MCP_TOOLS": "all"})
         self.lines: queue.Queue[bytes] = queue.Queue()
         self.stderr: list[bytes] = []
         threading.Thread(target=lambda: [self.lines.put(x) for x in self.proc.stdout], daemon=True).start()

@@ -105,3 +105,74 @@ def test_recall_index_inside_roots_only(small):
     assert any("zanzibarmarker" in r["text"] for r in found["results"])
     assert "outside the source folders" in outside and str(small.repo) in outside
     assert "does not exist" in gone
+
+
+# -- token discipline ---------------------------------------------------------------------------
+
+def test_default_tool_list_is_the_core_four_under_4000_characters(small):
+    import json as _json
+
+    from chinvex.mcp.profiles import CORE
+
+    async def body(client: Client):
+        return await client.list_tools()
+
+    listed = run_session(small, body, args=("mcp", "--context", "shop"), env={"CHINVEX_MCP_TOOLS": ""})
+    names = [t.name for t in listed.tools]
+    assert names == list(CORE)
+    size = len(_json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools],
+                           separators=(",", ":")))
+    assert size < 4000, size
+    neighbours = {"chinvex_answer": "chinvex_pack", "chinvex_search": "chinvex_answer", "chinvex_pack": "before"}
+    for tool in listed.tools:
+        if tool.name in neighbours:  # each says when to use it rather than the others
+            assert neighbours[tool.name] in tool.description, tool.description
+        assert "title" not in _json.dumps(tool.input_schema["properties"])
+
+
+def test_tool_profiles_and_a_bad_one(small):
+    async def body(client: Client):
+        return await client.list_tools()
+
+    recall = run_session(small, body, args=("mcp", "--context", "shop", "--tools", "recall"), env={"CHINVEX_MCP_TOOLS": ""})
+    assert {t.name for t in recall.tools} == set(__import__("chinvex.mcp.profiles", fromlist=["RECALL"]).RECALL)
+    picked = run_session(small, body, env={"CHINVEX_MCP_TOOLS": "chinvex_search,recall_list"})
+    assert [t.name for t in picked.tools] == ["chinvex_search", "recall_list"]
+    from conftest import run_cli
+
+    bad = run_cli("mcp", "--tools", "everything", env=small.env())
+    assert bad.code == 2 and "everything" in bad.stderr and "Traceback" not in bad.stderr
+    bad_env = run_cli("mcp", env=small.env(CHINVEX_MCP_TOOLS="nope"))
+    assert bad_env.code == 2 and "nope" in bad_env.stderr and "Traceback" not in bad_env.stderr
+
+
+def test_max_tokens_caps_search_and_says_so(small):
+    from chinvex.embedding.tokenizer import count_tokens
+
+    async def body(client: Client):
+        wide = await call(client, "chinvex_search", query="cart totals decimal money", k=10, max_tokens=100_000)
+        capped = await call(client, "chinvex_search", query="cart totals decimal money", k=10, max_tokens=100)
+        answer = await call(client, "chinvex_answer", query="How is the cart total computed?",
+                            include_evidence=True, max_tokens=100)
+        low = await call_error(client, "chinvex_search", "INVALID_ARGUMENT", query="x", max_tokens=5)
+        return wide, capped, answer, low
+
+    wide, capped, answer, low = _session(small, body)
+    assert not wide["budget"]["truncated"] and wide["budget"]["dropped"] == 0
+    assert sum(count_tokens(r["text"]) for r in capped["results"]) == capped["budget"]["used_tokens"] <= 100
+    assert capped["budget"]["truncated"] or sum(count_tokens(r["text"]) for r in wide["results"]) <= 100
+    assert answer["budget"]["used_tokens"] <= 100
+    assert "max_tokens" in low
+
+
+def test_fit_keeps_rank_order_and_cuts_the_first_overflow():
+    from chinvex.mcp.budget import MIN_KEPT_TOKENS, fit
+
+    count = lambda text: len(text.split())  # noqa: E731
+    prefix = lambda text, n: " ".join(text.split()[:n])  # noqa: E731
+    items = [{"text": "a " * 50}, {"text": "b " * 50}, {"text": "c " * 50}]
+    kept, note = fit(items, "text", 80, count=count, prefix_of=prefix)
+    assert [k["text"][0] for k in kept] == ["a", "b"] and kept[1]["truncated"] and count(kept[1]["text"]) == 30
+    assert note == {"max_tokens": 80, "used_tokens": 80, "truncated": True, "dropped": 1}
+    kept, note = fit(items, "text", 50 + MIN_KEPT_TOKENS - 1, count=count, prefix_of=prefix)
+    assert len(kept) == 1 and note["dropped"] == 2 and note["truncated"]

@@ -190,7 +190,8 @@ class RawServer:
     def __init__(self, home: Path, cwd: Path):
         self.proc = subprocess.Popen([str(CHINVEX_BIN), "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, cwd=cwd,
-                                     env={**os.environ, "CHINVEX_HOME": str(home), "ANONYMIZED_TELEMETRY": "False"})
+                                     env={**os.environ, "CHINVEX_HOME": str(home), "ANONYMIZED_TELEMETRY": "False",
+                                          "CHINVEX_MCP_TOOLS": "all"})
         self.stderr: list[bytes] = []
         self.lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True).start()
@@ -266,7 +267,8 @@ class InterleavingStdio:
     async def __aenter__(self):
         self.process = await anyio.open_process(
             [str(CHINVEX_BIN), "mcp"], cwd=self.cwd,
-            env={**os.environ, "CHINVEX_HOME": str(self.home), "ANONYMIZED_TELEMETRY": "False"})
+            env={**os.environ, "CHINVEX_HOME": str(self.home), "ANONYMIZED_TELEMETRY": "False",
+                 "CHINVEX_MCP_TOOLS": "all"})
         to_client_send, to_client = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         from_client, from_client_receive = anyio.create_memory_object_stream[SessionMessage](0)
         self._streams = (to_client_send, to_client, from_client, from_client_receive)
@@ -416,7 +418,8 @@ def test_four_clients_of_25_queries_during_ingests_all_answer(small_context):
 
     async def client(i: int, latencies: list[tuple[float, float]]) -> None:
         params = StdioServerParameters(command=str(CHINVEX_BIN), args=["mcp", "--context", "wire"],
-                                       env={"CHINVEX_HOME": str(small_context["home"]), "ANONYMIZED_TELEMETRY": "False"},
+                                       env={"CHINVEX_HOME": str(small_context["home"]), "ANONYMIZED_TELEMETRY": "False",
+                                            "CHINVEX_MCP_TOOLS": "all"},
                                        cwd=str(small_context["base"]))
         async with Client(params, mode="legacy", read_timeout_seconds=180) as session:
             for q in range(25):

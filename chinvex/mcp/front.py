@@ -230,6 +230,13 @@ def serve(default_context: str | None = None) -> None:
 
         serve_with_sdk(default_context)
         return
+    from chinvex.mcp.profiles import profile_name
+
+    profile = profile_name(os.environ)
+
+    def recorded(method: str, version: str) -> Any:
+        return handshake.result_for(method, version, profile)
+
     wire = claim_std_fds()
     loader = _Loader(default_context)
     switch = sys.getswitchinterval()
@@ -244,7 +251,8 @@ def serve(default_context: str | None = None) -> None:
             if not line:
                 return  # the client left during the handshake: nothing to hand over
             try:
-                decision = decide(orjson.loads(line), version) if len(line) <= DOOR_LINE_MAX else HAND_OVER
+                decision = (decide(orjson.loads(line), version, recorded) if len(line) <= DOOR_LINE_MAX
+                            else HAND_OVER)
             except orjson.JSONDecodeError:
                 decision = HAND_OVER
             if decision.hand_over:

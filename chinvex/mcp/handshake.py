@@ -52,10 +52,17 @@ def replies() -> dict[str, Any]:
     return handshake_replies.REPLIES
 
 
-def result_for(method: str, version: str) -> Any:
-    """The recorded result of `method` in a session at `version` (KeyError: none recorded)."""
+def profile_key(method: str, profile: str) -> str:
+    """Where the recording keeps `method`'s result for a tool profile (chinvex.mcp.profiles):
+    the tool list differs per profile, everything else is the default's."""
+    return f"{method}@{profile}" if profile != "default" and method == "tools/list" else method
+
+
+def result_for(method: str, version: str, profile: str = "default") -> Any:
+    """The recorded result of `method` in a session at `version` with the tools of `profile`
+    (KeyError: none recorded, e.g. a list of tool names: the SDK answers)."""
     data = replies()
-    return data["distinct"][data["results"][method][version]]
+    return data["distinct"][data["results"][profile_key(method, profile)][version]]
 
 
 def installed_sdk_version() -> str | None:
@@ -100,7 +107,7 @@ def _request(request_id: int, method: str, params: dict[str, Any] | None = None)
     return orjson.dumps(message) + b"\n"
 
 
-def _session(version: str) -> dict[str, Any]:
+def _session(version: str, profile: str = "default") -> dict[str, Any]:
     """One session with the real server over its real stdio transport (through pipes, in this
     process): `initialize` at `version`, then every recorded method. Their results by method."""
     import anyio
@@ -111,7 +118,9 @@ def _session(version: str) -> dict[str, Any]:
 
     client_in, server_out = os.pipe()
     server_in, client_out = os.pipe()
-    server = build_server(ServerState(None, cwd=os.getcwd(), env={}))
+    from chinvex.mcp.profiles import ENV_TOOLS
+
+    server = build_server(ServerState(None, cwd=os.getcwd(), env={ENV_TOOLS: profile}))
     lowlevel = server._lowlevel_server  # as ChinvexMCPServer.run_stdio_async does
 
     async def serve() -> None:
@@ -145,13 +154,18 @@ def record() -> dict[str, Any]:
 
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
-    results: dict[str, dict[str, int]] = {method: {} for method in RECORDED_METHODS}
+    from chinvex.mcp.profiles import RECORDED_PROFILES
+
+    results: dict[str, dict[str, int]] = {}
     distinct: list[Any] = []
-    for version in HANDSHAKE_PROTOCOL_VERSIONS:
-        for method, result in _session(version).items():
-            if result not in distinct:
-                distinct.append(result)
-            results[method][version] = distinct.index(result)
+    for profile in RECORDED_PROFILES:
+        for version in HANDSHAKE_PROTOCOL_VERSIONS:
+            for method, result in _session(version, profile).items():
+                if profile != "default" and method != "tools/list":
+                    continue  # only the tool list depends on the profile
+                if result not in distinct:
+                    distinct.append(result)
+                results.setdefault(profile_key(method, profile), {})[version] = distinct.index(result)
     return {"sdk": importlib.metadata.version(SDK_DISTRIBUTION),
             "protocol_versions": list(HANDSHAKE_PROTOCOL_VERSIONS),
             "latest": LATEST_HANDSHAKE_VERSION, "results": results, "distinct": distinct}

@@ -12,6 +12,13 @@ EXIT_OK, EXIT_FAILURE, EXIT_INTERRUPTED = 0, 1, 130
 
 def run_server(default_context: str | None) -> int:
     """Serve until the client closes stdin; the exit status of the process."""
+    from chinvex.mcp.profiles import UnknownToolsError, profile_name, selected
+
+    try:
+        selected(profile_name(os.environ))
+    except UnknownToolsError as exc:
+        sys.stderr.write(f"chinvex mcp: {exc}\n")
+        return 2
     if sys.stdin.isatty():
         sys.stderr.write("chinvex mcp: serving MCP on stdin/stdout (a client such as Claude Code or Codex "
                          "starts this; 'chinvex mcp config --client claude|codex' prints the set-up). "

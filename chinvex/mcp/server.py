@@ -24,6 +24,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from chinvex import __version__
+from chinvex.mcp import budget as B
 from chinvex.mcp import limits as L
 from chinvex.mcp import tools as T
 from chinvex.mcp.limits import ToolFailure
@@ -46,6 +47,9 @@ _WRITE = ToolAnnotations(read_only_hint=False, idempotent_hint=False, destructiv
 Query = Annotated[str, Field(description=f"Natural-language question or keywords (at most {L.QUERY_MAX_BYTES // 1024} KB).")]
 ContextName = Annotated[str | None, Field(
     description="Context name or alias (see chinvex_list_contexts). Omit for the project context.")]
+CoreContext = Annotated[str, Field(description="Context name; omit for the project's.")]
+CoreTypes = Annotated[list[str], Field(description="Only: repo, codex_session, agent_session, chat, note, memory.")]
+MaxTokens = Annotated[int, Field(ge=100, le=B.MAX_TOKENS_LIMIT, description="Cap on returned text; says if cut.")]
 SourceTypes = Annotated[list[str] | None, Field(
     description="Only these source types: repo, codex_session, agent_session, chat, note, memory. Omit for all.")]
 
@@ -86,6 +90,14 @@ class ChinvexMCPServer(MCPServer):
         async with stdio_transport() as (read_stream, write_stream):
             await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
+    async def list_tools(self) -> Any:
+        """The SDK's list without the `title` it derives from every argument's name: the list
+        is read by the agent's model every session, and the names say it already."""
+        tools = await super().list_tools()
+        for tool in tools:
+            tool.input_schema = _untitled(tool.input_schema)
+        return tools
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         known = [t.name for t in await self.list_tools()]  # public API, not the tool manager
         if name not in known:
@@ -105,6 +117,14 @@ class ChinvexMCPServer(MCPServer):
             return failure(L.INVALID_ARGUMENT, str(exc))
 
 
+def _untitled(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _untitled(v) for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
+    if isinstance(schema, list):
+        return [_untitled(v) for v in schema]
+    return schema
+
+
 def _run(fn: Any, state: ServerState, **kwargs: Any) -> CallToolResult:
     ok, payload = T.run_tool(fn, state, **kwargs)
     return result(payload, error=not ok)
@@ -115,63 +135,57 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
                               log_level="WARNING")
 
     @server.tool(name="chinvex_answer", annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False),
-                 description="Answer a question from the indexed knowledge (code, notes, chats, agent "
-                 "sessions). The answer is 1-3 short sentences extracted from the sources, each citing "
-                 "[chunk:<id>], with citations giving where each is (path:lines or a conversation's title "
-                 "and turns). When the sources do not say it, the answer is 'Not stated in retrieved "
-                 "sources.' with grounded=false and a GROUNDING_FAILED error saying why. By default a "
-                 "compact result (answer, citations, a one-line evidence summary); include_evidence=true "
-                 "returns the full response schema v1 with the evidence pack.")
+                 description="Answer a question from the user's indexed code, notes and sessions: 1-3 "
+                 "sentences from the sources citing [chunk:<id>], plus where each citation is. Refuses "
+                 "('Not stated in retrieved sources.', grounded=false) when the sources do not say it. "
+                 "For background to work from, use chinvex_pack; to browse hits, chinvex_search.")
     def chinvex_answer(
-        query: Annotated[str, Field(description="Natural language question.")],
-        context: ContextName = None,
-        k: Annotated[int, Field(ge=L.K_MIN, le=L.K_MAX, description="Number of chunks to retrieve.")] = 8,
-        grounded: Annotated[bool, Field(description="Require citations; refuse if unsupported.")] = True,
-        source_types: SourceTypes = None,
-        include_evidence: Annotated[bool, Field(
-            description="Also return the evidence pack (every retrieved chunk with text and scores).")] = False,
+        query: Annotated[str, Field(description="The question.")],
+        context: CoreContext = "",
+        k: Annotated[int, Field(ge=L.K_MIN, le=L.K_MAX, description="Chunks to retrieve.")] = 8,
+        grounded: Annotated[bool, Field(description="Refuse unless the sources support it.")] = True,
+        source_types: CoreTypes = [],  # noqa: B006 (pydantic copies defaults)
+        include_evidence: Annotated[bool, Field(description="Add the retrieved chunks.")] = False,
+        max_tokens: MaxTokens = B.DEFAULT_MAX_TOKENS,
     ) -> CallToolResult:
         return _run(T.chinvex_answer, state, query=query, context=context, k=k, grounded=grounded,
-                    source_types=source_types, include_evidence=include_evidence)
+                    source_types=source_types, include_evidence=include_evidence, max_tokens=max_tokens)
 
     @server.tool(name="chinvex_search", annotations=_READ,
-                 description="Hybrid (full-text + vector) search of one or several contexts, ranked with "
-                 "source weights. Returns chunks with chunk_id, source_uri, range, text, scores and "
-                 "freshness (stale when the file changed since indexing).")
+                 description="Ranked chunks (hybrid full-text + vector) with chunk_id, place, text, "
+                 "scores and staleness. Use to browse or find exact spots; chinvex_answer for a short "
+                 "answer; chinvex_get_chunks to read more around a hit.")
     def chinvex_search(
         query: Query,
-        context: ContextName = None,
-        contexts: Annotated[list[str] | None, Field(
-            description="Several contexts to search at once (results carry their context).")] = None,
-        k: Annotated[int, Field(ge=L.K_MIN, le=L.K_MAX, description="Number of results.")] = 8,
-        source_types: SourceTypes = None,
+        context: CoreContext = "",
+        contexts: Annotated[list[str], Field(description="Several contexts at once.")] = [],  # noqa: B006
+        k: Annotated[int, Field(ge=L.K_MIN, le=L.K_MAX, description="Results.")] = 8,
+        source_types: CoreTypes = [],  # noqa: B006
+        max_tokens: MaxTokens = B.DEFAULT_MAX_TOKENS,
     ) -> CallToolResult:
         return _run(T.chinvex_search, state, query=query, context=context, contexts=contexts, k=k,
-                    source_types=source_types)
+                    source_types=source_types, max_tokens=max_tokens)
 
     @server.tool(name="chinvex_pack", annotations=_READ,
-                 description="Assemble context for a task: the best-ranked chunks fitted into a hard "
-                 "token budget (headers included, counted with the built-in embedder's tokenizer), in a "
-                 "fixed order, each with its provenance (where, range, sha256, mtime). Use it to load "
-                 "background before working on something; use chinvex_answer for a question with a short "
-                 "answer, chinvex_search to browse hits.")
+                 description="Background for a task: the best chunks fitted into a hard token budget, "
+                 "same input same output, each with path, lines, sha256 and mtime. Use before starting "
+                 "work on something.")
     def chinvex_pack(
-        task: Annotated[str, Field(description="The task or question the context is for.")],
-        context: ContextName = None,
-        budget_tokens: Annotated[int, Field(ge=1, le=200_000, description="Hard size limit in tokens.")] = 2000,
-        diversity: Annotated[int | None, Field(ge=1, le=L.K_MAX,
-                                               description="At most this many chunks from one document.")] = None,
-        source_types: SourceTypes = None,
+        task: Annotated[str, Field(description="The task or question.")],
+        context: CoreContext = "",
+        budget_tokens: Annotated[int, Field(ge=1, le=200_000, description="Hard size limit.")] = 2000,
+        diversity: Annotated[int, Field(ge=0, le=L.K_MAX, description="Max chunks per document; 0: no limit.")] = 0,
+        source_types: CoreTypes = [],  # noqa: B006
     ) -> CallToolResult:
         return _run(T.chinvex_pack, state, task=task, context=context, budget_tokens=budget_tokens,
-                    diversity=diversity, source_types=source_types)
+                    diversity=diversity or None, source_types=source_types)
 
     @server.tool(name="chinvex_get_chunks", annotations=_READ,
-                 description="Read chunks by id (from search results or citations): full text, ranges, "
-                 "metadata, and the ids of the previous and next chunk of the same document.")
+                 description="Read chunks by id (from results or citations): text, ranges, metadata, "
+                 "and the previous and next chunk ids.")
     def chinvex_get_chunks(
-        chunk_ids: Annotated[list[str], Field(description=f"Chunk ids (at most {L.CHUNK_IDS_MAX}).")],
-        context: ContextName = None,
+        chunk_ids: Annotated[list[str], Field(description=f"Chunk ids (max {L.CHUNK_IDS_MAX}).")],
+        context: CoreContext = "",
     ) -> CallToolResult:
         return _run(T.chinvex_get_chunks, state, chunk_ids=chunk_ids, context=context)
 
@@ -196,8 +210,10 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
             "'global' (cross-project knowledge), 'all' = both.")] = "all",
         limit: Annotated[int, Field(ge=L.LIMIT_MIN, le=L.LIMIT_MAX,
                                     description="Maximum number of results to return.")] = 10,
+        max_tokens: MaxTokens = B.DEFAULT_MAX_TOKENS,
     ) -> CallToolResult:
-        return _run(T.recall_search, state, query=query, types=types, scope=scope, limit=limit)
+        return _run(T.recall_search, state, query=query, types=types, scope=scope, limit=limit,
+                    max_tokens=max_tokens)
 
     @server.tool(name="recall_get", annotations=_READ,
                  description="Retrieve the full content of a knowledge item or chunk by its id (from "
@@ -312,6 +328,12 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
                     metadata=metadata, resolution=resolution, from_agent=from_agent, to_agent=to_agent,
                     related_files=related_files)
 
+    from chinvex.mcp.profiles import ALL, profile_name, selected
+
+    wanted = set(selected(profile_name(state.env)))
+    for name in ALL:
+        if name not in wanted:
+            server.remove_tool(name)
     return server
 
 

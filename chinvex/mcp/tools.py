@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from chinvex.mcp import budget as B
 from chinvex.mcp import limits as L
 from chinvex.mcp import recall as R
 from chinvex.mcp.limits import ToolFailure
@@ -62,7 +63,7 @@ def _source_types(values: list[str] | None) -> tuple[list[str] | None, list[str]
 
 def chinvex_search(state: ServerState, query: str, context: str | None = None,
                    contexts: list[str] | None = None, k: int = 8,
-                   source_types: list[str] | None = None) -> dict[str, Any]:
+                   source_types: list[str] | None = None, max_tokens: int = B.DEFAULT_MAX_TOKENS) -> dict[str, Any]:
     from chinvex.retrieval.search import InvalidFilterError, SearchRequest
 
     query = L.require_query(query)
@@ -77,7 +78,9 @@ def chinvex_search(state: ServerState, query: str, context: str | None = None,
         response = state.searcher.search(configs, SearchRequest(query=query, k=k, source_types=types))
     except InvalidFilterError as exc:  # a type no searched index knows: as the CLI, not "no results"
         raise ToolFailure(L.INVALID_ARGUMENT, f"source_types: {exc.message}") from None
-    return response.model_dump(mode="json")
+    payload = response.model_dump(mode="json")
+    payload["results"], payload["budget"] = B.fit(payload["results"], "text", max_tokens)
+    return payload
 
 
 def chinvex_get_chunks(state: ServerState, chunk_ids: list[str], context: str | None = None) -> dict[str, Any]:
@@ -132,7 +135,7 @@ def chinvex_list_contexts(state: ServerState) -> dict[str, Any]:
 
 def chinvex_answer(state: ServerState, query: str, context: str | None = None, k: int = 8,
                    grounded: bool = True, source_types: list[str] | None = None,
-                   include_evidence: bool = False) -> dict[str, Any]:
+                   include_evidence: bool = False, max_tokens: int = B.DEFAULT_MAX_TOKENS) -> dict[str, Any]:
     query = L.require_query(query)
     L.require_range("k", k, L.K_MIN, L.K_MAX)
     types, _ = _source_types(source_types)
@@ -155,7 +158,12 @@ def chinvex_answer(state: ServerState, query: str, context: str | None = None, k
     failed = [e for e in response.errors if e.code != L.GROUNDING_FAILED]
     if failed:
         raise ToolFailure(failed[0].code, failed[0].detail, response=payload)
-    return payload if include_evidence else compact_answer(payload)
+    if not include_evidence:
+        return compact_answer(payload)
+    pack = payload.get("evidence_pack") or {}
+    if isinstance(pack.get("chunks"), list):
+        pack["chunks"], payload["budget"] = B.fit(pack["chunks"], "text", max_tokens)
+    return payload
 
 
 def chinvex_pack(state: ServerState, task: str, context: str | None = None,
@@ -364,7 +372,7 @@ def _chunk_metadata(result: Any) -> dict[str, Any]:
 
 
 def recall_search(state: ServerState, query: str, types: list[str] | None = None, scope: str = "all",
-                  limit: int = 10) -> dict[str, Any]:
+                  limit: int = 10, max_tokens: int = B.DEFAULT_MAX_TOKENS) -> dict[str, Any]:
     from chinvex.retrieval.search import SearchRequest
 
     started = time.perf_counter()
@@ -435,8 +443,10 @@ def recall_search(state: ServerState, query: str, types: list[str] | None = None
                                      "context": res["metadata"]["context"]} for res in results],
                         "latency_ms": latency_ms,
                     })
+    results, budget = B.fit(results, "content", max_tokens)
     return {
         "results": results,
+        "budget": budget,
         "query_metadata": {
             "scope_searched": scope,
             "contexts": list(by_context),
