@@ -26,14 +26,14 @@ from conftest import CHINVEX_BIN, assert_no_traceback, run_cli
 TOOLS = {
     "chinvex_answer", "chinvex_search", "chinvex_get_chunks", "chinvex_list_contexts",
     "recall_search", "recall_get", "recall_add", "recall_feedback", "flight_recorder_log",
-    "chinvex_pack", "recall_list", "recall_context", "recall_index",
+    "chinvex_pack", "recall_list", "recall_context", "recall_index", "recall_promote",
 }
 REQUIRED = {
     "chinvex_answer": ["query"], "chinvex_search": ["query"], "chinvex_get_chunks": ["chunk_ids"],
     "chinvex_list_contexts": [], "recall_search": ["query"], "recall_get": ["id"],
     "recall_add": ["type", "title", "content"], "recall_feedback": ["item_id"],
     "flight_recorder_log": ["type", "content"], "chinvex_pack": ["task"], "recall_list": ["type"],
-    "recall_context": ["file_path"], "recall_index": ["path"],
+    "recall_context": ["file_path"], "recall_index": ["path"], "recall_promote": ["item_id"],
 }
 READ_ONLY = {"chinvex_answer", "chinvex_search", "chinvex_get_chunks", "chinvex_list_contexts",
              "recall_search", "recall_get", "chinvex_pack", "recall_list", "recall_context"}

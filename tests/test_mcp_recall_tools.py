@@ -176,3 +176,61 @@ def test_fit_keeps_rank_order_and_cuts_the_first_overflow():
     assert note == {"max_tokens": 80, "used_tokens": 80, "truncated": True, "dropped": 1}
     kept, note = fit(items, "text", 50 + MIN_KEPT_TOKENS - 1, count=count, prefix_of=prefix)
     assert len(kept) == 1 and note["dropped"] == 2 and note["truncated"]
+
+
+# -- scopes: promotion from project to global --------------------------------------------------
+
+def test_promotion_over_mcp_moves_the_item_and_keeps_a_pointer(small):
+    async def body(client: Client):
+        added = await call(client, "recall_add", type="pattern", title="Retry idempotent calls only",
+                           content="Only retry calls that are idempotent: the quokkamarker rule.")
+        before = await call(client, "recall_search", query="quokkamarker idempotent retry", scope="all")
+        moved = await call(client, "recall_promote", item_id=added["id"])
+        after = await call(client, "recall_search", query="quokkamarker idempotent retry", scope="all")
+        global_only = await call(client, "recall_search", query="quokkamarker idempotent retry", scope="global")
+        fetched = await call(client, "recall_get", id=added["id"])
+        listed = await call(client, "recall_list", type="pattern", scope="all")
+        again = await call_error(client, "recall_promote", "INVALID_ARGUMENT", item_id=added["id"])
+        missing = await call_error(client, "recall_promote", "NOT_FOUND", item_id="P-00000000")
+        return added, before, moved, after, global_only, fetched, listed, again, missing
+
+    added, before, moved, after, global_only, fetched, listed, again, missing = _session(small, body)
+    item = added["id"]
+    hits = lambda result: [r for r in result["results"] if r["id"] == item]  # noqa: E731
+    assert [h["metadata"]["scope"] for h in hits(before)] == ["project"]
+    assert moved["from"] == "shop" and moved["to"] == "global"
+    assert [h["metadata"]["context"] for h in hits(after)] == ["global"]  # found once, in global
+    assert hits(global_only)
+    assert fetched["metadata"]["context"] == "global" and fetched["scope"] == "global"
+    assert fetched["metadata"]["found_via_pointer_in"] == "shop"
+    assert fetched["metadata"]["promoted_from"]["context"] == "shop"
+    assert [(e["context"], e["scope"]) for e in listed["items"] if e["id"] == item] == [("global", "global")]
+    assert "already promoted" in again
+    assert "P-00000000" in missing
+
+
+def test_memory_cli_lists_by_scope_and_promotes(small):
+    from conftest import run_cli
+
+    async def body(client: Client):
+        return await call(client, "recall_add", type="lesson", title="Pin the toolchain",
+                          content="Pin compiler versions per project.")
+
+    added = _session(small, body)
+    env = small.env(CHINVEX_CONTEXT="shop")
+    listed = run_cli("memory", "list", "--scope", "project", "--json", env=env)
+    assert listed.code == 0, listed
+    assert any(r["id"] == added["id"] and r["scope"] == "project" for r in listed.json["items"])
+    promoted = run_cli("memory", "promote", added["id"], "--json", env=env)
+    assert promoted.code == 0, promoted
+    assert promoted.json["to"] == "global"
+    glob = run_cli("memory", "list", "--scope", "global", "--json", env=env).json["items"]
+    assert any(r["id"] == added["id"] and r["scope"] == "global" for r in glob)
+    project = run_cli("memory", "list", "--scope", "project", "--promoted", "--json", env=env).json["items"]
+    assert [r["scope"] for r in project if r["id"] == added["id"]] == ["promoted"]
+    again = run_cli("memory", "promote", added["id"], env=env)
+    assert again.code == 2 and "already promoted" in again.stderr and "Traceback" not in again.stderr
+    unknown = run_cli("memory", "promote", "L-99999999", env=env)
+    assert unknown.code == 1 and "L-99999999" in unknown.stderr
+    bad_scope = run_cli("memory", "list", "--scope", "everywhere", env=env)
+    assert bad_scope.code == 2 and "--scope" in bad_scope.stderr

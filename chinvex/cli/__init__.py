@@ -103,3 +103,4 @@ from chinvex.cli import mcp_cmd  # noqa: E402,F401
 from chinvex.cli import answer_cmd  # noqa: E402,F401
 from chinvex.cli import pack_cmd  # noqa: E402,F401
 from chinvex.cli import watch_cmd  # noqa: E402,F401
+from chinvex.cli import memory_cmd  # noqa: E402,F401

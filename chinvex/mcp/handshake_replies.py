@@ -636,6 +636,21 @@ REPLIES = {'sdk': '2.3.0',
                                           'idempotentHint': False,
                                           'openWorldHint': False,
                                           'readOnlyHint': False},
+                          'description': "Move a project's knowledge item (from recall_add) to the "
+                                         'global context, for knowledge that holds across '
+                                         'projects. Its id keeps working: the project keeps a '
+                                         'pointer that recall_get follows.',
+                          'inputSchema': {'properties': {'item_id': {'description': "The item's "
+                                                                                    'id, e.g. '
+                                                                                    'D-1a2b3c4d.',
+                                                                     'type': 'string'}},
+                                          'required': ['item_id'],
+                                          'type': 'object'},
+                          'name': 'recall_promote'},
+                         {'annotations': {'destructiveHint': False,
+                                          'idempotentHint': False,
+                                          'openWorldHint': False,
+                                          'readOnlyHint': False},
                           'description': 'Add a knowledge item (a decision, pattern, failure, '
                                          'lesson, runbook, ...) to the knowledge base; it is '
                                          'searchable at once. Returns its id '

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 ENV_TOOLS = "CHINVEX_MCP_TOOLS"
 CORE = ("chinvex_answer", "chinvex_search", "chinvex_pack", "chinvex_get_chunks")
 RECALL = ("recall_search", "recall_get", "recall_list", "recall_context", "recall_add", "recall_index",
-          "recall_feedback", "flight_recorder_log")
+          "recall_promote", "recall_feedback", "flight_recorder_log")
 ALL = (*CORE, "chinvex_list_contexts", *RECALL)
 PROFILES: dict[str, tuple[str, ...]] = {"default": CORE, "recall": RECALL, "all": ALL}
 RECORDED_PROFILES = ("default", "all")

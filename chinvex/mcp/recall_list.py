@@ -60,7 +60,8 @@ def _documents(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
 
 
 def _items(conn: sqlite3.Connection, item_type: str) -> list[dict[str, Any]]:
-    rows = conn.execute("SELECT * FROM knowledge_items WHERE type = ?", (item_type,)).fetchall()
+    # Promotion pointers (scope 'promoted') are not items of this context any more.
+    rows = conn.execute("SELECT * FROM knowledge_items WHERE type = ? AND scope != 'promoted'", (item_type,)).fetchall()
     out = []
     for row in rows:
         item = R._item(row)

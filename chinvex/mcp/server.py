@@ -272,6 +272,17 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
 
         return _run(tool, state, path=path, recursive=recursive, type_hint=type_hint)
 
+    @server.tool(name="recall_promote", annotations=_WRITE,
+                 description="Move a project's knowledge item (from recall_add) to the global context, "
+                 "for knowledge that holds across projects. Its id keeps working: the project keeps a "
+                 "pointer that recall_get follows.")
+    def recall_promote(
+        item_id: Annotated[str, Field(description="The item's id, e.g. D-1a2b3c4d.")],
+    ) -> CallToolResult:
+        from chinvex.mcp.recall_promote import recall_promote as tool
+
+        return _run(tool, state, item_id=item_id)
+
     @server.tool(name="recall_add", annotations=_WRITE,
                  description="Add a knowledge item (a decision, pattern, failure, lesson, runbook, ...) to "
                  "the knowledge base; it is searchable at once. Returns its id ({P,F,D,C,X,O,R,I}-xxxxxxxx). "

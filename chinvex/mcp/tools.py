@@ -485,6 +485,7 @@ def recall_get(state: ServerState, id: str, include_parent: bool = False) -> dic
 
     item_id = L.require_short("id", id, max_chars=L.ID_MAX_CHARS)
     assert item_id is not None
+    pointer: dict[str, Any] | None = None
     for config in _lookup_contexts(state):
         h = state.handle(config)
         with h.lock:
@@ -492,8 +493,13 @@ def recall_get(state: ServerState, id: str, include_parent: bool = False) -> dic
                 item = R.get_item(h.conn, item_id)
                 if item is None:
                     continue
+                if item.scope == "promoted":  # a pointer: the item lives in global now
+                    pointer = {**(item.metadata.get("promoted_to") or {}), "context": config.name}
+                    continue
                 out = item.as_result()
                 out["metadata"].update({"context": config.name, "item_stats": R.item_stats(h.conn, item_id)})
+                if pointer is not None:
+                    out["metadata"]["found_via_pointer_in"] = pointer["context"]
                 return out
             chunks = fetch_chunks(h.conn, [item_id], config.name)
             if not chunks:
