@@ -225,6 +225,59 @@ def chunk_get(
     emit({"chunk": chunk}, json_mode=json_out, human=format_chunk(chunk))
 
 
+@app.command("get")
+def get_command(
+    identifier: str = typer.Argument(..., help="A conversation's id (Codex thread id, Claude Code session id, "
+                                     "ChatGPT conversation id, or a unique prefix of 8+ characters), or a chunk id."),
+    context: Optional[list[str]] = typer.Option(None, "--context", help="Context(s) to look in; default: every context."),
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """A whole conversation by its session or thread id (turns with roles and times), or a chunk."""
+    from pathlib import Path
+
+    from chinvex.chunks import fetch_chunks, format_chunk
+    from chinvex.conversations import AmbiguousIdError, conversation, find_thread, format_conversation
+    from chinvex.errors import NotFoundError, UsageError
+    from chinvex.registry import Registry
+    from chinvex.storage import db
+
+    wanted = identifier.strip()
+    if not wanted:
+        raise UsageError("ID is empty.")
+    if context:
+        configs = [_resolve(name, json_out=json_out) for name in dict.fromkeys(context)]
+    else:
+        configs = [e.config for e in Registry().entries() if e.config is not None]
+    for config in configs:
+        path = Path(config.index.sqlite_path)
+        if not path.exists():
+            continue
+        conn = db.connect(path, create=False, readonly=True)
+        try:
+            try:
+                row = find_thread(conn, wanted)
+            except AmbiguousIdError as exc:
+                raise UsageError(str(exc)) from None
+            if row is not None:
+                found = conversation(conn, row, config.name)
+                emit(found, json_mode=json_out, human=None if json_out else _escaped(format_conversation(found)))
+                return
+            chunks = fetch_chunks(conn, [wanted], config.name)
+            if chunks:
+                emit({"kind": "chunk", "chunk": chunks[0]}, json_mode=json_out, human=format_chunk(chunks[0]))
+                return
+        finally:
+            conn.close()
+    where = ", ".join(c.name for c in configs) or "no context"
+    raise NotFoundError(f"no conversation or chunk with id {wanted!r} in {where}")
+
+
+def _escaped(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
 @app.command("eval")
 def eval_cmd(
     context: Optional[str] = typer.Option(None, "--context", help=CONTEXT_HELP),

@@ -480,6 +480,26 @@ def _parent_content(conn: sqlite3.Connection, doc_id: str) -> str:
     return "".join(parts)
 
 
+def _thread(conn: sqlite3.Connection, thread_id: str, context: str) -> dict[str, Any] | None:
+    """A conversation by its Codex thread / Claude Code session / ChatGPT conversation id, in
+    recall_get's shape (the turns as `content`, each also in `turns`)."""
+    from chinvex.conversations import AmbiguousIdError, conversation, find_thread
+
+    try:
+        row = find_thread(conn, thread_id)
+    except AmbiguousIdError as exc:
+        raise ToolFailure(L.INVALID_ARGUMENT, str(exc)) from None
+    if row is None:
+        return None
+    found = conversation(conn, row, context)
+    content = "\n\n".join(f"[{t['index']}] {t['role']}: {t['text']}" for t in found["turns"])
+    return {"id": found["thread_id"], "type": "session", "title": found["title"], "content": content,
+            "turns": found["turns"],
+            "metadata": {"context": context, "doc_id": found["doc_id"], "source_type": found["source_type"],
+                         "source_uri": found["source_uri"], "created_at": found["created_at"],
+                         "updated_at": found["updated_at"], "turn_count": found["turn_count"]}}
+
+
 def recall_get(state: ServerState, id: str, include_parent: bool = False) -> dict[str, Any]:
     from chinvex.chunks import fetch_chunks
 
@@ -503,6 +523,9 @@ def recall_get(state: ServerState, id: str, include_parent: bool = False) -> dic
                 return out
             chunks = fetch_chunks(h.conn, [item_id], config.name)
             if not chunks:
+                thread = _thread(h.conn, item_id, config.name)
+                if thread is not None:
+                    return thread
                 continue
             chunk = chunks[0]
             items = R.items_for_docs(h.conn, [chunk["doc_id"]]) if chunk["source_type"] == R.MEMORY_SOURCE_TYPE else {}
