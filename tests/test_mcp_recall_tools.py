@@ -159,6 +159,7 @@ def test_max_tokens_caps_search_and_says_so(small):
 
     wide, capped, answer, low = _session(small, body)
     assert not wide["budget"]["truncated"] and wide["budget"]["dropped"] == 0
+    assert {r["scope"] for r in wide["results"]} == {"project"}  # every result carries its scope label
     assert sum(count_tokens(r["text"]) for r in capped["results"]) == capped["budget"]["used_tokens"] <= 100
     assert capped["budget"]["truncated"] or sum(count_tokens(r["text"]) for r in wide["results"]) <= 100
     assert answer["budget"]["used_tokens"] <= 100
@@ -200,7 +201,7 @@ def test_promotion_over_mcp_moves_the_item_and_keeps_a_pointer(small):
     assert [h["metadata"]["scope"] for h in hits(before)] == ["project"]
     assert moved["from"] == "shop" and moved["to"] == "global"
     assert [h["metadata"]["context"] for h in hits(after)] == ["global"]  # found once, in global
-    assert hits(global_only)
+    assert hits(global_only) and all(h["metadata"]["scope"] == "global" for h in hits(global_only))
     assert fetched["metadata"]["context"] == "global" and fetched["scope"] == "global"
     assert fetched["metadata"]["found_via_pointer_in"] == "shop"
     assert fetched["metadata"]["promoted_from"]["context"] == "shop"

@@ -169,7 +169,7 @@ def _format_search(response) -> str:
             where += f":{r.range.line_start}-{r.range.line_end}"
         elif r.metadata.get("turn_start") is not None:
             where += f" turns {r.metadata['turn_start']}-{r.metadata['turn_end']}"
-        ctx = f"{r.context}/" if multi else ""
+        ctx = f"{r.context}/" if multi or r.scope == "global" else ""
         stale = f" [STALE: {r.freshness.reason}]" if r.freshness.stale else ""
         lines.append(f"[bold]{r.rank}.[/bold] {escape(f'[{ctx}{r.source_type}] {where}')}  "
                      f"score {fmt.score(r.scores.rank)}  chunk {r.chunk_id}{escape(stale)}")

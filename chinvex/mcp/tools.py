@@ -355,6 +355,7 @@ def _chunk_metadata(result: Any) -> dict[str, Any]:
         "source": meta.get("path") or uri,
         "source_type": result.source_type,
         "context": result.context,
+        "scope": result.scope,
         "chunk_id": result.chunk_id,
         "doc_id": result.doc_id,
         "updated_at": result.updated_at,

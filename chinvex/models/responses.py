@@ -50,6 +50,8 @@ class SearchResult(_Strict):
     metadata: dict[str, Any] = Field(default_factory=dict)
     freshness: Freshness = Field(default_factory=Freshness)
     explain: dict[str, Any] | None = None
+    scope: Literal["project", "global"] = Field(
+        "project", description="RECALL scope: global for the context named `global`, else project.")
 
 
 class VectorCoverageStats(_Strict):

@@ -70,6 +70,10 @@ not on every query (opening costs far more than a query)."""
 Mode = Literal["hybrid", "fts", "vector"]
 
 
+GLOBAL_CONTEXT = "global"
+"""The context RECALL calls the global scope (cross-project knowledge)."""
+
+
 class RetrievalError(ChinvexError):
     code = "RETRIEVAL_ERROR"
 
@@ -347,6 +351,7 @@ class Searcher:
                 updated_at=row["updated_at"], scores=scores, metadata=row["metadata"],
                 freshness=_freshness(row),
                 explain=_explain(hit, item, row, terms, share) if req.explain else None,
+                scope="global" if hit.context == GLOBAL_CONTEXT else "project",
             ))
         if len(modes) == 1:
             mode = modes.pop()
