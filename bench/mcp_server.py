@@ -142,9 +142,18 @@ def _peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def _params(home: Path, cwd: Path) -> Any:
+def _params(home: Path, cwd: Path, tools: str = "default") -> Any:
     return _sdk().StdioServerParameters(command=CHINVEX, args=["mcp", "--context", "bench"],
-                                 env={"CHINVEX_HOME": str(home), "ANONYMIZED_TELEMETRY": "False"}, cwd=str(cwd))
+                                        env={"CHINVEX_HOME": str(home), "ANONYMIZED_TELEMETRY": "False",
+                                             "CHINVEX_MCP_TOOLS": tools}, cwd=str(cwd))
+
+
+def _list_chars(tools: list[Any]) -> int:
+    """Characters of the tool list as the server sends it (compact JSON)."""
+    import json
+
+    return len(json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
+                          separators=(",", ":")))
 
 
 async def _handshakes(home: Path, cwd: Path, runs: int) -> tuple[list[float], list[float], list[float]]:
@@ -156,7 +165,7 @@ async def _handshakes(home: Path, cwd: Path, runs: int) -> tuple[list[float], li
             initialised = time.perf_counter()
             listed = await client.list_tools()
             done = time.perf_counter()
-            assert len(listed.tools) == 9
+            assert len(listed.tools) == 4  # the default profile
             cpus.append(_cpu_seconds(_server_pid()))
         totals.append(done - started)
         inits.append(initialised - started)
@@ -175,8 +184,11 @@ async def _warm(home: Path, cwd: Path, runs: int) -> dict[str, Any]:
             raise RuntimeError(f"{tool} failed: {result.content[0].text}")
         return elapsed
 
-    async with Client(_params(home, cwd), mode="legacy", read_timeout_seconds=300) as client:
+    async with Client(_params(home, cwd, "default"), mode="legacy") as client:
+        out["list_default"] = _list_chars((await client.list_tools()).tools)
+    async with Client(_params(home, cwd, "all"), mode="legacy", read_timeout_seconds=300) as client:
         pid = _server_pid()
+        out["list_all"] = _list_chars((await client.list_tools()).tools)
         out["cold_search"] = await timed(client, "chinvex_search", {"query": "webhook retry backoff", "k": 8})
         out["cold_recall"] = await timed(client, "recall_search", {"query": "settlement ledger", "limit": 10})
         for i in range(runs):
@@ -188,7 +200,22 @@ async def _warm(home: Path, cwd: Path, runs: int) -> dict[str, Any]:
                 "type": "decision", "title": f"Bench decision {i}",
                 "content": f"Decision {i}: " + " ".join(QUERIES[i % len(QUERIES)] for _ in range(20))}))
         out["peak_rss_mb"] = _peak_rss_mb(pid)
+        payloads = {}
+        for tool, args in PAYLOAD_CALLS:
+            result = await client.call_tool(tool, args)
+            payloads[tool] = len(result.content[0].text)
+        out["payloads"] = payloads
     return out
+
+
+PAYLOAD_CALLS = [
+    ("chinvex_search", {"query": "webhook retry backoff"}),
+    ("chinvex_answer", {"query": "How are webhook retries scheduled?"}),
+    ("chinvex_pack", {"task": "change the webhook retry policy"}),
+    ("recall_search", {"query": "settlement ledger"}),
+    ("recall_list", {"type": "decision"}),
+]
+"""Each tool with its default arguments: the payload an agent gets when it does not ask for less."""
 
 
 def run(quick: bool = False) -> list[Figure]:
@@ -226,6 +253,12 @@ def run(quick: bool = False) -> list[Figure]:
         Figure("recall_search warm p95", pct(warm["recall"], 95) * 1000, "ms"),
         Figure("recall_add p50", median(warm["add"]) * 1000, "ms", "", None, f"{len(warm['add'])} adds, ~2 KB each"),
         Figure("server peak RSS (VmHWM)", warm["peak_rss_mb"], "MB"),
+        Figure("tools/list, default profile", warm["list_default"], "characters", "< 4,000",
+               warm["list_default"] < 4000, "chinvex_answer, chinvex_search, chinvex_pack, chinvex_get_chunks"),
+        Figure("tools/list, all tools (--tools all)", warm["list_all"], "characters"),
+        *[Figure(f"default payload: {tool}", size, "characters", "", None,
+                 "max_tokens 2,000 / budget_tokens 2,000 (about 8,000 characters of text)")
+          for tool, size in warm["payloads"].items()],
     ]
 
 

@@ -310,3 +310,12 @@ def test_factory_builtin():
     assert make_embedder(EmbeddingConfig(model="all-MiniLM-L6-v2")).name == "builtin:all-MiniLM-L6-v2-int8"
     with pytest.raises(EmbedderError, match="Unknown built-in embedding model"):
         make_embedder(EmbeddingConfig(model="bge-large"))
+
+
+def test_batch_counts_equal_single_counts():
+    """count_tokens_batch (encode_batch_fast) counts exactly what count_tokens does."""
+    from chinvex.embedding.tokenizer import count_tokens, count_tokens_batch
+
+    texts = ["", "plain words", "parseConfig(x) -> 42 # ünïcödé, 中文 and emoji 🙂", "a\ud800b",
+             "def f():\n    return {'k': [1, 2, 3]}\n" * 20]
+    assert count_tokens_batch(texts) == [count_tokens(t) for t in texts]

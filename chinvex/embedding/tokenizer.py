@@ -66,11 +66,14 @@ def count_tokens(text: str) -> int:
 
 
 def count_tokens_batch(texts: list[str]) -> list[int]:
+    """Token counts of many texts in one call (`encode_batch_fast`: the same ids, no offsets,
+    about a third faster; MCP results are counted on every call)."""
+    tok = _counting_tokenizer()
+    encode = getattr(tok, "encode_batch_fast", tok.encode_batch)
     try:
-        encodings = _counting_tokenizer().encode_batch(texts, add_special_tokens=False)
+        encodings = encode(texts, add_special_tokens=False)
     except TypeError:
-        encodings = _counting_tokenizer().encode_batch(
-            [replace_surrogates(t) for t in texts], add_special_tokens=False)
+        encodings = encode([replace_surrogates(t) for t in texts], add_special_tokens=False)
     return [len(e.ids) for e in encodings]
 
 

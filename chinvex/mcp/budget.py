@@ -18,17 +18,19 @@ def fit(items: list[dict[str, Any]], key: str, max_tokens: int, *,
         prefix_of: Callable[[str, int], str] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(the items that fit, with the overflowing one cut; a note {max_tokens, used_tokens,
     truncated, dropped}). Pure apart from the tokenizer, which tests may pass in."""
+    texts = [str(item.get(key) or "") for item in items]
     if count is None or prefix_of is None:
-        from chinvex.embedding.tokenizer import count_tokens
+        from chinvex.embedding.tokenizer import count_tokens, count_tokens_batch
         from chinvex.pack.service import prefix_of as cut
 
+        counts = count_tokens_batch(texts) if texts else []  # one call into the tokenizer
         count, prefix_of = count or count_tokens, prefix_of or cut
+    else:
+        counts = [count(text) for text in texts]
     kept: list[dict[str, Any]] = []
     used = 0
     truncated = False
-    for position, item in enumerate(items):
-        text = str(item.get(key) or "")
-        tokens = count(text)
+    for item, text, tokens in zip(items, texts, counts):
         if used + tokens <= max_tokens:
             kept.append(item)
             used += tokens
