@@ -579,6 +579,10 @@ def check_fingerprints(conn: sqlite3.Connection, config: ContextConfig, f: _Find
     would skip the source forever."""
     check = Check("fingerprints_without_documents")
     documents = {r[0] for r in conn.execute("SELECT doc_id FROM documents")}
+    # Documents removed with `chinvex rm` are missing on purpose: their tombstones keep them out.
+    removed = {r[0]: r[1] for r in conn.execute("SELECT doc_id, origin_uri FROM tombstones")}
+    documents |= set(removed)
+    removed_origins = set(removed.values())
     ledger: dict[str, set[str]] = defaultdict(set)
     for doc_id, origin in conn.execute("SELECT doc_id, origin_uri FROM doc_origins"):
         ledger[origin].add(doc_id)
@@ -590,7 +594,8 @@ def check_fingerprints(conn: sqlite3.Connection, config: ContextConfig, f: _Find
             "WHERE context_name=? AND last_status='ok'", (config.name,)):
         if doc_id and doc_id not in documents:
             bad.append(uri)
-        elif not doc_id and not ledger.get(uri) and adapter in SINGLE_DOCUMENT_ADAPTERS:
+        elif not doc_id and not ledger.get(uri) and adapter in SINGLE_DOCUMENT_ADAPTERS \
+                and uri not in removed_origins:
             bad.append(uri)
     # A source being removed (or rewritten) is journaled as pending before its documents go and
     # until its fingerprint does: a run killed in between left it, and the next ingest finishes.
@@ -664,7 +669,8 @@ def check_ledger(conn: sqlite3.Connection, f: _Findings) -> list[Check]:
     orphan_check, missing_check = Check("origins_without_documents"), Check("documents_without_origins")
     orphans = [(d, o) for d, o in conn.execute(
         "SELECT o.doc_id, o.origin_uri FROM doc_origins o "
-        "WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.doc_id = o.doc_id)")]
+        "WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.doc_id = o.doc_id) "
+        "AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.doc_id = o.doc_id)")]
     # A source records its ledger entries before it writes its documents, and is journaled as
     # pending before either: entries of a pending source are an interrupted run's, which the
     # next ingest settles (it reads the source again, or removes what it wrote).

@@ -104,3 +104,4 @@ from chinvex.cli import answer_cmd  # noqa: E402,F401
 from chinvex.cli import pack_cmd  # noqa: E402,F401
 from chinvex.cli import watch_cmd  # noqa: E402,F401
 from chinvex.cli import memory_cmd  # noqa: E402,F401
+from chinvex.cli import rm_cmd  # noqa: E402,F401

@@ -212,6 +212,8 @@ class _Run:
         self.reasons: Counter[str] = Counter()
         self.unreadable: set[str] = set()
         self.ledger = OriginLedger(conn)
+        self.tombstones: dict[str, str | None] = dict(
+            conn.execute("SELECT doc_id, content_hash FROM tombstones").fetchall())
         self.pending: dict[str, journal.PendingSource] = {}
         self.reingest: set[str] = set()
         self.work_by_uri: dict[str, _Work] = {}
@@ -553,6 +555,13 @@ class _Run:
                     raise _NeedFullParse()
                 report.counts["sessions_resumed"] += 1  # only the turns after append_from were read
             content_hash = _doc_hash(doc, tag)
+            if doc.doc_id in self.tombstones:
+                if self.tombstones[doc.doc_id] == content_hash:
+                    report.counts["documents_removed_by_user"] += 1  # `chinvex rm`: stays removed
+                    continue
+                # Its content changed since it was removed: it is a new document now.
+                self.conn.execute("DELETE FROM tombstones WHERE doc_id=?", (doc.doc_id,))
+                del self.tombstones[doc.doc_id]
             produced.append(doc.doc_id)
             if not self.ledger.record(doc.doc_id, cand.source_uri, precedence_of(adapter, doc)):
                 # Another source holds a better copy of this document (e.g. a newer export).

@@ -1,0 +1,176 @@
+"""`chinvex rm` and `chinvex compact`: take documents out of an index for good, and give the
+space back.
+
+A target is a path when it contains a path separator or names an existing file or folder (the
+Recall design's rule), otherwise a document id. A path removes every document read from it
+(an export file holds many conversations; a folder, every source under it). Each removed
+document leaves a tombstone holding its content hash, so the next ingest does not index it
+again while its content is unchanged (`chinvex.ingest.pipeline` checks them); its source's
+fingerprint stays, so an unchanged source is not even read.
+
+Writes go through the ingest's writer (Chroma, then one SQLite transaction, journalled) under
+the context's lock, like every other write.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chinvex.errors import NotFoundError, UsageError
+from chinvex.models import ContextConfig
+from chinvex.timeutil import now_iso
+
+LOCK_WAIT_S = 30.0
+
+
+@dataclass
+class Removal:
+    removed: list[dict[str, Any]] = field(default_factory=list)
+    not_found: list[str] = field(default_factory=list)
+    tombstones_purged: int = 0
+
+
+def is_path(target: str) -> bool:
+    return os.sep in target or "/" in target or Path(target).expanduser().exists()
+
+
+def _docs_for(conn: sqlite3.Connection, target: str) -> list[sqlite3.Row]:
+    base = "SELECT doc_id, origin_uri, content_hash, title FROM documents WHERE "
+    if not is_path(target):
+        return conn.execute(base + "doc_id = ?", (target,)).fetchall()
+    path = str(Path(target).expanduser().resolve())
+    escaped = path.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return conn.execute(base + "origin_uri = ? OR source_uri = ? OR origin_uri LIKE ? ESCAPE '\\' "
+                        "ORDER BY doc_id", (path, path, escaped + os.sep + "%")).fetchall()
+
+
+def remove(config: ContextConfig, targets: list[str], *, reason: str = "removed by chinvex rm",
+           purge: bool = False) -> Removal:
+    from chinvex.embedding.factory import make_embedder
+    from chinvex.ingest.writer import IndexWriter
+    from chinvex.locking import context_lock
+    from chinvex.storage import db
+    from chinvex.storage.vectors import VectorStore
+
+    if not targets and not purge:
+        raise UsageError("nothing to remove: give document ids or paths (or --purge)")
+    path = Path(config.index.sqlite_path)
+    if not path.exists():
+        raise NotFoundError(f"context {config.name} has no index yet ({path})")
+    out = Removal()
+    conn = db.connect(path, create=False)
+    try:
+        with context_lock(config, wait=LOCK_WAIT_S, purpose="rm"):
+            rows: dict[str, sqlite3.Row] = {}
+            for target in targets:
+                found = _docs_for(conn, target)
+                if not found:
+                    out.not_found.append(target)
+                rows.update({row["doc_id"]: row for row in found})
+            if rows:
+                store = VectorStore.open(config, conn, create=True)
+                writer = IndexWriter(conn, lambda: store, lambda: make_embedder(config.embedding))
+                writer.delete_docs(sorted(rows))
+                writer.flush()
+                stamp = now_iso()
+                # The ledger says which sources produce a document; a removed one is produced by
+                # none (its tombstone keeps it out when a source is read again).
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.executemany("DELETE FROM doc_origins WHERE doc_id = ?", [(d,) for d in sorted(rows)])
+                    conn.executemany(
+                        "INSERT INTO tombstones(doc_id, origin_uri, content_hash, title, reason, removed_at) "
+                        "VALUES(?,?,?,?,?,?) ON CONFLICT(doc_id) DO UPDATE SET "
+                        "content_hash=excluded.content_hash, reason=excluded.reason, removed_at=excluded.removed_at",
+                        [(d, r["origin_uri"], r["content_hash"], r["title"], reason, stamp)
+                         for d, r in sorted(rows.items())])
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                out.removed = [{"doc_id": d, "source": r["origin_uri"], "title": r["title"]}
+                               for d, r in sorted(rows.items())]
+            if purge:
+                out.tombstones_purged = purge_tombstones(conn)
+    finally:
+        conn.close()
+    return out
+
+
+def purge_tombstones(conn: sqlite3.Connection) -> int:
+    """Forget every removal: the sources of removed documents lose their fingerprints, so the
+    next ingest reads them again and the documents return."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("DELETE FROM source_fingerprints WHERE source_uri IN (SELECT origin_uri FROM tombstones)")
+        count = conn.execute("DELETE FROM tombstones").rowcount
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return count
+
+
+def tombstones(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    return [dict(row) for row in conn.execute(
+        "SELECT doc_id, origin_uri, title, reason, removed_at FROM tombstones ORDER BY removed_at, doc_id")]
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return 0
+
+
+def index_bytes(config: ContextConfig) -> dict[str, int]:
+    sqlite_path = Path(config.index.sqlite_path)
+    sqlite_bytes = sum(_size(Path(str(sqlite_path) + suffix)) for suffix in ("", "-wal", "-shm"))
+    chroma = 0 if config.index.chroma_url else _size(Path(config.index.chroma_dir))
+    return {"hybrid_db": sqlite_bytes, "chroma": chroma, "total": sqlite_bytes + chroma}
+
+
+def compact(config: ContextConfig, *, purge: bool = True) -> dict[str, Any]:
+    """VACUUM and FTS5 optimize of hybrid.db, tombstones purged, and VACUUM of an embedded Chroma
+    store's SQLite file (while the gate is held, so no reader or writer is inside it). Bytes
+    before and after."""
+    from chinvex.locking import context_lock
+    from chinvex.storage import db
+    from chinvex.storage.coverage import CHROMA_DB_FILE
+    from chinvex.storage.vectors import _Gate as ChromaGate  # the store's reader/writer lock
+
+    before = index_bytes(config)
+    conn = db.connect(Path(config.index.sqlite_path), create=False)
+    purged = 0
+    try:
+        with context_lock(config, wait=LOCK_WAIT_S, purpose="compact"):
+            if purge:
+                purged = purge_tombstones(conn)
+            conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            chroma_file = Path(config.index.chroma_dir) / CHROMA_DB_FILE
+            if not config.index.chroma_url and chroma_file.exists():
+                gate = ChromaGate(Path(config.index.chroma_dir))
+                gate.acquire(exclusive=True, timeout=LOCK_WAIT_S)
+                try:
+                    store_conn = sqlite3.connect(str(chroma_file), isolation_level=None, timeout=LOCK_WAIT_S)
+                    try:
+                        store_conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                        store_conn.execute("VACUUM")
+                    finally:
+                        store_conn.close()
+                    gate.bump()  # readers holding a client see a changed store and reopen it
+                finally:
+                    gate.release()
+    finally:
+        conn.close()
+    after = index_bytes(config)
+    return {"context": config.name, "before": before, "after": after,
+            "saved": before["total"] - after["total"], "tombstones_purged": purged}
