@@ -32,7 +32,8 @@ from chinvex.retrieval.search import RetrievalError, Searcher, SearchRequest
 
 def answer(config: ContextConfig, query: str, *, k: int = 8, grounded: bool = True,
            source_types: list[str] | None = None, generator: str | None = None,
-           searcher: Searcher | None = None, model: str | None = None) -> AnswerResponse:
+           searcher: Searcher | None = None, model: str | None = None,
+           filter_expression: str | None = None) -> AnswerResponse:
     started = time.perf_counter()
     name = generator_name(generator, config)
     types = [t for t in dict.fromkeys(source_types or []) if t] or None
@@ -51,7 +52,8 @@ def answer(config: ContextConfig, query: str, *, k: int = 8, grounded: bool = Tr
     searcher = searcher or Searcher()
     try:
         try:
-            found = searcher.search([config], SearchRequest(query=query, k=max(k, ANSWER_POOL), source_types=types))
+            found = searcher.search([config], SearchRequest(query=query, k=max(k, ANSWER_POOL), source_types=types,
+                                                             filter_expression=filter_expression))
         except UsageError:
             raise
         except RetrievalError as exc:

@@ -13,7 +13,7 @@ from typing import Optional
 import typer
 
 from chinvex.cli import app
-from chinvex.cli.options import CONTEXT_HELP, JSON_OPTION
+from chinvex.cli.options import CONTEXT_HELP, FILTER_HELP, JSON_OPTION, checked_filter
 from chinvex.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 
 _EXIT_FOR = {
@@ -40,6 +40,7 @@ def answer_command(
         help="extractive (offline, default), anthropic or ollama; default: context.json answer.generator."),
     model: Optional[str] = typer.Option(
         None, "--model", help="The model of an anthropic or ollama generator; default: context.json answer.model."),
+    filter_expression: Optional[str] = typer.Option(None, "--filter", help=FILTER_HELP),
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Answer a question from a context's index, citing the chunks it rests on."""
@@ -49,6 +50,7 @@ def answer_command(
     if not 1 <= k <= 200:
         raise UsageError(f"--k must be between 1 and 200 (got {k})")
     types = [t.strip() for t in (source_types or "").split(",") if t.strip()] or None
+    expression = checked_filter(filter_expression)
 
     def failure(code: str, detail: str, exit_status: int | None = None) -> None:
         response = AnswerResponse(
@@ -83,7 +85,7 @@ def answer_command(
 
     prefetch_vector_store([config])
     response = answer(config, query, k=k, grounded=grounded, source_types=types, generator=generator,
-                      model=model)
+                      model=model, filter_expression=expression)
     _finish(response, json_out=json_out, grounded=grounded)
 
 

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from chinvex.cli import app
-from chinvex.cli.options import CONTEXT_HELP, JSON_OPTION
+from chinvex.cli.options import CONTEXT_HELP, FILTER_HELP, JSON_OPTION, checked_filter
 from chinvex.cli.output import emit
 
 
@@ -124,6 +124,7 @@ def search(
     until: str = typer.Option(None, "--until", help="Only sources updated at or before this date (a bare date includes the whole day, UTC)."),
     explain: bool = typer.Option(False, "--explain", help="Show each signal's raw and normalised score and why it matched."),
     mode: str = typer.Option("hybrid", "--mode", help="hybrid (default), fts or vector."),
+    filter_expression: str = typer.Option(None, "--filter", help=FILTER_HELP),
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Hybrid (full-text + vector) search, ranked with source weights."""
@@ -134,6 +135,7 @@ def search(
         raise UsageError("QUERY is empty.")
     if mode not in ("hybrid", "fts", "vector"):
         raise UsageError(f"--mode {mode!r}: expected hybrid, fts or vector")
+    expression = checked_filter(filter_expression)
     configs = ([_resolve(name, json_out=json_out) for name in dict.fromkeys(context)] if context
                else [_resolve(None, json_out=json_out)])
     configs = list({c.name: c for c in configs}.values())  # an alias and its name are one context
@@ -141,7 +143,7 @@ def search(
         prefetch_vector_store(configs)
     request = SearchRequest(query=query, k=k, source_types=_split_types(source_types), path_glob=path,
                             since=_date_bound(since, "--since"), until=_date_bound(until, "--until"),
-                            explain=explain, mode=mode)  # type: ignore[arg-type]
+                            explain=explain, mode=mode, filter_expression=expression)  # type: ignore[arg-type]
     try:
         response = Searcher().search(configs, request)
     except InvalidFilterError as exc:

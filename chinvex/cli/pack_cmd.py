@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from chinvex.cli import app
-from chinvex.cli.options import JSON_OPTION
+from chinvex.cli.options import FILTER_HELP, JSON_OPTION, checked_filter
 from chinvex.cli.output import emit
 
 
@@ -22,6 +22,7 @@ def pack_command(
                                       "tokens of the built-in embedder's tokenizer (headers included)."),
     diversity: Optional[int] = typer.Option(None, "--diversity", help="At most this many chunks from one document."),
     source_types: str = typer.Option(None, "--source-types", help="Comma-separated: repo,codex_session,chat,note,agent_session,memory."),
+    filter_expression: Optional[str] = typer.Option(None, "--filter", help=FILTER_HELP),
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Ranked chunks packed into a token budget, deterministically, each with its provenance."""
@@ -36,13 +37,14 @@ def pack_command(
         raise UsageError(f"--budget-tokens {budget_tokens}: expected 1 to {MAX_BUDGET}")
     if diversity is not None and diversity < 1:
         raise UsageError(f"--diversity {diversity}: expected 1 or more")
+    expression = checked_filter(filter_expression)
     configs = ([_resolve(name, json_out=json_out) for name in dict.fromkeys(context)] if context
                else [_resolve(None, json_out=json_out)])
     configs = list({c.name: c for c in configs}.values())
     prefetch_vector_store(configs)
     try:
         response = build_pack(configs, task, budget=budget_tokens, diversity=diversity,
-                              source_types=_split_types(source_types))
+                              source_types=_split_types(source_types), filter_expression=expression)
     except InvalidFilterError as exc:
         raise UsageError(f"--source-types: {exc.message}") from None
     if json_out:

@@ -130,7 +130,16 @@ REPLIES = {'sdk': '2.3.0',
                                                                                        'if cut.',
                                                                         'maximum': 100000,
                                                                         'minimum': 100,
-                                                                        'type': 'integer'}},
+                                                                        'type': 'integer'},
+                                                         'filter': {'default': '',
+                                                                    'description': 'Exact '
+                                                                                   'predicate, '
+                                                                                   'e.g. doc.path '
+                                                                                   "GLOB 'src/**' "
+                                                                                   'AND doc.mtime '
+                                                                                   '>= '
+                                                                                   "'2026-03-01'.",
+                                                                    'type': 'string'}},
                                           'required': ['query'],
                                           'type': 'object'},
                           'name': 'chinvex_search'},
@@ -340,7 +349,16 @@ REPLIES = {'sdk': '2.3.0',
                                                                                        'if cut.',
                                                                         'maximum': 100000,
                                                                         'minimum': 100,
-                                                                        'type': 'integer'}},
+                                                                        'type': 'integer'},
+                                                         'filter': {'default': '',
+                                                                    'description': 'Exact '
+                                                                                   'predicate, '
+                                                                                   'e.g. doc.path '
+                                                                                   "GLOB 'src/**' "
+                                                                                   'AND doc.mtime '
+                                                                                   '>= '
+                                                                                   "'2026-03-01'.",
+                                                                    'type': 'string'}},
                                           'required': ['query'],
                                           'type': 'object'},
                           'name': 'chinvex_search'},
@@ -476,7 +494,18 @@ REPLIES = {'sdk': '2.3.0',
                                                                                        'if cut.',
                                                                         'maximum': 100000,
                                                                         'minimum': 100,
-                                                                        'type': 'integer'}},
+                                                                        'type': 'integer'},
+                                                         'filter': {'anyOf': [{'type': 'string'},
+                                                                              {'type': 'null'}],
+                                                                    'default': None,
+                                                                    'description': 'Exact '
+                                                                                   'predicate '
+                                                                                   '(filter '
+                                                                                   'expression '
+                                                                                   'language), '
+                                                                                   'e.g. '
+                                                                                   'doc.source_type '
+                                                                                   "= 'note'."}},
                                           'required': ['query'],
                                           'type': 'object'},
                           'name': 'recall_search'},

@@ -162,9 +162,11 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
         k: Annotated[int, Field(ge=L.K_MIN, le=L.K_MAX, description="Results.")] = 8,
         source_types: CoreTypes = [],  # noqa: B006
         max_tokens: MaxTokens = B.DEFAULT_MAX_TOKENS,
+        filter: Annotated[str, Field(description="Exact predicate, e.g. doc.path GLOB 'src/**' AND "
+                                     "doc.mtime >= '2026-03-01'.")] = "",
     ) -> CallToolResult:
         return _run(T.chinvex_search, state, query=query, context=context, contexts=contexts, k=k,
-                    source_types=source_types, max_tokens=max_tokens)
+                    source_types=source_types, max_tokens=max_tokens, filter=filter)
 
     @server.tool(name="chinvex_pack", annotations=_READ,
                  description="Background for a task: the best chunks fitted into a hard token budget, "
@@ -211,9 +213,11 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
         limit: Annotated[int, Field(ge=L.LIMIT_MIN, le=L.LIMIT_MAX,
                                     description="Maximum number of results to return.")] = 10,
         max_tokens: MaxTokens = B.DEFAULT_MAX_TOKENS,
+        filter: Annotated[str | None, Field(description="Exact predicate (filter expression language), "
+                                            "e.g. doc.source_type = 'note'.")] = None,
     ) -> CallToolResult:
         return _run(T.recall_search, state, query=query, types=types, scope=scope, limit=limit,
-                    max_tokens=max_tokens)
+                    max_tokens=max_tokens, filter=filter)
 
     @server.tool(name="recall_get", annotations=_READ,
                  description="Retrieve the full content of a knowledge item or chunk by its id (from "

@@ -63,7 +63,8 @@ def _source_types(values: list[str] | None) -> tuple[list[str] | None, list[str]
 
 def chinvex_search(state: ServerState, query: str, context: str | None = None,
                    contexts: list[str] | None = None, k: int = 8,
-                   source_types: list[str] | None = None, max_tokens: int = B.DEFAULT_MAX_TOKENS) -> dict[str, Any]:
+                   source_types: list[str] | None = None, max_tokens: int = B.DEFAULT_MAX_TOKENS,
+                   filter: str | None = None) -> dict[str, Any]:
     from chinvex.retrieval.search import InvalidFilterError, SearchRequest
 
     query = L.require_query(query)
@@ -75,12 +76,28 @@ def chinvex_search(state: ServerState, query: str, context: str | None = None,
     configs = [state.resolve(n) for n in names] if names else [state.project()]
     configs = list({c.name: c for c in configs}.values())
     try:
-        response = state.searcher.search(configs, SearchRequest(query=query, k=k, source_types=types))
+        response = state.searcher.search(configs, SearchRequest(query=query, k=k, source_types=types,
+                                                                filter_expression=_filter(filter)))
     except InvalidFilterError as exc:  # a type no searched index knows: as the CLI, not "no results"
-        raise ToolFailure(L.INVALID_ARGUMENT, f"source_types: {exc.message}") from None
+        raise ToolFailure(L.INVALID_ARGUMENT, exc.message if exc.message.startswith("--filter")
+                          else f"source_types: {exc.message}") from None
     payload = response.model_dump(mode="json")
     payload["results"], payload["budget"] = B.fit(payload["results"], "text", max_tokens)
     return payload
+
+
+def _filter(expression: str | None) -> str | None:
+    """A filter expression checked before searching (INVALID_ARGUMENT naming the column)."""
+    if expression is None or not expression.strip():
+        return None
+    from chinvex.retrieval import fel
+
+    L.require_text("filter", expression, max_bytes=L.QUERY_MAX_BYTES)
+    try:
+        fel.parse(expression)
+    except fel.FilterError as exc:
+        raise ToolFailure(L.INVALID_ARGUMENT, str(exc).replace("--filter", "filter", 1)) from None
+    return expression
 
 
 def chinvex_get_chunks(state: ServerState, chunk_ids: list[str], context: str | None = None) -> dict[str, Any]:
@@ -373,7 +390,8 @@ def _chunk_metadata(result: Any) -> dict[str, Any]:
 
 
 def recall_search(state: ServerState, query: str, types: list[str] | None = None, scope: str = "all",
-                  limit: int = 10, max_tokens: int = B.DEFAULT_MAX_TOKENS) -> dict[str, Any]:
+                  limit: int = 10, max_tokens: int = B.DEFAULT_MAX_TOKENS,
+                  filter: str | None = None) -> dict[str, Any]:
     from chinvex.retrieval.search import SearchRequest
 
     started = time.perf_counter()
@@ -387,7 +405,8 @@ def recall_search(state: ServerState, query: str, types: list[str] | None = None
             warnings.append(note)
     fetch = min(200, limit * (5 if wanted else 2) + 10)
     response = state.searcher.search(
-        configs, SearchRequest(query=query, k=fetch, source_types=R.source_types_for(wanted) if wanted else None))
+        configs, SearchRequest(query=query, k=fetch, source_types=R.source_types_for(wanted) if wanted else None,
+                               filter_expression=_filter(filter)))
     warnings.extend(w for w in response.stats.warnings if not _empty_context_warning(state, configs, w))
 
     items: dict[tuple[str, str], R.KnowledgeItem] = {}

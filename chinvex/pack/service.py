@@ -48,14 +48,15 @@ def _candidate(result: SearchResult, where: str) -> PackCandidate:
 
 def build_pack(configs: Sequence[ContextConfig], task: str, *, budget: int = DEFAULT_BUDGET,
                diversity: int | None = None, source_types: list[str] | None = None,
-               searcher=None) -> PackResponse:
+               searcher=None, filter_expression: str | None = None) -> PackResponse:
     from chinvex.answer.evidence import Evidence
     from chinvex.embedding.tokenizer import count_tokens
     from chinvex.retrieval.search import SearchRequest, Searcher
 
     searcher = searcher or Searcher()
     response = searcher.search(list(configs), SearchRequest(query=task, k=search_depth(budget),
-                                                            source_types=source_types))
+                                                            source_types=source_types,
+                                                            filter_expression=filter_expression))
     places = {r.chunk_id: Evidence(position=r.rank, result=r).where() for r in response.results}
     by_id = {r.chunk_id: r for r in response.results}
     packed = assemble([_candidate(r, places[r.chunk_id]) for r in response.results], budget=budget,

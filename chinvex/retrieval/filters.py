@@ -81,16 +81,19 @@ class SearchFilter:
     path_glob: str | None = None
     since: str | None = None
     until: str | None = None
+    expression: str | None = None
+    """A Filter Expression Language predicate (`--filter`, chinvex.retrieval.fel)."""
 
     @classmethod
     def of(cls, source_types: Any = None, path_glob: str | None = None, since: str | None = None,
-           until: str | None = None) -> "SearchFilter":
-        return cls(tuple(source_types or ()), path_glob or None, since or None, until or None)
+           until: str | None = None, expression: str | None = None) -> "SearchFilter":
+        return cls(tuple(source_types or ()), path_glob or None, since or None, until or None,
+                   expression if expression and expression.strip() else None)
 
     @property
     def narrows_documents(self) -> bool:
         """True when the filter needs more than the source type Chroma stores with each vector."""
-        return bool(self.path_glob or self.since or self.until)
+        return bool(self.path_glob or self.since or self.until or self.expression)
 
     @property
     def active(self) -> bool:

@@ -104,13 +104,16 @@ class SearchRequest:
     fusion: str | None = None
     """"adaptive" or "seed" leg weights (chinvex.retrieval.fusion.fts_share); None: the first
     context's `retrieval.fusion`."""
+    filter_expression: str | None = None
+    """`--filter`: a Filter Expression Language predicate (chinvex.retrieval.fel)."""
     role_priors: bool = True
     """Weigh repository files by their role (chinvex.retrieval.roles); off: every role 1.0
     (benchmarks, and `chinvex eval --no-role-priors`)."""
 
     @property
     def filter(self) -> SearchFilter:
-        return SearchFilter.of(self.source_types, self.path_glob, self.since, self.until)
+        return SearchFilter.of(self.source_types, self.path_glob, self.since, self.until,
+                               self.filter_expression)
 
 
 def prefetch_vector_store(configs: Sequence[ContextConfig]) -> None:
@@ -311,6 +314,9 @@ class Searcher:
             with h.lock, _read_snapshot(h.conn):
                 ctx_hits, ctx_modes, ctx_coverage = self._search_context(h, req, warnings, query_vectors)
                 rows = _rows(h.conn, [hit.chunk_id for hit in ctx_hits])
+                if search_filter.expression:  # exact, in SQL, for the chunks that reached here
+                    passing = _fel_passing(h.conn, search_filter, config.name, list(rows))
+                    rows = {cid: row for cid, row in rows.items() if cid in passing}
             if ctx_coverage is not None:
                 coverages.append(ctx_coverage)
             for hit in ctx_hits:
@@ -406,7 +412,7 @@ class Searcher:
         legs: set[str] = set()
         # Path and date filters: what they allow is read once, in this search's snapshot, and
         # both legs search only that (no post-filter over-fetch that loses deep matches).
-        allowed = _allowed(h.conn, req.filter) if req.filter.narrows_documents else None
+        allowed = _allowed(h.conn, req.filter, h.config.name) if req.filter.narrows_documents else None
 
         lexical: _Lexical | None = None
         lexical_hits: list[tuple[str, float]] = []
@@ -625,10 +631,46 @@ class _Allowed:
         return orjson.dumps(self.doc_ids).decode()
 
 
-def _allowed(conn: sqlite3.Connection, search_filter: SearchFilter) -> _Allowed:
+def _fel_where(conn: sqlite3.Connection, search_filter: SearchFilter, context: str) -> tuple[str, list[Any]]:
+    from chinvex.retrieval import fel
+
+    fel.register(conn)
+    try:
+        return fel.to_sql(fel.parse(search_filter.expression or ""), context)
+    except fel.FilterError as exc:
+        raise InvalidFilterError(str(exc)) from None
+
+
+def _fel_passing(conn: sqlite3.Connection, search_filter: SearchFilter, context: str,
+                 chunk_ids: list[str]) -> set[str]:
+    """Those of `chunk_ids` whose chunk and document satisfy the filter expression."""
+    where, params = _fel_where(conn, search_filter, context)
+    found: set[str] = set()
+    for start in range(0, len(chunk_ids), 500):
+        part = chunk_ids[start:start + 500]
+        found.update(row[0] for row in conn.execute(
+            f"SELECT c.chunk_id FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
+            f"WHERE c.chunk_id IN (SELECT value FROM json_each(?)) AND {where}",
+            [orjson.dumps(part).decode(), *params]))
+    return found
+
+
+def _allowed(conn: sqlite3.Connection, search_filter: SearchFilter, context: str = "") -> _Allowed:
     """One scan of `documents` (the path test runs once per document, not once per FTS match),
-    then their chunks through the doc_id index."""
+    then their chunks through the doc_id index. A filter expression may test chunk fields, so
+    it selects chunks (joined with their documents) and the documents holding any of them."""
     conds, params = F.sql_conditions(search_filter)
+    if search_filter.expression:
+        where, fel_params = _fel_where(conn, search_filter, context)
+        doc_conds = " AND ".join(conds) if conds else "1"
+        join = f"FROM chunks c JOIN documents d ON d.doc_id = c.doc_id WHERE {doc_conds} AND {where}"
+        try:
+            doc_ids = [row[0] for row in conn.execute(f"SELECT DISTINCT c.doc_id {join}", [*params, *fel_params])]
+            rows = conn.execute(f"SELECT c.chunk_id, c.rowid {join} LIMIT ?",
+                                [*params, *fel_params, F.RESTRICT_LIMIT + 1]).fetchall() if doc_ids else []
+        except sqlite3.OperationalError as exc:
+            raise RetrievalError(f"filtering documents failed: {exc}") from None
+        return _Allowed(doc_ids, [row[0] for row in rows], [row[1] for row in rows])
     try:
         doc_ids = [row[0] for row in conn.execute(
             f"SELECT d.doc_id FROM documents d WHERE {' AND '.join(conds)}", params)]
