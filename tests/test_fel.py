@@ -208,3 +208,16 @@ def test_cli_filter_on_search_answer_and_pack(filtered_index):
     assert all("archive" in c["source_uri"] for c in answered.json["citations"])
     bad = run_cli("search", "deploy", "--context", "F", "--filter", "doc.colour = 'red'", env=env)
     assert bad.code == 2 and "column 1: unknown field doc.colour" in bad.stderr
+
+
+def test_eval_takes_the_filter_too(filtered_index, tmp_path):
+    golden = tmp_path / "golden.json"
+    golden.write_text(json.dumps({"name": "f", "k": 5, "queries": [
+        {"id": "q1", "query": "deploy step queue", "expected": [{"path": "ops/deploy.md"}]}]}))
+    env = filtered_index["env"]
+    plain = run_cli("eval", "--context", "F", "--golden", str(golden), "--json", env=env)
+    assert plain.code == 0, plain
+    narrowed = run_cli("eval", "--context", "F", "--golden", str(golden), "--filter",
+                       "doc.path GLOB 'archive/**'", "--json", env=env)
+    assert narrowed.code == 0, narrowed
+    assert plain.json["metrics"]["hit"] == 1.0 and narrowed.json["metrics"]["hit"] == 0.0

@@ -287,6 +287,7 @@ def eval_cmd(
     k: int = typer.Option(None, "--k", help="Results per query (default: the file's k, else 10)."),
     output: str = typer.Option(None, "--output", help="Write one JSON line per query to this file."),
     mode: str = typer.Option("hybrid", "--mode", help="hybrid (default), fts or vector."),
+    filter_expression: str = typer.Option(None, "--filter", help=FILTER_HELP),
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Measure retrieval quality (hit@k, recall@k, MRR, nDCG@k) and latency on golden queries."""
@@ -304,6 +305,7 @@ def eval_cmd(
         raise UsageError(f"--mode {mode!r}: expected hybrid, fts or vector")
     if k is not None and not 1 <= k <= 200:
         raise UsageError(f"--k must be between 1 and 200 (got {k})")
+    expression = checked_filter(filter_expression)
     config = _resolve(context, json_out=json_out)
     golden_file = load_golden(Path(golden))
     out_path = Path(output) if output else None
@@ -313,7 +315,8 @@ def eval_cmd(
             out_path.touch()
         except OSError as exc:
             raise UsageError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
-    report = run_eval(config, golden_file, resolve=Registry().resolve, k=k, output=out_path, mode=mode)
+    report = run_eval(config, golden_file, resolve=Registry().resolve, k=k, output=out_path, mode=mode,
+                      request_options={"filter_expression": expression} if expression else None)
     if json_out:
         emit(report, json_mode=True)
         return
