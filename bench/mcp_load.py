@@ -112,7 +112,8 @@ async def _client(env: dict[str, str], cwd: Path, calls: int, offset: int, basel
                   out: list[dict[str, Any]]) -> None:
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=CHINVEX, args=["mcp", "--context", CONTEXT], env=env, cwd=str(cwd))
+    params = StdioServerParameters(command=CHINVEX, args=["mcp", "--context", CONTEXT],
+                                   env={**env, "CHINVEX_MCP_TOOLS": "all"}, cwd=str(cwd))
     async with Client(params, mode="legacy", read_timeout_seconds=600) as client:
         for i in range(calls):
             query = QUERIES[(offset + i) % len(QUERIES)]

@@ -184,7 +184,7 @@ def test_answer_and_mcp_results_flag_a_deleted_source(ctx):
 
     async def session() -> tuple[dict, dict]:
         params = StdioServerParameters(command=str(CHINVEX_BIN), args=["mcp", "--context", "Fresh"],
-                                       env=dict(os.environ), cwd=str(ctx["repo"].parent))
+                                       env={**os.environ, "CHINVEX_MCP_TOOLS": "all"}, cwd=str(ctx["repo"].parent))
         async with Client(params, mode="legacy", read_timeout_seconds=180) as client:
             search = await client.call_tool("chinvex_search", {"query": "deletedmarker", "k": 5})
             recall = await client.call_tool("recall_search", {"query": "deletedmarker", "limit": 5})

@@ -90,7 +90,7 @@ def _mcp_session(home: Path, cwd: Path, body: Any) -> Any:
     async def main() -> Any:
         params = StdioServerParameters(
             command=str(CHINVEX_BIN), args=["mcp", "--context", "Leaky"], cwd=str(cwd),
-            env={"CHINVEX_HOME": str(home), "ANONYMIZED_TELEMETRY": "False"})
+            env={"CHINVEX_HOME": str(home), "ANONYMIZED_TELEMETRY": "False", "CHINVEX_MCP_TOOLS": "all"})
         async with Client(params, mode="legacy", read_timeout_seconds=300) as client:
             return await body(client)
 
