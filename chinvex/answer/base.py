@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Protocol
 
-from chinvex.errors import ChinvexError, UsageError
+from chinvex.errors import ChinvexError
 
 if TYPE_CHECKING:
     from chinvex.answer.evidence import Evidence
@@ -75,31 +75,3 @@ class Generator(Protocol):
     name: str
 
     def generate(self, request: GenerationRequest) -> Generated: ...
-
-
-def generator_name(requested: str | None, config: ContextConfig) -> str:
-    name = (requested or (config.answer.generator if config.answer else None) or DEFAULT_GENERATOR).strip().lower()
-    if name not in GENERATORS:
-        raise UsageError(f"--generator {requested!r}: expected one of {', '.join(GENERATORS)}")
-    return name
-
-
-def make_generator(name: str, config: ContextConfig, model: str | None = None) -> Generator:
-    """The generator called `name`, configured from the context's `answer` settings (`model`
-    overrides answer.model)."""
-    settings = config.answer
-    model = model or (settings.model if settings else None)
-    host = settings.host if settings else None
-    if name == "extractive":
-        from chinvex.answer.extractive import ExtractiveGenerator
-
-        return ExtractiveGenerator()
-    if name == "anthropic":
-        from chinvex.answer.anthropic_gen import AnthropicGenerator
-
-        return AnthropicGenerator(model=model, base_url=host)
-    if name == "ollama":
-        from chinvex.answer.ollama_gen import OllamaGenerator
-
-        return OllamaGenerator(model=model, host=host)
-    raise UsageError(f"unknown generator {name!r}: expected one of {', '.join(GENERATORS)}")

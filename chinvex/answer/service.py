@@ -15,7 +15,8 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import date
 
-from chinvex.answer.base import Generated, GenerationRequest, GeneratorError, generator_name, make_generator
+from chinvex.answer.base import Generated, GenerationRequest, GeneratorError
+from chinvex.answer.generators import generator_name, make_generator
 from chinvex.answer.evidence import Evidence, build_evidence, citation_for, evidence_pack, relative_path
 from chinvex.answer.roles import role_weight
 from chinvex.answer.grounding import REFUSAL, validate

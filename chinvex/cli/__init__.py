@@ -11,40 +11,23 @@ import sys
 
 import typer
 
-from chinvex import __version__
 from chinvex.errors import EXIT_FAILURE, EXIT_USAGE, ChinvexError
 
-app = typer.Typer(
-    name="chinvex",
-    help="Local-first knowledge engine: index repos, notes, chats and agent sessions; "
-    "search them and get grounded, cited answers.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+from chinvex.cli.app import app  # noqa: F401  (re-exported: `from chinvex.cli import app`)
 
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"chinvex {__version__}")
-        raise typer.Exit(0)
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
-    ),
-) -> None:
-    """Local-first knowledge engine for developers who work with AI coding agents."""
-
-
-from chinvex.cli import context_cmd  # noqa: E402  (registers the command group)
+# Importing a command module registers its commands on `app`, in this order (the order of --help).
+from chinvex.cli import context_cmd  # noqa: E402
 
 app.add_typer(context_cmd.app, name="context")
 
-from chinvex.cli import commands  # noqa: E402,F401  (registers top-level commands)
+from chinvex.cli import commands  # noqa: E402,F401
+from chinvex.cli import doctor_cmd  # noqa: E402,F401
+from chinvex.cli import mcp_cmd  # noqa: E402,F401
+from chinvex.cli import answer_cmd  # noqa: E402,F401
+from chinvex.cli import pack_cmd  # noqa: E402,F401
+from chinvex.cli import watch_cmd  # noqa: E402,F401
+from chinvex.cli import memory_cmd  # noqa: E402,F401
+from chinvex.cli import rm_cmd  # noqa: E402,F401
 
 
 def _wants_json(argv: list[str]) -> bool:
@@ -98,10 +81,3 @@ def main(argv: list[str] | None = None) -> None:
         )
         sys.exit(EXIT_FAILURE)
     sys.exit(result if isinstance(result, int) else 0)
-from chinvex.cli import doctor_cmd  # noqa: E402,F401
-from chinvex.cli import mcp_cmd  # noqa: E402,F401
-from chinvex.cli import answer_cmd  # noqa: E402,F401
-from chinvex.cli import pack_cmd  # noqa: E402,F401
-from chinvex.cli import watch_cmd  # noqa: E402,F401
-from chinvex.cli import memory_cmd  # noqa: E402,F401
-from chinvex.cli import rm_cmd  # noqa: E402,F401

@@ -12,7 +12,7 @@ from typing import Optional
 
 import typer
 
-from chinvex.cli import app
+from chinvex.cli.app import app
 from chinvex.cli.options import CONTEXT_HELP, FILTER_HELP, JSON_OPTION, checked_filter
 from chinvex.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 
@@ -77,7 +77,7 @@ def answer_command(
         # command without a context; 1 when CHINVEX_CONTEXT names a missing one).
         failure("CONTEXT_NOT_FOUND", exc.message, exc.exit_code)
         return
-    from chinvex.answer.base import generator_name
+    from chinvex.answer.generators import generator_name
 
     generator_name(generator, config)  # a bad --generator is a usage error, before any work
     from chinvex.answer.service import answer

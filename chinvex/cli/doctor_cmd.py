@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from chinvex.cli import app
+from chinvex.cli.app import app
 from chinvex.cli.options import CONTEXT_HELP, JSON_OPTION
 from chinvex.cli.output import emit
 

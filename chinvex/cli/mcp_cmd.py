@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from chinvex.cli import app
+from chinvex.cli.app import app
 from chinvex.cli.options import JSON_OPTION
 from chinvex.cli.output import emit
 

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from chinvex.cli import app
+from chinvex.cli.app import app
 from chinvex.cli.options import FILTER_HELP, JSON_OPTION, checked_filter
 from chinvex.cli.output import emit
 

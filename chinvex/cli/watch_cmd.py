@@ -10,7 +10,7 @@ from typing import Any, Optional
 import orjson
 import typer
 
-from chinvex.cli import app
+from chinvex.cli.app import app
 from chinvex.cli.options import JSON_OPTION
 
 
