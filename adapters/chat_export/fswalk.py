@@ -9,28 +9,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
 from chinvex.excludes import exclude_spec, is_excluded
+from chinvex.walking import WalkedFile
+from chinvex.walking import inside as _inside
 
 
-@dataclass
-class WalkEntry:
-    """A file found under the root; `skip` is a SkippedSource reason when it must not be read."""
-
-    path: Path
-    rel: str
-    size_bytes: int | None = None
-    mtime_ns: int | None = None
-    skip: str | None = None
-    detail: str = ""
-
-
-def _inside(real: str, root_real: str) -> bool:
-    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+WalkEntry = WalkedFile
+"""A file found under the root (the walkers' shared record, `chinvex.walking`)."""
 
 
 def walk(root: Path, excludes: Iterable[str] = (), *, skip_hidden: bool = True) -> Iterator[WalkEntry]:

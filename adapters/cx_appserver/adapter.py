@@ -60,6 +60,7 @@ from chinvex.excludes import exclude_spec, is_excluded
 from chinvex.models import CodexAppServerConfig, ConversationDoc
 from chinvex.models.context import CodexReaderMode
 from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
+from chinvex.walking import inside as _inside
 from chinvex_adapters.cx_sessions_jsonl.adapter import CodexRolloutAdapter
 from chinvex_adapters.cx_sessions_jsonl.discover import SESSION_DIRS, find_rollout_for_thread
 
@@ -188,10 +189,6 @@ def _one_line(exc: BaseException | str, limit: int = 400) -> str:
 
 def _real(path: str | Path) -> str:
     return os.path.realpath(path)
-
-
-def _inside(real: str, root_real: str) -> bool:
-    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
 
 
 def _excluded(real: str, root_real: str, spec: Any) -> bool:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from chinvex.excludes import exclude_spec, is_excluded
+from chinvex.walking import WalkedFile
+from chinvex.walking import inside as _inside
 
 ROLLOUT_NAME = re.compile(
     r"^rollout-(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2})-"
@@ -41,18 +42,8 @@ def thread_id_from_name(name: str) -> str | None:
     return match.group("uuid").lower() if match else None
 
 
-@dataclass
-class Found:
-    path: Path  # absolute, not symlink-resolved (what the user configured)
-    rel: str
-    size_bytes: int | None = None
-    mtime_ns: int | None = None
-    skip: str | None = None
-    detail: str = ""
-
-
-def _inside(real: str, root_real: str) -> bool:
-    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+Found = WalkedFile
+"""A rollout-like file found under the root (the walkers' shared record, `chinvex.walking`)."""
 
 
 def walk_jsonl(root: Path, excludes: Iterable[str] = ()) -> Iterator[Found]:
