@@ -19,6 +19,7 @@ from chinvex.models import (
     GoldenFile,
     SearchResponse,
 )
+from chinvex.models.export import ExportLine
 from chinvex.models.responses import PackResponse
 
 SCHEMAS = {
@@ -28,6 +29,7 @@ SCHEMAS = {
     "search_response.schema.json": SearchResponse,
     "answer_response.schema.json": AnswerResponse,
     "pack_response.schema.json": PackResponse,
+    "export_record.schema.json": ExportLine,
     "golden_file.schema.json": GoldenFile,
 }
 

@@ -1,0 +1,66 @@
+"""`chinvex export` and `chinvex import` (`chinvex.portable`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from chinvex.cli.app import app
+from chinvex.cli.options import CONTEXT_HELP, JSON_OPTION
+from chinvex.cli.output import emit
+
+
+@app.command("export")
+def export_command(
+    context: Optional[str] = typer.Option(None, "--context", help=CONTEXT_HELP),
+    out: Optional[str] = typer.Option(None, "--out", help="File to write (default: stdout)."),
+    include_vectors: bool = typer.Option(False, "--include-vectors", help="Also export each chunk's vector "
+                                         "(an import with the same embedder then embeds nothing)."),
+) -> None:
+    """Write a context's index as JSONL (schemas/export_record.schema.json), streamed."""
+    from chinvex.cli.commands import _resolve
+    from chinvex.errors import UsageError
+    from chinvex.portable import export
+
+    config = _resolve(context, json_out=False)
+    if out is None:
+        counts = export(config, sys.stdout.buffer, include_vectors=include_vectors)
+        sys.stdout.buffer.flush()
+    else:
+        target = Path(out)
+        partial = target.with_name(target.name + ".partial")
+        try:
+            with open(partial, "wb") as handle:
+                counts = export(config, handle, include_vectors=include_vectors)
+            partial.replace(target)  # a reader never sees half a file under the final name
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            raise UsageError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
+        sys.stderr.write(f"exported {config.name} to {target}: " + ", ".join(f"{n} {k}" for k, n in counts.items())
+                         + "\n")
+
+
+@app.command("import")
+def import_command(
+    file: str = typer.Argument(..., help="A file written by 'chinvex export'."),
+    context: Optional[str] = typer.Option(None, "--context", help="The context to import into (it must exist)."),
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """Import an export into a context: every line is checked first, so a damaged file changes
+    nothing; importing the same file twice changes nothing."""
+    from chinvex.cli.commands import _resolve
+    from chinvex.errors import UsageError
+    from chinvex.portable import import_file
+
+    path = Path(file)
+    if not path.is_file():
+        raise UsageError(f"{file}: no such file")
+    config = _resolve(context, json_out=json_out)
+    result = import_file(config, path)
+    emit(result, json_mode=json_out,
+         human=(f"imported {path} into {config.name}: {result['documents_imported']} documents "
+                f"({result['documents_unchanged']} already there), {result['chunks_imported']} chunks, "
+                f"{result['chunks_embedded']} embedded, {result['memories']} memories, {result['feedback']} feedback"))

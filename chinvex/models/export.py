@@ -1,0 +1,99 @@
+"""One line of a `chinvex export` file (chinvex.portable): the records, as a discriminated union
+on `kind`. `schemas/export_record.schema.json` is generated from these models; `chinvex import`
+checks every line against them before it writes anything."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    v: Literal[1] = Field(description="Record format version.")
+
+
+class HeaderRecord(_Record):
+    kind: Literal["header"]
+    context: str
+    config: dict[str, Any] | None = None
+    embedder: str | None = Field(description="The embedder the vectors were made with.")
+    include_vectors: bool
+    chinvex: str | None = None
+    exported_at: str | None = None
+
+
+class SourceRecord(_Record):
+    kind: Literal["source"]
+    source_uri: str
+    source_type: str
+    doc_id: str
+    parser_version: str
+    chunker_version: str
+    last_status: str
+
+
+class DocumentRecord(_Record):
+    kind: Literal["document"]
+    doc_id: str
+    source_type: str
+    source_uri: str
+    origin_uri: str
+    content_hash: str | None
+    title: str | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+    metadata: dict[str, Any]
+    origins: list[dict[str, Any]] = Field(default_factory=list)
+    turns: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ChunkRecord(_Record):
+    kind: Literal["chunk"]
+    chunk_id: str
+    doc_id: str
+    chunk_index: int
+    text: str
+    search_text: str
+    embed_hash: str
+    char_start: int | None = None
+    char_end: int | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+    metadata: dict[str, Any]
+    vector: list[float] | None = None
+
+
+class MemoryRecord(_Record):
+    kind: Literal["memory"]
+    item_id: str
+    doc_id: str
+    type: str
+    title: str
+    content: str
+    scope: str
+
+
+class FeedbackRecord(_Record):
+    kind: Literal["feedback"]
+    feedback_id: str
+    item_id: str
+    session_id: str
+    feedback: str
+    created_at: str
+
+
+class EndRecord(_Record):
+    kind: Literal["end"]
+    counts: dict[str, int]
+
+
+ExportRecord = Annotated[Union[HeaderRecord, SourceRecord, DocumentRecord, ChunkRecord, MemoryRecord,
+                               FeedbackRecord, EndRecord], Field(discriminator="kind")]
+
+
+class ExportLine(BaseModel):
+    """Wrapper giving the union a schema of its own."""
+
+    record: ExportRecord

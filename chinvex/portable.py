@@ -1,0 +1,299 @@
+"""`chinvex export` and `chinvex import`: a context's index as one JSONL file, and back.
+
+Every line is one record `{"kind": ..., "v": 1, ...}`: a `header` (the context's settings, its
+embedder), then `source` (fingerprints), `document` (with its origins and conversation turns),
+`chunk` (with its vector when asked for), `memory` (knowledge items) and `feedback` records, and
+an `end` record with the counts. The export reads row by row, so memory stays flat however large
+the context; the `end` record lets an import tell a file cut short from a complete one.
+
+Import checks every line before it writes anything (JSON, kind, version, fields, the counts of
+`end`), so a damaged file changes nothing and the error names the first bad line. Then it writes
+through the ingest's writer (Chroma, then SQLite, journalled) under the target context's lock:
+vectors from the file when the embedder is the same, else embedded again; a document already
+there with the same content is left alone, so importing a file twice changes nothing.
+
+An imported document keeps its source (origin) and fingerprint: an ingest of the target context
+keeps the documents whose sources are among its own and removes the others, as it would for a
+folder taken out of a context.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+from pydantic import TypeAdapter, ValidationError
+
+from chinvex import __version__
+from chinvex.errors import ChinvexError, UsageError
+from chinvex.models import ContextConfig
+from chinvex.models.export import ExportRecord
+from chinvex.timeutil import now_iso
+
+VERSION = 1
+_ADAPTER = TypeAdapter(ExportRecord)
+KINDS = ("header", "source", "document", "chunk", "memory", "feedback", "end")
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "header": ("context", "embedder", "include_vectors"),
+    "source": ("source_uri", "source_type", "doc_id", "parser_version", "chunker_version", "last_status"),
+    "document": ("doc_id", "source_type", "source_uri", "origin_uri", "content_hash", "metadata"),
+    "chunk": ("chunk_id", "doc_id", "chunk_index", "text", "search_text", "embed_hash", "metadata"),
+    "memory": ("item_id", "doc_id", "type", "title", "content", "scope"),
+    "feedback": ("feedback_id", "item_id", "session_id", "feedback", "created_at"),
+    "end": ("counts",),
+}
+FINGERPRINT_COLUMNS = ("source_uri", "source_type", "doc_id", "size_bytes", "mtime_unix", "content_sha256",
+                       "thread_updated_at", "last_turn_id", "parser_version", "chunker_version", "embedded_model",
+                       "last_ingested_at_unix", "last_status", "last_error", "source_root")
+
+
+class ImportFileError(UsageError):
+    pass
+
+
+def _line(record: dict[str, Any]) -> bytes:
+    return orjson.dumps({"v": VERSION, **record}) + b"\n"
+
+
+# -- export -------------------------------------------------------------------------------------
+
+def export(config: ContextConfig, out: IO[bytes], *, include_vectors: bool = False) -> Counter[str]:
+    """Write the context's index to `out`, streamed; the counts per kind."""
+    from chinvex.storage import db
+
+    path = Path(config.index.sqlite_path)
+    if not path.exists():
+        raise ChinvexError(f"context {config.name} has no index yet ({path}); run 'chinvex ingest' first")
+    conn = db.connect(path, create=False, readonly=True)
+    counts: Counter[str] = Counter()
+    store = None
+    try:
+        if include_vectors:
+            from chinvex.storage.vectors import VectorStore
+
+            store = VectorStore.open(config, conn, create=False)
+        out.write(_line({"kind": "header", "context": config.name, "config": config.model_dump(mode="json"),
+                         "embedder": db.get_meta(conn, "embedder"), "include_vectors": include_vectors and store is not None,
+                         "chinvex": __version__, "exported_at": now_iso()}))
+        cols = ", ".join(FINGERPRINT_COLUMNS)
+        for row in conn.execute(f"SELECT {cols} FROM source_fingerprints WHERE context_name=? ORDER BY source_uri",
+                                (config.name,)):
+            out.write(_line({"kind": "source", **dict(row)}))
+            counts["source"] += 1
+        for doc in conn.execute("SELECT * FROM documents ORDER BY doc_id"):
+            record = dict(doc)
+            record["metadata"] = orjson.loads(record.pop("metadata_json") or "{}")
+            record["origins"] = [dict(r) for r in conn.execute(
+                "SELECT origin_uri, precedence_json FROM doc_origins WHERE doc_id=? ORDER BY origin_uri", (doc["doc_id"],))]
+            record["turns"] = [orjson.loads(r[0]) for r in conn.execute(
+                "SELECT turn_json FROM conversation_turns WHERE doc_id=? ORDER BY turn_index", (doc["doc_id"],))]
+            out.write(_line({"kind": "document", **record}))
+            counts["document"] += 1
+            chunks = [dict(r) for r in conn.execute(
+                "SELECT chunk_id, doc_id, chunk_index, text, search_text, embed_hash, char_start, char_end, "
+                "line_start, line_end, metadata_json FROM chunks WHERE doc_id=? ORDER BY chunk_index", (doc["doc_id"],))]
+            vectors = store.embeddings([c["chunk_id"] for c in chunks]) if store is not None and chunks else {}
+            for chunk in chunks:
+                chunk["metadata"] = orjson.loads(chunk.pop("metadata_json") or "{}")
+                vector = vectors.get(chunk["chunk_id"])
+                if vector is not None:
+                    chunk["vector"] = [float(x) for x in vector]
+                out.write(_line({"kind": "chunk", **chunk}))
+                counts["chunk"] += 1
+        for row in conn.execute("SELECT * FROM knowledge_items ORDER BY item_id"):
+            out.write(_line({"kind": "memory", **dict(row)}))
+            counts["memory"] += 1
+        for row in conn.execute("SELECT * FROM feedback ORDER BY feedback_id"):
+            out.write(_line({"kind": "feedback", **dict(row)}))
+            counts["feedback"] += 1
+        out.write(_line({"kind": "end", "counts": dict(counts)}))
+    finally:
+        if store is not None:
+            store.close()
+        conn.close()
+    return counts
+
+
+# -- import -------------------------------------------------------------------------------------
+
+def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            yield number, orjson.loads(raw)
+
+
+def validate(path: Path) -> dict[str, Any]:
+    """Check every line; the header. ImportFileError names the first bad line."""
+    header: dict[str, Any] | None = None
+    counts: Counter[str] = Counter()
+    ended = False
+    number = 0
+    try:
+        for number, record in _records(path):
+            where = f"{path}:{number}"
+            if not isinstance(record, dict):
+                raise ImportFileError(f"{where}: not a JSON object")
+            if ended:
+                raise ImportFileError(f"{where}: a record after the end record")
+            kind = record.get("kind")
+            if kind not in KINDS:
+                raise ImportFileError(f"{where}: unknown kind {kind!r}")
+            if record.get("v") != VERSION:
+                raise ImportFileError(f"{where}: record version {record.get('v')!r}; this chinvex reads {VERSION}")
+            missing = [k for k in REQUIRED[kind] if k not in record]
+            if missing:
+                raise ImportFileError(f"{where}: {kind} record without {', '.join(missing)}")
+            try:
+                _ADAPTER.validate_python(record)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                field = ".".join(str(p) for p in first["loc"][1:]) or kind
+                raise ImportFileError(f"{where}: {kind} record: {field}: {first['msg']}") from None
+            if (kind == "header") != (number == 1 and header is None):
+                raise ImportFileError(f"{where}: the header must be the first line, and only it")
+            if kind == "header":
+                header = record
+            elif kind == "end":
+                ended = True
+                if not isinstance(record["counts"], dict) or {k: v for k, v in record["counts"].items() if v} != \
+                        {k: v for k, v in counts.items() if v}:
+                    raise ImportFileError(f"{where}: the end record counts {record['counts']}, the file holds {dict(counts)}")
+            else:
+                counts[kind] += 1
+                if kind == "chunk" and "vector" in record and not (
+                        isinstance(record["vector"], list) and all(isinstance(x, (int, float)) for x in record["vector"])):
+                    raise ImportFileError(f"{where}: chunk vector is not a list of numbers")
+    except orjson.JSONDecodeError as exc:
+        raise ImportFileError(f"{path}:{number + 1}: not JSON ({exc})") from None
+    except OSError as exc:
+        raise ImportFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if header is None:
+        raise ImportFileError(f"{path}: empty, or no header line")
+    if not ended:
+        raise ImportFileError(f"{path}:{number + 1}: the file ends before its end record (cut short?)")
+    return {"header": header, "counts": dict(counts)}
+
+
+def import_file(config: ContextConfig, path: Path) -> dict[str, Any]:
+    """Import a validated export into `config`'s index (see the module docstring)."""
+    from chinvex.chunking import embed_text  # noqa: F401  (the writer's dependency, loaded before the lock)
+    from chinvex.embedding.factory import make_embedder
+    from chinvex.ingest.prepare import PreparedChunk, PreparedDoc
+    from chinvex.ingest.writer import IndexWriter
+    from chinvex.locking import context_lock
+    from chinvex.models import Chunk, Turn
+    from chinvex.storage import db
+    from chinvex.storage.consistency import embed_text_of
+    from chinvex.storage.vectors import VectorStore
+
+    checked = validate(path)
+    header = checked["header"]
+    embedder = make_embedder(config.embedding)
+    reuse = header.get("include_vectors") and header.get("embedder") == embedder.name
+    conn = db.connect(Path(config.index.sqlite_path), create=True)
+    stats: Counter[str] = Counter()
+    try:
+        with context_lock(config, wait=30.0, purpose="import"):
+            stored = db.get_meta(conn, "embedder")
+            if stored is not None and stored != embedder.name:
+                raise ChinvexError(f"context {config.name} holds vectors of {stored}, not {embedder.name}; "
+                                   f"run 'chinvex ingest --context {config.name} --full' first")
+            if stored is None:
+                db.set_meta(conn, "embedder", embedder.name)
+            store = VectorStore.open(config, conn, create=True)
+            vectors: dict[str, Any] = {}
+
+            class _Vectors:
+                """Vectors from the file for the texts it has them for, the embedder for the rest."""
+
+                def embed_documents(self, texts: list[str]) -> Any:
+                    import numpy as np
+
+                    missing = [t for t in texts if t not in vectors]
+                    if missing:
+                        vectors.update(zip(missing, embedder.embed_documents(missing)))
+                        stats["chunks_embedded"] += len(missing)
+                    return np.stack([np.asarray(vectors[t], dtype=np.float32) for t in texts])
+
+            writer = IndexWriter(conn, lambda: store, lambda: _Vectors())
+            current: PreparedDoc | None = None
+            origins: list[tuple[str, str, str]] = []
+
+            def finish() -> None:
+                if current is not None:
+                    writer.add(current)
+
+            for _, record in _records(path):
+                kind = record.pop("kind")
+                record.pop("v", None)
+                if kind == "source":
+                    values = [record.get(c) for c in FINGERPRINT_COLUMNS]
+                    conn.execute(
+                        f"INSERT INTO source_fingerprints(context_name, {', '.join(FINGERPRINT_COLUMNS)}) "
+                        f"VALUES(?, {', '.join('?' * len(FINGERPRINT_COLUMNS))}) ON CONFLICT DO NOTHING",
+                        [config.name, *values])
+                    stats["sources"] += 1
+                elif kind == "document":
+                    finish()
+                    current = None
+                    row = conn.execute("SELECT content_hash FROM documents WHERE doc_id=?", (record["doc_id"],)).fetchone()
+                    if row is not None and row[0] == record["content_hash"]:
+                        stats["documents_unchanged"] += 1
+                        continue
+                    origins += [(record["doc_id"], o["origin_uri"], o["precedence_json"]) for o in record.get("origins", [])]
+                    turns = [Turn.model_validate(t) for t in record.get("turns") or []] or None
+                    current = PreparedDoc(doc_id=record["doc_id"], source_type=record["source_type"],
+                                          source_uri=record["source_uri"], origin_uri=record["origin_uri"],
+                                          title=record.get("title"), created_at=record.get("created_at"),
+                                          updated_at=record.get("updated_at"), metadata=record["metadata"],
+                                          content_hash=record["content_hash"], chunks=[], turns=turns)
+                    stats["documents_imported"] += 1
+                elif kind == "chunk":
+                    if current is None or record["doc_id"] != current.doc_id:
+                        continue  # its document was unchanged
+                    row = {**record, "metadata_json": orjson.dumps(record["metadata"]).decode()}
+                    text = embed_text_of(row)
+                    if text is None:
+                        raise ChinvexError(f"{path}: chunk {record['chunk_id']} does not match its embed hash")
+                    if reuse and isinstance(record.get("vector"), list):
+                        vectors.setdefault(text, record["vector"])
+                    chunk = Chunk(chunk_id=record["chunk_id"], doc_id=record["doc_id"], chunk_index=record["chunk_index"],
+                                  text=record["text"], char_start=record.get("char_start") or 0,
+                                  char_end=record.get("char_end") or 0, line_start=record.get("line_start"),
+                                  line_end=record.get("line_end"), metadata=record["metadata"])
+                    current.chunks.append(PreparedChunk(chunk=chunk, embed_text=text, embed_hash=record["embed_hash"],
+                                                        search_text=record["search_text"]))
+                    stats["chunks_imported"] += 1
+                elif kind == "memory":
+                    conn.execute(
+                        "INSERT INTO knowledge_items(item_id, doc_id, type, title, content, scope, tags_json, "
+                        "metadata_json, created_at, updated_at, indexed_at) VALUES(?,?,?,?,?,?,?,?,?,?,?) "
+                        "ON CONFLICT(item_id) DO NOTHING",
+                        [record.get(k) for k in ("item_id", "doc_id", "type", "title", "content", "scope", "tags_json",
+                                                 "metadata_json", "created_at", "updated_at", "indexed_at")])
+                    stats["memories"] += 1
+                elif kind == "feedback":
+                    conn.execute(
+                        "INSERT INTO feedback(feedback_id, item_id, session_id, feedback, useful, context, "
+                        "duplicate_of, created_at) VALUES(?,?,?,?,?,?,?,?) ON CONFLICT(feedback_id) DO NOTHING",
+                        [record.get(k) for k in ("feedback_id", "item_id", "session_id", "feedback", "useful",
+                                                 "context", "duplicate_of", "created_at")])
+                    stats["feedback"] += 1
+            finish()
+            writer.flush()
+            conn.executemany("INSERT INTO doc_origins(doc_id, origin_uri, precedence_json) VALUES(?,?,?) "
+                             "ON CONFLICT(doc_id, origin_uri) DO NOTHING", origins)
+    except sqlite3.Error as exc:
+        raise ChinvexError(f"import into {config.name} failed: {exc}") from None
+    finally:
+        conn.close()
+    return {"context": config.name, "file": str(path), "from_context": header.get("context"),
+            "vectors_reused": bool(reuse), **{k: stats.get(k, 0) for k in (
+                "sources", "documents_imported", "documents_unchanged", "chunks_imported", "chunks_embedded",
+                "memories", "feedback")}}
