@@ -1,6 +1,7 @@
-"""`chinvex watch` against a real temporary repository and a growing Codex rollout: each edit,
-new file, deletion and appended session turn is searchable (or gone) within 5 s, an appended
-turn is read from where the last run stopped, and Ctrl-C leaves an index `doctor` finds clean."""
+"""`chinvex watch` against a real temporary repository, a growing Codex rollout and a growing
+Claude Code transcript: each edit, new file, deletion and appended session turn is searchable (or
+gone) within 5 s, an appended Codex turn is read from where the last run stopped, and Ctrl-C
+leaves an index `doctor` finds clean."""
 
 from __future__ import annotations
 
@@ -91,11 +92,28 @@ def watched(tmp_path: Path):
     (repo / "pkg" / "core.py").write_text('def start():\n    """Start the engine."""\n    return 1\n')
     (repo / "old.md").write_text("# Old\n\nThe pelicanmarker note will be deleted.\n")
     (sessions / ROLLOUT).write_bytes((INCR / "turn-1.jsonl").read_bytes())
+    claude = tmp_path / "claude" / "projects" / "-tmp-w"
+    claude.mkdir(parents=True)
+    transcript = claude / f"{CLAUDE_SESSION}.jsonl"
+    transcript.write_text(_claude_line("user", "Where is the engine started?", 1)
+                          + _claude_line("assistant", "In pkg/core.py, function start.", 2))
     env = {"CHINVEX_HOME": str(tmp_path / "home"), "ANONYMIZED_TELEMETRY": "False"}
     created = run_cli("context", "create", "W", "--repo", str(repo), "--codex-sessions",
-                      str(tmp_path / "codex"), env=env)
+                      str(tmp_path / "codex"), "--claude-sessions", str(tmp_path / "claude"), env=env)
     assert created.code == 0, created
-    return {"env": env, "repo": repo, "rollout": sessions / ROLLOUT}
+    return {"env": env, "repo": repo, "rollout": sessions / ROLLOUT, "transcript": transcript}
+
+
+CLAUDE_SESSION = "5e5e5e5e-1111-4222-8333-444444444444"
+
+
+def _claude_line(role: str, text: str, n: int) -> str:
+    """One Claude Code transcript record (tests/fixtures/samples/claude-code has real ones)."""
+    content = text if role == "user" else [{"type": "text", "text": text}]
+    return json.dumps({"parentUuid": f"u{n - 1}" if n > 1 else None, "isSidechain": False, "userType": "external",
+                       "cwd": "/tmp/w", "sessionId": CLAUDE_SESSION, "version": "2.1.207", "type": role,
+                       "message": {"role": role, "content": content}, "uuid": f"u{n}",
+                       "timestamp": f"2026-05-12T10:00:{n:02d}.000Z"}) + "\n"
 
 
 def test_watch_keeps_the_index_current_and_stops_cleanly(watched):
@@ -126,10 +144,21 @@ def test_watch_keeps_the_index_current_and_stops_cleanly(watched):
         with open(rollout, "ab") as handle:
             handle.write(appended)
         timings["append"] = _searchable_within(env, "puffinmarker", True, started)
+
+        started = time.monotonic()
+        with open(watched["transcript"], "a", encoding="utf-8") as handle:  # a live Claude Code session
+            handle.write(_claude_line("user", "And where does it stop? ternmarker", 3)
+                         + _claude_line("assistant", "In pkg/new.py, function stop.", 4))
+        timings["claude append"] = _searchable_within(env, "ternmarker", True, started)
         print("write -> searchable:", {k: round(v, 2) for k, v in timings.items()})
 
         appended_run = watch.wait_for(lambda e: e["event"] == "ingest" and any(
             p.endswith(ROLLOUT) for p in e["sample"]) and e["sources"]["indexed"], 10)
+        claude_run = watch.wait_for(lambda e: e["event"] == "ingest" and any(
+            p.endswith(CLAUDE_SESSION + ".jsonl") for p in e["sample"]) and e["sources"]["indexed"], 10)
+        # The transcript is read again whole (no resume point for Claude Code yet); only its new
+        # chunk is embedded.
+        assert claude_run["chunks"]["embedded"] <= 2
         assert appended_run["status"] == "completed"
         assert appended_run["sessions_resumed"] == 1  # only the appended turns were parsed
         # Quiet sources, quiet watcher: an ingest's own writes (the index, Codex's databases in
