@@ -120,19 +120,12 @@ def tombstones(conn: sqlite3.Connection) -> list[dict[str, Any]]:
         "SELECT doc_id, origin_uri, title, reason, removed_at FROM tombstones ORDER BY removed_at, doc_id")]
 
 
-def _size(path: Path) -> int:
-    if path.is_file():
-        return path.stat().st_size
-    if path.is_dir():
-        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-    return 0
-
-
 def index_bytes(config: ContextConfig) -> dict[str, int]:
-    sqlite_path = Path(config.index.sqlite_path)
-    sqlite_bytes = sum(_size(Path(str(sqlite_path) + suffix)) for suffix in ("", "-wal", "-shm"))
-    chroma = 0 if config.index.chroma_url else _size(Path(config.index.chroma_dir))
-    return {"hybrid_db": sqlite_bytes, "chroma": chroma, "total": sqlite_bytes + chroma}
+    """`chinvex.stats.index_bytes` with a total (a store not there counts 0)."""
+    from chinvex.stats import index_bytes as on_disk
+
+    sizes = {k: v or 0 for k, v in on_disk(config).items()}
+    return {**sizes, "total": sum(sizes.values())}
 
 
 def compact(config: ContextConfig, *, purge: bool = True) -> dict[str, Any]:

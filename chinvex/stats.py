@@ -23,6 +23,18 @@ def _size(path: Path) -> int:
     return total
 
 
+def index_bytes(config: ContextConfig) -> dict[str, int | None]:
+    """Bytes on disk of a context's hybrid.db (with its WAL and shared-memory files) and of its
+    embedded Chroma store (None for a Chroma server or a store not created yet)."""
+    sqlite_path = Path(config.index.sqlite_path)
+    chroma = Path(config.index.chroma_dir)
+    return {
+        "hybrid_db": sum(_size(Path(str(sqlite_path) + s)) for s in ("", "-wal", "-shm")
+                         if Path(str(sqlite_path) + s).exists()),
+        "chroma": _size(chroma) if not config.index.chroma_url and chroma.exists() else None,
+    }
+
+
 def collect_stats(config: ContextConfig) -> dict[str, Any]:
     from chinvex.ingest.pipeline import iter_runs
 
@@ -51,12 +63,8 @@ def collect_stats(config: ContextConfig) -> dict[str, Any]:
         }
     finally:
         conn.close()
-    sizes = {
-        "hybrid_db_bytes": sum(_size(Path(str(sqlite_path) + s)) for s in ("", "-wal", "-shm")
-                               if Path(str(sqlite_path) + s).exists()),
-        "chroma_bytes": _size(Path(config.index.chroma_dir)) if not config.index.chroma_url
-        and Path(config.index.chroma_dir).exists() else None,
-    }
+    on_disk = index_bytes(config)
+    sizes = {"hybrid_db_bytes": on_disk["hybrid_db"], "chroma_bytes": on_disk["chroma"]}
     return {
         "context": config.name,
         "totals": totals,
