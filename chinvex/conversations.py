@@ -29,9 +29,10 @@ def find_thread(conn: sqlite3.Connection, thread_id: str) -> sqlite3.Row | None:
     row = conn.execute(base + "json_extract(metadata_json, '$.thread_id') = ?", (thread_id,)).fetchone()
     if row is not None or len(thread_id) < MIN_PREFIX:
         return row
-    escaped = thread_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    from chinvex.storage.db import like_prefix
+
     rows = conn.execute(base + "json_extract(metadata_json, '$.thread_id') LIKE ? ESCAPE '\\' LIMIT 3",
-                        (escaped + "%",)).fetchall()
+                        (like_prefix(thread_id),)).fetchall()
     if len(rows) > 1:
         raise AmbiguousIdError(f"{thread_id!r} starts more than one conversation id; give more of it")
     return rows[0] if rows else None

@@ -43,9 +43,10 @@ def _docs_for(conn: sqlite3.Connection, target: str) -> list[sqlite3.Row]:
     if not is_path(target):
         return conn.execute(base + "doc_id = ?", (target,)).fetchall()
     path = str(Path(target).expanduser().resolve())
-    escaped = path.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    from chinvex.storage.db import like_prefix
+
     return conn.execute(base + "origin_uri = ? OR source_uri = ? OR origin_uri LIKE ? ESCAPE '\\' "
-                        "ORDER BY doc_id", (path, path, escaped + os.sep + "%")).fetchall()
+                        "ORDER BY doc_id", (path, path, like_prefix(path + os.sep))).fetchall()
 
 
 def remove(config: ContextConfig, targets: list[str], *, reason: str = "removed by chinvex rm",

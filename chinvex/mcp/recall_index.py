@@ -33,6 +33,7 @@ def recall_index(state: ServerState, path: str, recursive: bool = False,
                  type_hint: str | None = None) -> dict[str, Any]:
     from chinvex.errors import ChinvexError, LockedError
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
+    from chinvex.storage.db import like_prefix
     from chinvex.watch import source_roots
 
     raw = L.require_short("path", path, max_chars=4096)
@@ -60,7 +61,7 @@ def recall_index(state: ServerState, path: str, recursive: bool = False,
         prefix = str(target)
         docs = h.conn.execute(
             "SELECT COUNT(*) FROM documents WHERE origin_uri = ? OR origin_uri LIKE ? ESCAPE '\\'",
-            (prefix, prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%")).fetchone()[0]
+            (prefix, like_prefix(prefix + "/"))).fetchone()[0]
     return {"path": str(target), "context": config.name, "root": str(root), "documents_for_path": docs,
             "indexed": summary.sources.indexed, "removed": summary.sources.removed,
             "unchanged": summary.sources.unchanged, "errors": [e.message for e in summary.errors][:10],

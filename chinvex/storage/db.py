@@ -240,6 +240,12 @@ def initialise(path: Path) -> None:
     conn.close()
 
 
+def like_prefix(text: str) -> str:
+    """A LIKE pattern (with `ESCAPE '\\'`) matching every string that starts with `text`,
+    whatever `%`, `_` or backslashes it holds."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
     row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
     return None if row is None else str(row[0])
