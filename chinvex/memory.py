@@ -34,15 +34,6 @@ def scope_label(config: ContextConfig) -> str:
     return "global" if config.name == GLOBAL else "project"
 
 
-def list_items(conn: sqlite3.Connection, *, include_promoted: bool = False) -> list[Any]:
-    """The context's knowledge items, newest first (ties by id)."""
-    from chinvex.mcp import recall as R
-
-    rows = conn.execute("SELECT * FROM knowledge_items ORDER BY updated_at DESC, item_id").fetchall()
-    items = [R._item(row) for row in rows]
-    return [i for i in items if include_promoted or i.scope != PROMOTED]
-
-
 def _connect(config: ContextConfig) -> sqlite3.Connection:
     from chinvex.storage import db
 

@@ -50,7 +50,8 @@ def memory_list(
     """Knowledge items, newest first, each with its scope label."""
     from pathlib import Path
 
-    from chinvex.memory import list_items, scope_label
+    from chinvex.mcp.recall import list_items
+    from chinvex.memory import scope_label
     from chinvex.storage import db
 
     rows = []

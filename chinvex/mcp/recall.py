@@ -247,6 +247,22 @@ def get_item(conn: sqlite3.Connection, item_id: str) -> KnowledgeItem | None:
     return None if row is None else _item(row)
 
 
+def list_items(conn: sqlite3.Connection, *, item_type: str | None = None,
+                include_promoted: bool = False) -> list[KnowledgeItem]:
+    """The context's knowledge items, newest first (ties by id). A promoted item's row is only a
+    pointer to the global copy (`chinvex.memory`): left out unless asked for."""
+    where = ["1"]
+    params: list[Any] = []
+    if item_type is not None:
+        where.append("type = ?")
+        params.append(item_type)
+    if not include_promoted:
+        where.append("scope != 'promoted'")
+    rows = conn.execute(f"SELECT * FROM knowledge_items WHERE {' AND '.join(where)} "
+                        "ORDER BY updated_at DESC, item_id", params).fetchall()
+    return [_item(row) for row in rows]
+
+
 def items_for_docs(conn: sqlite3.Connection, doc_ids: Iterable[str]) -> dict[str, KnowledgeItem]:
     ids = list(dict.fromkeys(doc_ids))
     out: dict[str, KnowledgeItem] = {}

@@ -88,9 +88,7 @@ def _mentions(conn: sqlite3.Connection, name: str, exclude_doc: str | None) -> l
 
 def _decisions(conn: sqlite3.Connection, rel: str, name: str) -> list[dict[str, Any]]:
     out = []
-    for row in conn.execute("SELECT * FROM knowledge_items WHERE scope != 'promoted' "
-                            "ORDER BY updated_at DESC, item_id").fetchall():
-        item = R._item(row)
+    for item in R.list_items(conn):
         related = [str(f) for f in item.metadata.get("related_files") or []]
         named = any(f == rel or f.endswith("/" + rel) or Path(f).name == name for f in related)
         if named or name in item.content or name in item.title:

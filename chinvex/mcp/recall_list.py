@@ -60,11 +60,8 @@ def _documents(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
 
 
 def _items(conn: sqlite3.Connection, item_type: str) -> list[dict[str, Any]]:
-    # Promotion pointers (scope 'promoted') are not items of this context any more.
-    rows = conn.execute("SELECT * FROM knowledge_items WHERE type = ? AND scope != 'promoted'", (item_type,)).fetchall()
     out = []
-    for row in rows:
-        item = R._item(row)
+    for item in R.list_items(conn, item_type=item_type):
         out.append({"id": item.item_id, "type": item.type, "title": item.title, "source": item.uri,
                     "source_type": R.MEMORY_SOURCE_TYPE, "created_at": item.created_at,
                     "updated_at": item.updated_at, "tags": item.tags, "indexed": item.indexed_at is not None})
