@@ -21,6 +21,11 @@ class WalkedFile:
     detail: str = ""
 
 
+def within(path: Path, root: Path) -> bool:
+    """Whether `path` is `root` or lies under it (both already resolved)."""
+    return path == root or root in path.parents
+
+
 def inside(real: str, root_real: str) -> bool:
     """Whether the resolved path `real` is the resolved root or lies under it."""
     return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)

@@ -30,6 +30,7 @@ from typing import Any
 
 from chinvex.models import INCLUDE_KEYS, ContextConfig
 from chinvex.timeutil import now_iso
+from chinvex.walking import within
 
 DEFAULT_DEBOUNCE_MS = 400
 IGNORED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".tox",
@@ -80,10 +81,6 @@ def target_of(config: ContextConfig) -> Target:
     return Target(config, tuple(source_roots(config)), index)
 
 
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
 def may_be_source(path: Path, key: str) -> bool:
     """Whether a change to `path` under a root of kind `key` can change what is indexed (pure)."""
     if any(part in IGNORED_DIRS for part in path.parts) or STORE_FILES.search(path.name):
@@ -100,10 +97,10 @@ def owners(paths: Iterable[str], targets: Sequence[Target]) -> dict[str, list[st
     all_index_dirs = [d for t in targets for d in t.index_dirs]
     for raw in paths:
         path = Path(raw)
-        if any(_inside(path, d) for d in all_index_dirs):
+        if any(within(path, d) for d in all_index_dirs):
             continue
         for t in targets:
-            if any(_inside(path, root) and may_be_source(path, key) for root, key in t.roots):
+            if any(within(path, root) and may_be_source(path, key) for root, key in t.roots):
                 found.setdefault(t.config.name, []).append(raw)
     return found
 
@@ -149,7 +146,7 @@ class Watcher:
                 else:
                     missing.append(f"context {t.config.name!r}: source {root} does not exist; not watched")
         # A root inside another watched root is covered by the recursive watch of the outer one.
-        kept = [r for r in roots if not any(o != r and _inside(r, o) for o in roots)]
+        kept = [r for r in roots if not any(o != r and within(r, o) for o in roots)]
         return kept, missing
 
     def run(self) -> None:

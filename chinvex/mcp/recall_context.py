@@ -23,6 +23,7 @@ from chinvex.mcp import limits as L
 from chinvex.mcp import recall as R
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
+from chinvex.walking import within
 
 SECTION_LIMIT = 10
 SNIPPET_CHARS = 240
@@ -115,7 +116,7 @@ def recall_context(state: ServerState, file_path: str, context_types: list[str] 
     with h.lock:
         own = _own_document(h.conn, candidates)
         path = Path(own["origin_uri"]) if own is not None else candidates[0]
-        rel = next((str(path.relative_to(r)) for r in roots if r == path or r in path.parents), path.name)
+        rel = next((str(path.relative_to(r)) for r in roots if within(path, r)), path.name)
         name = path.name
         result: dict[str, Any] = {"file_path": str(path), "relative_path": rel, "context": config.name,
                                   "indexed": own is not None}

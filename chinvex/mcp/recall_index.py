@@ -17,16 +17,14 @@ from typing import Any
 from chinvex.mcp import limits as L
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
+from chinvex.walking import within
 
 INGEST_WAIT_S = 30.0
 """How long the tool waits for another writer of the context (an ingest, `chinvex watch`)."""
 
 
-def _within(path: Path, roots: list[Path]) -> Path | None:
-    for root in roots:
-        if path == root or root in path.parents:
-            return root
-    return None
+def _root_of(path: Path, roots: list[Path]) -> Path | None:
+    return next((root for root in roots if within(path, root)), None)
 
 
 def recall_index(state: ServerState, path: str, recursive: bool = False,
@@ -42,7 +40,7 @@ def recall_index(state: ServerState, path: str, recursive: bool = False,
     given = Path(raw).expanduser()
     target = (given if given.is_absolute() else Path(state.cwd) / given).resolve()
     roots = [root for root, _ in source_roots(config)]
-    root = _within(target, roots)
+    root = _root_of(target, roots)
     if root is None:
         listed = ", ".join(str(r) for r in roots) or "none"
         raise ToolFailure(L.INVALID_ARGUMENT, f"{target} is outside the source folders of context "
