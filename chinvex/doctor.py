@@ -28,7 +28,7 @@ from typing import Any, Literal
 import orjson
 
 from chinvex.errors import ChinvexError, ConfigError
-from chinvex.models import INCLUDE_KEYS, ContextConfig
+from chinvex.models import ContextConfig
 from chinvex.storage import consistency as cons
 from chinvex.storage import db
 
@@ -286,10 +286,7 @@ class _Findings:
 def check_config(config: ContextConfig) -> Check:
     check = Check("context_config")
     problems: list[str] = []
-    includes = config.includes
-    keys = list(INCLUDE_KEYS) + [k for k in (includes.model_extra or {}) if k not in INCLUDE_KEYS]
-    for key in keys:
-        values = getattr(includes, key, None) or (includes.model_extra or {}).get(key) or []
+    for key, values in config.includes.entries():
         if not isinstance(values, list):
             problems.append(f"includes.{key}: expected a list of folders")
             continue

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chinvex.models import INCLUDE_KEYS, ContextConfig
+from chinvex.models import ContextConfig
 from chinvex.timeutil import now_iso
 from chinvex.walking import within
 
@@ -54,12 +54,8 @@ read from them (rollouts; transcripts, memory files and sub-agent metadata)."""
 def source_roots(config: ContextConfig) -> list[tuple[Path, str]]:
     """Every folder or file a context reads with the `includes` key that lists it (built-in and
     adapter keys alike), resolved; duplicates removed, order kept."""
-    includes = config.includes
-    extra = includes.model_extra or {}
-    keys = list(INCLUDE_KEYS) + [k for k in extra if k not in INCLUDE_KEYS]
     roots: dict[tuple[Path, str], None] = {}
-    for key in keys:
-        values = getattr(includes, key, None) or extra.get(key) or []
+    for key, values in config.includes.entries():
         if isinstance(values, list):
             for value in values:
                 if isinstance(value, str) and value.strip():

@@ -30,7 +30,7 @@ from chinvex.ingest.prepare import prepare
 from chinvex.ingest.summary import Decision, IngestSummary, SourceMessage
 from chinvex.ingest.writer import IndexWriter, stored_turns
 from chinvex.locking import context_lock
-from chinvex.models import INCLUDE_KEYS, ContextConfig, ConversationDoc
+from chinvex.models import ContextConfig, ConversationDoc
 from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
 from chinvex.storage import db
 from chinvex.storage.access import check_writable
@@ -391,11 +391,8 @@ class _Run:
     # -- enumeration ------------------------------------------------------------------------
 
     def _roots(self) -> list[_Root]:
-        includes = self.config.includes
-        keys = list(INCLUDE_KEYS) + [k for k in (includes.model_extra or {}) if k not in INCLUDE_KEYS]
         roots: list[_Root] = []
-        for key in keys:
-            values = getattr(includes, key, None) or (includes.model_extra or {}).get(key) or []
+        for key, values in self.config.includes.entries():
             if not isinstance(values, list):
                 continue
             for root in values:

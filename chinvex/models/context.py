@@ -6,7 +6,7 @@ put into the file.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -32,6 +32,13 @@ class Includes(_Open):
     codex_session_roots: list[str] = Field(default_factory=list)
     note_roots: list[str] = Field(default_factory=list)
     claude_session_roots: list[str] = Field(default_factory=list)
+
+    def entries(self) -> list[tuple[str, Any]]:
+        """(key, value) of every include list: the built-in keys first, then keys a third-party
+        adapter reads (extra fields). Values are as written: not always a list in a broken file."""
+        extra = self.model_extra or {}
+        keys = list(INCLUDE_KEYS) + [k for k in extra if k not in INCLUDE_KEYS]
+        return [(key, getattr(self, key, None) or extra.get(key) or []) for key in keys]
 
 
 class IndexConfig(_Open):
