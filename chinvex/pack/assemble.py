@@ -69,8 +69,11 @@ class Pack:
 
 def pack_order(candidates: Sequence[PackCandidate]) -> list[PackCandidate]:
     """The design's ordering: score descending, then path, offset and chunk id ascending; a
-    chunk id seen twice keeps its best-ranked copy."""
-    ordered = sorted(candidates, key=lambda c: (-round(c.score, SCORE_DECIMALS), c.path, c.offset, c.chunk_id))
+    chunk id seen twice keeps its best-ranked copy. Header and text end the key, so that even two
+    copies equal on all of those (which search never returns) are ordered by themselves, not by
+    the order they came in."""
+    ordered = sorted(candidates, key=lambda c: (-round(c.score, SCORE_DECIMALS), c.path, c.offset, c.chunk_id,
+                                                c.header, c.text))
     seen: set[str] = set()
     unique = []
     for c in ordered:
