@@ -91,6 +91,14 @@ def stats(
     emit(data, json_mode=json_out, human=format_stats(data))
 
 
+def _resolve_many(names: list[str] | None, *, json_out: bool) -> list:
+    """`--context` given any number of times (else the default context), each context once: an
+    alias and its name are one context."""
+    configs = ([_resolve(name, json_out=json_out) for name in dict.fromkeys(names)] if names
+               else [_resolve(None, json_out=json_out)])
+    return list({c.name: c for c in configs}.values())
+
+
 def _split_types(value: str | None) -> list[str] | None:
     if not value:
         return None
@@ -136,9 +144,7 @@ def search(
     if mode not in ("hybrid", "fts", "vector"):
         raise UsageError(f"--mode {mode!r}: expected hybrid, fts or vector")
     expression = checked_filter(filter_expression)
-    configs = ([_resolve(name, json_out=json_out) for name in dict.fromkeys(context)] if context
-               else [_resolve(None, json_out=json_out)])
-    configs = list({c.name: c for c in configs}.values())  # an alias and its name are one context
+    configs = _resolve_many(context, json_out=json_out)
     if mode != "fts":
         prefetch_vector_store(configs)
     request = SearchRequest(query=query, k=k, source_types=_split_types(source_types), path_glob=path,

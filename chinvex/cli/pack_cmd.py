@@ -26,7 +26,7 @@ def pack_command(
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Ranked chunks packed into a token budget, deterministically, each with its provenance."""
-    from chinvex.cli.commands import _resolve, _split_types
+    from chinvex.cli.commands import _resolve_many, _split_types
     from chinvex.errors import UsageError
     from chinvex.pack.service import MAX_BUDGET, build_pack
     from chinvex.retrieval.search import InvalidFilterError, prefetch_vector_store
@@ -38,9 +38,7 @@ def pack_command(
     if diversity is not None and diversity < 1:
         raise UsageError(f"--diversity {diversity}: expected 1 or more")
     expression = checked_filter(filter_expression)
-    configs = ([_resolve(name, json_out=json_out) for name in dict.fromkeys(context)] if context
-               else [_resolve(None, json_out=json_out)])
-    configs = list({c.name: c for c in configs}.values())
+    configs = _resolve_many(context, json_out=json_out)
     prefetch_vector_store(configs)
     try:
         response = build_pack(configs, task, budget=budget_tokens, diversity=diversity,

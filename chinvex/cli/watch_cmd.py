@@ -42,7 +42,7 @@ def watch_command(
 ) -> None:
     """Keep contexts current: ingest each one again whenever its sources change (one JSON line
     per run with --json). Ctrl-C stops after the running ingest; a second Ctrl-C stops at once."""
-    from chinvex.cli.commands import _resolve
+    from chinvex.cli.commands import _resolve_many
     from chinvex.errors import UsageError
     from chinvex.registry import Registry
     from chinvex.watch import Watcher
@@ -60,9 +60,7 @@ def watch_command(
         if not configs:
             raise UsageError("--all: there are no contexts; create one with 'chinvex context create'")
     else:
-        configs = ([_resolve(name, json_out=json_out) for name in dict.fromkeys(context)] if context
-                   else [_resolve(None, json_out=json_out)])
-    configs = list({c.name: c for c in configs}.values())
+        configs = _resolve_many(context, json_out=json_out)
 
     def emit(event: dict[str, Any]) -> None:
         if json_out:
