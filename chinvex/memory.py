@@ -45,7 +45,7 @@ def promote(project: ContextConfig, target: ContextConfig, item_id: str, *,
     """Move item `item_id` of `project` to `target` (the global context). `embedder_for(config)`
     returns the embedder to use (the MCP server passes its warm one)."""
     from chinvex.embedding.factory import make_embedder
-    from chinvex.ingest.writer import IndexWriter
+    from chinvex.remove import delete_documents
     from chinvex.locking import context_lock
     from chinvex.mcp import recall as R
     from chinvex.storage import db
@@ -81,10 +81,7 @@ def promote(project: ContextConfig, target: ContextConfig, item_id: str, *,
         finally:
             dest.close()
         with context_lock(project, wait=LOCK_WAIT_S, purpose="memory promote"):
-            store = VectorStore.open(project, source, create=True)
-            writer = IndexWriter(source, lambda: store, lambda: embedder_for(project))
-            writer.delete_docs([item.doc_id])
-            writer.flush()
+            delete_documents(project, source, [item.doc_id], lambda: embedder_for(project))
             pointer = {**item.metadata, "promoted_to": {"context": target.name, "item_id": item_id, "at": stamp}}
             source.execute("UPDATE knowledge_items SET scope=?, metadata_json=?, updated_at=? WHERE item_id=?",
                            (PROMOTED, orjson.dumps(pointer, default=str).decode(), stamp, item_id))

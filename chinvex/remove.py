@@ -49,13 +49,24 @@ def _docs_for(conn: sqlite3.Connection, target: str) -> list[sqlite3.Row]:
                         "ORDER BY doc_id", (path, path, like_prefix(path + os.sep))).fetchall()
 
 
-def remove(config: ContextConfig, targets: list[str], *, reason: str = "removed by chinvex rm",
-           purge: bool = False) -> Removal:
+def delete_documents(config: ContextConfig, conn: sqlite3.Connection, doc_ids: list[str],
+                     embedder_factory: Any = None) -> None:
+    """Delete documents from both stores through the ingest's writer (Chroma, then one SQLite
+    transaction, journalled). The caller holds the context's lock."""
     from chinvex.embedding.factory import make_embedder
     from chinvex.ingest.writer import IndexWriter
+    from chinvex.storage.vectors import VectorStore
+
+    store = VectorStore.open(config, conn, create=True)
+    writer = IndexWriter(conn, lambda: store, embedder_factory or (lambda: make_embedder(config.embedding)))
+    writer.delete_docs(doc_ids)
+    writer.flush()
+
+
+def remove(config: ContextConfig, targets: list[str], *, reason: str = "removed by chinvex rm",
+           purge: bool = False) -> Removal:
     from chinvex.locking import context_lock
     from chinvex.storage import db
-    from chinvex.storage.vectors import VectorStore
 
     if not targets and not purge:
         raise UsageError("nothing to remove: give document ids or paths (or --purge)")
@@ -73,10 +84,7 @@ def remove(config: ContextConfig, targets: list[str], *, reason: str = "removed 
                     out.not_found.append(target)
                 rows.update({row["doc_id"]: row for row in found})
             if rows:
-                store = VectorStore.open(config, conn, create=True)
-                writer = IndexWriter(conn, lambda: store, lambda: make_embedder(config.embedding))
-                writer.delete_docs(sorted(rows))
-                writer.flush()
+                delete_documents(config, conn, sorted(rows))
                 stamp = now_iso()
                 # The ledger says which sources produce a document; a removed one is produced by
                 # none (its tombstone keeps it out when a source is read again).
