@@ -113,3 +113,19 @@ def test_fixture_golden_queries(fixtures_context, tmp_path: Path):
           f"nDCG@5 {m['ndcg']:.3f}, misses {report['misses']}")
     assert set(report["by_source_type"]) == {"codex_session", "chat", "agent_session"}
     assert m["hit"] >= 0.8, report["misses"]
+
+
+def test_golden_labels_point_at_what_the_repository_holds():
+    """A golden question about this repository names the file that defines the answer and a
+    string in it. When code moves (a module split), a stale label silently turns a right answer
+    into a miss in every figure built on it, so each label is checked against the tree."""
+    golden = json.loads((REPO_ROOT / "golden_queries" / "chinvex.json").read_text("utf-8"))
+    stale = []
+    for query in golden["queries"]:
+        for expected in query.get("expected", []):
+            path = REPO_ROOT / expected["path"]
+            if not path.is_file():
+                stale.append(f"{query['id']}: {expected['path']} does not exist")
+            elif expected.get("contains") and expected["contains"] not in path.read_text("utf-8"):
+                stale.append(f"{query['id']}: {expected['path']} no longer holds {expected['contains']!r}")
+    assert not stale, "\n".join(stale)
