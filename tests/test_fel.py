@@ -50,11 +50,68 @@ def test_operators_precedence_and_quoting():
     ("doc.title = 'x", "unexpected"),
     ("(doc.title = 'x'", "unexpected end of expression"),
     ("doc.title IN ()", "unexpected"),
+    ("doc.stale = 1", "column 1: doc.stale is true or false; 1 is neither"),
+    ("doc.stale LIKE 'tr%'", "column 1: doc.stale is true or false; compare it with = or !=, not LIKE"),
+    ("doc.title = true", "column 1: doc.title is text, not true or false"),
+    ("chunk.offset != FALSE", "column 1: chunk.offset is a number, not true or false"),
+    ("doc.source_type = 'repo' AND doc.role = 'tests'", "column 30: doc.role is one of code, docs, config, "
+                                                       "bench, test, fixture; 'tests' is none of them"),
+    ("doc.role IN ('code', 'src')", "'src' is none of them"),
 ])
 def test_errors_name_the_column(text, message):
     with pytest.raises(fel.FilterError) as caught:
         fel.parse(text)
     assert message in str(caught.value) and str(caught.value).startswith("--filter")
+
+
+def test_role_stale_thread_and_context_fields():
+    assert {"doc.role", "doc.stale", "doc.thread_id", "doc.source_type", "doc.context"} <= set(fel.FIELDS)
+    assert fel.parse("doc.stale = TRUE").value is True and fel.parse("doc.stale != false").value is False
+    assert fel.parse("doc.role IN ('code', 'test')").values == ("code", "test")
+    assert fel.parse("doc.role LIKE 'co%'").op == "LIKE"  # patterns are not role names
+    where, params = fel.to_sql(fel.parse("doc.stale = true OR doc.role = 'docs'"), "C")
+    assert params == [1, "docs"] and fel.STALE_FUNCTION in where and fel.ROLE_FUNCTION in where
+
+
+def test_errors_carry_line_and_column_for_a_larger_statement():
+    with pytest.raises(fel.FilterError) as caught:
+        fel.parse("doc.title = 'a'\n  AND doc.colour = 'b'")
+    assert (caught.value.line, caught.value.column) == (2, 7)
+    assert caught.value.reason.startswith("unknown field doc.colour") and "--filter" not in caught.value.reason
+
+
+@pytest.mark.parametrize("text", [
+    "doc.title = 'it''s' OR doc.title = \"say \"\"hi\"\"\" AND NOT chunk.offset >= -3",
+    "NOT (doc.tag IN ('a', 'b') OR doc.stale = true) AND doc.path GLOB 'src/**'",
+    "(doc.mtime < '2026-03-01' OR doc.mtime > '2026-04') AND chunk.text LIKE '%50\\%%'",
+])
+def test_unparse_gives_text_that_parses_to_the_same_tree(text):
+    tree = fel.parse(text)
+    again = fel.parse(fel.unparse(tree))
+    assert fel.unparse(again) == fel.unparse(tree)
+    assert fel.to_sql(again, "C") == fel.to_sql(tree, "C")
+
+
+def test_role_is_the_search_role_and_stale_is_the_freshness_check(tmp_path):
+    import os
+
+    assert fel.role("repo", "tests/test_auth.py") == "test" and fel.role("repo", "src/auth.py") == "code"
+    assert fel.role("repo", "docs/guide.md") == "docs" and fel.role("repo", None) is None
+    assert fel.role("note", "tests/notes.md") is None  # only repository files have roles
+    source = tmp_path / "a.py"
+    source.write_text("x = 1\n")
+    st = source.stat()
+    state = json.dumps({"_mtime_ns": st.st_mtime_ns})
+    assert fel.stale(str(source), st.st_size, int(st.st_mtime), state) == 0
+    source.write_text("x = 12\n")
+    assert fel.stale(str(source), st.st_size, int(st.st_mtime), state) == 1  # modified
+    os.utime(source, ns=(st.st_mtime_ns, st.st_mtime_ns))
+    source.write_text("x = 2\n")
+    os.utime(source, ns=(st.st_mtime_ns + 10**9, st.st_mtime_ns + 10**9))
+    assert fel.stale(str(source), st.st_size, int(st.st_mtime), state) == 1  # same size, newer
+    source.unlink()
+    assert fel.stale(str(source), st.st_size, int(st.st_mtime), state) == 1  # deleted
+    assert fel.stale("memory://P-1234abcd", None, None, None) == 0  # not a file
 
 
 def test_values_are_parameters_never_sql_text():

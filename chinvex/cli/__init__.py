@@ -29,6 +29,7 @@ from chinvex.cli import watch_cmd  # noqa: E402,F401
 from chinvex.cli import memory_cmd  # noqa: E402,F401
 from chinvex.cli import rm_cmd  # noqa: E402,F401
 from chinvex.cli import portable_cmd  # noqa: E402,F401
+from chinvex.cli import query_cmd  # noqa: E402,F401
 
 
 def _wants_json(argv: list[str]) -> bool:

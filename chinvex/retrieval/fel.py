@@ -8,13 +8,17 @@ documents and chunks, compiled to parameterised SQL.
 Grammar: `expr := term ((AND|OR) term)*` with AND binding tighter than OR, `term := [NOT] term |
 '(' expr ')' | field op value | field IN '(' value, ... ')'`, `op := = != < <= > >= LIKE GLOB`.
 Keywords are case-insensitive; strings are quoted with ' or " (the quote doubled inside);
-numbers are integers. Fields are qualified (`doc.*`, `chunk.*`); the catalogue is `FIELDS`.
+numbers are integers; `true` and `false` are the values of `doc.stale`. Fields are qualified
+(`doc.*`, `chunk.*`); the catalogue is `FIELDS`.
 
 Semantics: a predicate on a missing value is false (and NOT of it true: predicates are
 two-valued, unlike SQL's NULL); strings compare case-sensitively, LIKE too (`%` any run, `_` one
 character); GLOB matches `*` within a path segment, `**` across segments and `?` one character;
 dates are ISO-8601 strings and compare as strings (`doc.updated_at >= '2026-03-01'`); `doc.tag`
-is true when any of the document's front-matter tags satisfies the predicate.
+is true when any of the document's front-matter tags satisfies the predicate; `doc.role` is a
+repository file's role as search weighs it (chinvex.retrieval.roles; missing for other sources);
+`doc.stale` is true when the document's source file changed or vanished since it was indexed
+(the freshness check search results carry), so it reads the file system and is not cached.
 
 The values never enter the SQL text: every literal is a parameter. A parse error, an unknown
 field or a value of the wrong type is a `FilterError` naming the column.
@@ -30,8 +34,9 @@ from typing import Any, Literal
 
 from lark import Lark, Token, Transformer, UnexpectedInput
 
-GRAMMAR = r"""
-?start: or_expr
+from chinvex.retrieval.roles import ROLES, role_of
+
+EXPRESSION_GRAMMAR = r"""
 ?or_expr: and_expr (_OR and_expr)*
 ?and_expr: not_expr (_AND not_expr)*
 ?not_expr: _NOT not_expr -> negation
@@ -39,20 +44,23 @@ GRAMMAR = r"""
 ?atom: "(" or_expr ")"
      | FIELD OP value -> compare
      | FIELD _IN "(" value ("," value)* ")" -> member
-value: STRING | NUMBER
+value: STRING | NUMBER | BOOLEAN
 OP: "!=" | "<=" | ">=" | "=" | "<" | ">" | /LIKE/i | /GLOB/i
 FIELD: /(doc|chunk)\.[A-Za-z_][A-Za-z0-9_]*/
 STRING: /'([^']|'')*'/ | /"([^"]|"")*"/
 NUMBER: /-?[0-9]+/
+BOOLEAN: /TRUE\b/i | /FALSE\b/i
 _OR: /OR\b/i
 _AND: /AND\b/i
 _NOT: /NOT\b/i
 _IN: /IN\b/i
-%import common.WS
-%ignore WS
 """
+"""The expression rules without a start rule or whitespace handling, so that a larger language
+(RQL's FILTER clause, chinvex.retrieval.rql) embeds exactly this grammar instead of a copy."""
 
-Kind = Literal["text", "int", "date", "tags"]
+GRAMMAR = "?start: or_expr\n" + EXPRESSION_GRAMMAR + "%import common.WS\n%ignore WS\n"
+
+Kind = Literal["text", "int", "date", "tags", "bool"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,11 @@ FIELDS: dict[str, Field] = {
                            "Codex thread / Claude Code session / ChatGPT conversation id"),
     "doc.tag": Field("json_extract(d.metadata_json, '$.front_matter.tags')", "tags", "a front-matter tag"),
     "doc.context": Field("?", "text", "the context's name"),
+    "doc.role": Field("chinvex_fel_role(d.source_type, json_extract(d.metadata_json, '$.path'))", "text",
+                      "a repository file's role: " + ", ".join(ROLES)),
+    "doc.stale": Field("(SELECT chinvex_fel_stale(d.origin_uri, f.size_bytes, f.mtime_unix, f.state_json) "
+                       "FROM (SELECT 1) LEFT JOIN source_fingerprints f ON f.source_uri = d.origin_uri "
+                       "LIMIT 1)", "bool", "true when its source file changed or vanished since indexing"),
     "chunk.id": Field("c.chunk_id", "text", "chunk id"),
     "chunk.doc_id": Field("c.doc_id", "text", "its document's id"),
     "chunk.offset": Field("c.char_start", "int", "character offset in its document"),
@@ -87,31 +100,43 @@ FIELDS: dict[str, Field] = {
 
 LIKE_FUNCTION = "chinvex_fel_like"
 GLOB_FUNCTION = "chinvex_fel_glob"
+ROLE_FUNCTION = "chinvex_fel_role"
+STALE_FUNCTION = "chinvex_fel_stale"
 _ISO_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2}([T ]\d{2}(:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?)?)?)?$")
 
 
 class FilterError(ValueError):
-    def __init__(self, message: str, column: int | None = None):
+    """A filter that cannot run. `reason` is the message without its position, so that a larger
+    statement embedding the expression (RQL) can name the position in its own terms."""
+
+    def __init__(self, message: str, column: int | None = None, line: int | None = None):
         where = f"at column {column}: " if column else ""
         super().__init__(f"--filter {where}{message}")
+        self.reason = message
         self.column = column
+        self.line = line
 
 
 # -- syntax tree --------------------------------------------------------------------------------
+
+Value = str | int | bool
+
 
 @dataclass(frozen=True)
 class Compare:
     field: str
     op: str
-    value: str | int
+    value: Value
     column: int
+    line: int = 1
 
 
 @dataclass(frozen=True)
 class Member:
     field: str
-    values: tuple[str | int, ...]
+    values: tuple[Value, ...]
     column: int
+    line: int = 1
 
 
 @dataclass(frozen=True)
@@ -125,25 +150,30 @@ class Junction:
     terms: tuple[Any, ...]
 
 
-def _literal(token: Token) -> str | int:
+def literal(token: Token) -> Value:
     text = str(token)
     if token.type == "NUMBER":
         return int(text)
+    if token.type == "BOOLEAN":
+        return text.lower() == "true"
     quote = text[0]
     return text[1:-1].replace(quote * 2, quote)
 
 
-class _Tree(Transformer):
+class ExpressionBuilder(Transformer):
+    """Lark tree -> the syntax tree above. Public so that RQL's transformer inherits these rules
+    for its FILTER clause."""
+
     def value(self, items: list[Token]) -> Token:
         return items[0]
 
     def compare(self, items: list[Any]) -> Compare:
         field, op, value = items
-        return Compare(str(field), str(op).upper(), _literal(value), field.column)
+        return Compare(str(field), str(op).upper(), literal(value), field.column, field.line)
 
     def member(self, items: list[Any]) -> Member:
         field, *values = items
-        return Member(str(field), tuple(_literal(v) for v in values), field.column)
+        return Member(str(field), tuple(literal(v) for v in values), field.column, field.line)
 
     def negation(self, items: list[Any]) -> Not:
         return Not(items[0])
@@ -166,7 +196,7 @@ def parse(text: str) -> Any:
     if not text.strip():
         raise FilterError("empty expression")
     try:
-        tree = _Tree().transform(_parser().parse(text))
+        tree = ExpressionBuilder().transform(_parser().parse(text))
     except UnexpectedInput as exc:
         token = getattr(exc, "token", None)
         if token is not None and token.type == "$END":
@@ -174,30 +204,80 @@ def parse(text: str) -> Any:
         got = text[exc.pos_in_stream:exc.pos_in_stream + 12] if exc.pos_in_stream is not None else ""
         raise FilterError(f"unexpected {got!r}" if got else "unexpected end of expression",
                           getattr(exc, "column", None)) from None
-    _check(tree)
+    check(tree)
     return tree
 
 
-def _check(node: Any) -> None:
+def check(node: Any) -> None:
+    """Raise FilterError (with the predicate's line and column) for an unknown field or a value
+    of the wrong type: a mistake that would otherwise quietly match nothing."""
     if isinstance(node, Junction):
         for term in node.terms:
-            _check(term)
+            check(term)
     elif isinstance(node, Not):
-        _check(node.term)
+        check(node.term)
     else:
-        field = FIELDS.get(node.field)
-        if field is None:
-            raise FilterError(f"unknown field {node.field}; fields: {', '.join(FIELDS)}", node.column)
-        values = [node.value] if isinstance(node, Compare) else list(node.values)
-        op = node.op if isinstance(node, Compare) else "IN"
-        for value in values:
-            if field.kind == "int" and (not isinstance(value, int) or op in ("LIKE", "GLOB")):
-                raise FilterError(f"{node.field} is a number; {op} {value!r} compares it with text", node.column)
-            if field.kind != "int" and isinstance(value, int):
-                raise FilterError(f"{node.field} is text; quote {value}", node.column)
-            if field.kind == "date" and op not in ("LIKE", "GLOB") and not _ISO_DATE.match(str(value)):
-                raise FilterError(f"{node.field} is a date; {value!r} is not ISO-8601 (e.g. '2026-03-01')",
-                                  node.column)
+        _check_predicate(node)
+
+
+def _check_predicate(node: Compare | Member) -> None:
+    def fail(message: str) -> FilterError:
+        return FilterError(message, node.column, node.line)
+
+    field = FIELDS.get(node.field)
+    if field is None:
+        raise fail(f"unknown field {node.field}; fields: {', '.join(FIELDS)}")
+    values = [node.value] if isinstance(node, Compare) else list(node.values)
+    op = node.op if isinstance(node, Compare) else "IN"
+    for value in values:
+        if field.kind == "bool":
+            if op not in ("=", "!=", "IN"):
+                raise fail(f"{node.field} is true or false; compare it with = or !=, not {op}")
+            if not isinstance(value, bool):
+                raise fail(f"{node.field} is true or false; {value!r} is neither")
+            continue
+        if isinstance(value, bool):
+            raise fail(f"{node.field} is {_KIND_NAMES[field.kind]}, not true or false")
+        if field.kind == "int" and (not isinstance(value, int) or op in ("LIKE", "GLOB")):
+            raise fail(f"{node.field} is a number; {op} {value!r} compares it with text")
+        if field.kind != "int" and isinstance(value, int):
+            raise fail(f"{node.field} is text; quote {value}")
+        if field.kind == "date" and op not in ("LIKE", "GLOB") and not _ISO_DATE.match(str(value)):
+            raise fail(f"{node.field} is a date; {value!r} is not ISO-8601 (e.g. '2026-03-01')")
+        if node.field == "doc.role" and op in ("=", "!=", "IN") and value not in ROLES:
+            raise fail(f"doc.role is one of {', '.join(ROLES)}; {value!r} is none of them")
+
+
+_KIND_NAMES = {"text": "text", "int": "a number", "date": "a date", "tags": "text"}
+
+
+def unparse(node: Any) -> str:
+    """The expression as FEL text that parses back to the same tree (positions aside): how a
+    filter parsed inside a larger statement is handed to code that takes FEL text (search)."""
+    if isinstance(node, Junction):
+        return "(" + f" {node.op} ".join(unparse(t) for t in node.terms) + ")"
+    if isinstance(node, Not):
+        return f"NOT {unparse(node.term)}"
+    if isinstance(node, Member):
+        return f"{node.field} IN ({', '.join(_quoted(v) for v in node.values)})"
+    return f"{node.field} {node.op} {_quoted(node.value)}"
+
+
+def _quoted(value: Value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return "'" + value.replace("'", "''") + "'"
+
+
+def fields_of(node: Any) -> set[str]:
+    """Every field the expression reads."""
+    if isinstance(node, Junction):
+        return set().union(*(fields_of(t) for t in node.terms))
+    if isinstance(node, Not):
+        return fields_of(node.term)
+    return {node.field}
 
 
 # -- SQL -------------------------------------------------------------------------------------------
@@ -228,9 +308,9 @@ def to_sql(tree: Any, context: str) -> tuple[str, list[Any]]:
 
 def _predicate(column: str, node: Any, params: list[Any]) -> str:
     if isinstance(node, Member):
-        params.extend(node.values)
+        params.extend(int(v) if isinstance(v, bool) else v for v in node.values)
         return f"({column} IN ({','.join('?' * len(node.values))}))"
-    params.append(node.value)
+    params.append(int(node.value) if isinstance(node.value, bool) else node.value)
     if node.op == "LIKE":
         return f"{LIKE_FUNCTION}({column}, ?)"
     if node.op == "GLOB":
@@ -273,7 +353,29 @@ def glob(value: Any, pattern: Any) -> int | None:
     return int(_glob_regex(str(pattern)).fullmatch(str(value)) is not None)
 
 
+def role(source_type: Any, rel_path: Any) -> str | None:
+    """`doc.role`: what search's role priors read (chinvex.retrieval.search.candidate_of), so a
+    filter on it selects what the weights weigh: repository files with a relative path only."""
+    if source_type != "repo" or not rel_path:
+        return None
+    return role_of(str(rel_path))
+
+
+def stale(origin_uri: Any, size_bytes: Any, mtime_unix: Any, state_json: Any) -> int:
+    """`doc.stale`: the freshness check of search results, on the document's source and its
+    recorded fingerprint (0 for sources that are not files: memories, app-server threads)."""
+    from chinvex.retrieval.search import _freshness
+
+    row = {"origin_uri": origin_uri, "indexed_at": None, "size_bytes": size_bytes,
+           "mtime_unix": mtime_unix, "state_json": state_json}
+    return int(_freshness(row).stale)
+
+
 def register(conn: sqlite3.Connection) -> None:
-    """The case-sensitive LIKE and the path GLOB of the module docstring, for this connection."""
+    """The SQL functions filters call (the case-sensitive LIKE and the path GLOB of the module
+    docstring, the role and the staleness of a document), for this connection. `stale` reads
+    the file system, so SQLite must not treat it as deterministic."""
     conn.create_function(LIKE_FUNCTION, 2, like, deterministic=True)
     conn.create_function(GLOB_FUNCTION, 2, glob, deterministic=True)
+    conn.create_function(ROLE_FUNCTION, 2, role, deterministic=True)
+    conn.create_function(STALE_FUNCTION, 4, stale)
