@@ -1,0 +1,56 @@
+"""Ingest: the history of a context's ingest runs (`ingest_runs`, as `chinvex stats` reads its
+last one) with durations, counts, errors and skipped files by reason; an "ingest now" button
+(a POST with the CSRF token) that starts `run_ingest` in the background (`chinvex.web.jobs`); and
+a small JSON endpoint the page polls to move its progress bar.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from chinvex.web.pages.common import int_param, reading, selected_config, text_param, ui
+from chinvex.web.render import render, url
+
+
+def ingest_page(request: Request) -> Response:
+    from chinvex.ingest.pipeline import iter_runs
+
+    config = selected_config(request)
+    state = ui(request)
+    limit = int_param(request, "runs", 30, low=1, high=500)
+    runs: list[dict[str, Any]] = []
+    with reading(config) as conn:
+        if conn is not None:
+            runs = list(iter_runs(conn, limit))
+    job_id = text_param(request, "job", limit=40)
+    job = state.jobs.get(job_id) if job_id else None
+    if job is not None and job.context != config.name:
+        job = None
+    job = job or state.jobs.running(config.name)
+    return render(request, "ingest.html", page="ingest", context=config.name, runs=runs,
+                  job=job.as_json() if job else None, limit=limit)
+
+
+async def ingest_start(request: Request) -> Response:
+    """POST: start an ingest of the form's context (or join the one running) and show it."""
+    form = await request.form()
+    state = ui(request)
+    config = state.config(str(form.get("context") or "") or None)
+    job = state.jobs.start(config, embedder_factory=lambda: state.embedder_for(config))
+    return RedirectResponse(url("/ingest", context=config.name, job=job.job_id), status_code=303)
+
+
+def ingest_status(request: Request) -> Response:
+    job = ui(request).jobs.get(request.path_params["job_id"])
+    if job is None:
+        return JSONResponse({"error": "no such ingest job"}, status_code=404)
+    return JSONResponse(job.as_json())
+
+
+def routes() -> list[Route]:
+    return [Route("/ingest", ingest_page), Route("/ingest", ingest_start, methods=["POST"]),
+            Route("/api/ingest/{job_id}", ingest_status)]
