@@ -29,6 +29,11 @@ class AnthropicGenerator:
         self.base_url = base_url
         self.timeout = timeout
 
+    @classmethod
+    def from_settings(cls, *, model: str | None, host: str | None) -> AnthropicGenerator:
+        """context.json `answer.host` is the API's base URL (a proxy or gateway)."""
+        return cls(model=model, base_url=host)
+
     def generate(self, request: GenerationRequest) -> Generated:
         try:
             import anthropic

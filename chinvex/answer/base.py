@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from chinvex.answer.units import Unit
     from chinvex.models import ContextConfig
 
-GENERATORS = ("extractive", "anthropic", "ollama")
 DEFAULT_GENERATOR = "extractive"
 
 

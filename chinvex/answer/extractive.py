@@ -27,6 +27,11 @@ SECOND_SHARE = 0.9
 class ExtractiveGenerator:
     name = "extractive"
 
+    @classmethod
+    def from_settings(cls, *, model: str | None, host: str | None) -> ExtractiveGenerator:
+        """Offline and model-free: the settings don't apply."""
+        return cls()
+
     def generate(self, request: GenerationRequest) -> Generated:
         stemmer = Stemmer()
         try:

@@ -1,5 +1,11 @@
 """Which answer generators exist and how to build one from a context's settings.
 
+A registry of names like the adapters' (chinvex.plugins): the built-ins are listed by
+`module:Class`, and a package adds a generator through the entry-point group
+`chinvex.generators`. A generator class offers `from_settings(model=, host=)` (context.json
+`answer.model` and `answer.host`, the CLI's `--model` overriding the model); one without it is
+built with no arguments.
+
 Kept apart from `chinvex.answer.base` (the generator contract the implementations import), so
 that the contract never imports the implementations built on it.
 """
@@ -8,17 +14,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from chinvex.answer.base import DEFAULT_GENERATOR, GENERATORS, Generator
+from chinvex import plugins
+from chinvex.answer.base import DEFAULT_GENERATOR, Generator
 from chinvex.errors import UsageError
 
 if TYPE_CHECKING:
     from chinvex.models import ContextConfig
 
+BUILTIN: dict[str, str] = {
+    "extractive": "chinvex.answer.extractive:ExtractiveGenerator",
+    "anthropic": "chinvex.answer.anthropic_gen:AnthropicGenerator",
+    "ollama": "chinvex.answer.ollama_gen:OllamaGenerator",
+}
+GROUP = "chinvex.generators"
+
+
+def generator_names() -> list[str]:
+    return plugins.names(BUILTIN, GROUP)
+
 
 def generator_name(requested: str | None, config: ContextConfig) -> str:
     name = (requested or (config.answer.generator if config.answer else None) or DEFAULT_GENERATOR).strip().lower()
-    if name not in GENERATORS:
-        raise UsageError(f"--generator {requested!r}: expected one of {', '.join(GENERATORS)}")
+    if name not in generator_names():
+        where = "--generator" if requested else "context.json answer.generator"
+        raise UsageError(f"{where} {name!r}: expected one of {', '.join(generator_names())}")
     return name
 
 
@@ -28,16 +47,9 @@ def make_generator(name: str, config: ContextConfig, model: str | None = None) -
     settings = config.answer
     model = model or (settings.model if settings else None)
     host = settings.host if settings else None
-    if name == "extractive":
-        from chinvex.answer.extractive import ExtractiveGenerator
-
-        return ExtractiveGenerator()
-    if name == "anthropic":
-        from chinvex.answer.anthropic_gen import AnthropicGenerator
-
-        return AnthropicGenerator(model=model, base_url=host)
-    if name == "ollama":
-        from chinvex.answer.ollama_gen import OllamaGenerator
-
-        return OllamaGenerator(model=model, host=host)
-    raise UsageError(f"unknown generator {name!r}: expected one of {', '.join(GENERATORS)}")
+    found = plugins.find(name, BUILTIN, GROUP)
+    if found is None:
+        raise UsageError(f"unknown generator {name!r}: expected one of {', '.join(generator_names())}")
+    if hasattr(found, "from_settings"):
+        return found.from_settings(model=model, host=host)
+    return found() if isinstance(found, type) else found

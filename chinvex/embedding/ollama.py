@@ -21,6 +21,8 @@ from chinvex.errors import EmbedderError
 if TYPE_CHECKING:
     import numpy
 
+    from chinvex.models import EmbeddingConfig
+
 DEFAULT_MODEL = "mxbai-embed-large"
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_BATCH_SIZE = 32
@@ -99,6 +101,14 @@ class OllamaEmbedder:
         self._lock = threading.Lock()
         self.requests = 0
         """HTTP requests sent, retries included (for tests and `--verbose`)."""
+
+    @classmethod
+    def from_config(cls, config: EmbeddingConfig | None) -> OllamaEmbedder:
+        """context.json `embedding.model`, `embedding.host` and the optional `batch_size`."""
+        if config is None:
+            return cls()
+        return cls(model=config.model, host=config.host,
+                   batch_size=_positive_int(config, "batch_size", DEFAULT_BATCH_SIZE))
 
     @property
     def name(self) -> str:
@@ -226,3 +236,11 @@ class OllamaEmbedder:
                 f"HTTP {status}: {detail}."
             ) from None
         return response.embeddings
+
+
+def _positive_int(config: EmbeddingConfig, key: str, default: int) -> int:
+    """An optional extra key of the `embedding` object (the model keeps unknown keys)."""
+    value = (config.model_extra or {}).get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise EmbedderError(f"embedding.{key} must be a positive integer, got {value!r}.")
+    return value

@@ -4,11 +4,13 @@ adapters through the entry-point group `chinvex.adapters` (an object or class wi
 
 from __future__ import annotations
 
-import importlib
 from functools import lru_cache
 from importlib.metadata import entry_points
 
+from chinvex import plugins
 from chinvex.sources import Adapter
+
+GROUP = "chinvex.adapters"
 
 BUILTIN: dict[str, tuple[str, str | None]] = {
     # adapter name -> (module:class, include key it enumerates; None = parses only the
@@ -27,26 +29,17 @@ BUILTIN: dict[str, tuple[str, str | None]] = {
 }
 
 
-def _load(target: str) -> Adapter:
-    module_name, _, attr = target.partition(":")
-    obj = getattr(importlib.import_module(module_name), attr)
-    return obj() if isinstance(obj, type) else obj
-
-
 @lru_cache(maxsize=None)
 def adapter(name: str) -> Adapter:
-    if name in BUILTIN:
-        return _load(BUILTIN[name][0])
-    for ep in entry_points(group="chinvex.adapters"):
-        if ep.name == name:
-            obj = ep.load()
-            return obj() if isinstance(obj, type) else obj
-    raise KeyError(name)
+    obj = plugins.find(name, {key: target for key, (target, _) in BUILTIN.items()}, GROUP)
+    if obj is None:
+        raise KeyError(name)
+    return obj() if isinstance(obj, type) else obj
 
 
 def adapters_for(include_key: str) -> list[str]:
     names = [name for name, (_, key) in BUILTIN.items() if key == include_key]
-    for ep in entry_points(group="chinvex.adapters"):
+    for ep in entry_points(group=GROUP):
         if ep.name not in BUILTIN:
             try:
                 if getattr(adapter(ep.name), "include_key", None) == include_key:

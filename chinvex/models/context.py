@@ -50,7 +50,9 @@ class IndexConfig(_Open):
 
 
 class EmbeddingConfig(_Open):
-    provider: Literal["builtin", "ollama"] = "builtin"
+    provider: str = Field(
+        "builtin", min_length=1,
+        description="builtin or ollama, or a provider a package registers (entry-point group chinvex.embedders).")
     model: str | None = None
     host: str | None = None
 
@@ -122,7 +124,10 @@ class RetrievalConfig(_Open):
 
 
 class AnswerConfig(_Open):
-    generator: Literal["extractive", "anthropic", "ollama"] = "extractive"
+    generator: str = Field(
+        "extractive", min_length=1,
+        description="extractive, anthropic or ollama, or a generator a package registers (entry-point group "
+                    "chinvex.generators).")
     model: str | None = None
     host: str | None = None
 
