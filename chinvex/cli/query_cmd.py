@@ -115,7 +115,8 @@ def _table(result: Any) -> list[str]:
     more = ""
     if not plan.limit_given and len(result.rows) == plan.limit:
         more = f"; LIMIT {plan.limit} by default, use LIMIT/OFFSET for more"
-    lines.append(f"[dim]{len(result.rows)} rows ({escape(how)}, {fmt.duration_ms(result.took_ms)}){escape(more)}[/dim]")
+    count = f"{len(result.rows)} row" + ("" if len(result.rows) == 1 else "s")
+    lines.append(f"[dim]{count} ({escape(how)}, {fmt.duration_ms(result.took_ms)}){escape(more)}[/dim]")
     return lines
 
 
