@@ -47,7 +47,7 @@ def promote(project: ContextConfig, target: ContextConfig, item_id: str, *,
     from chinvex.embedding.factory import make_embedder
     from chinvex.remove import delete_documents
     from chinvex.locking import context_lock
-    from chinvex.mcp import recall as R
+    from chinvex.mcp import recall
     from chinvex.storage import db
     from chinvex.storage.vectors import VectorStore
 
@@ -56,7 +56,7 @@ def promote(project: ContextConfig, target: ContextConfig, item_id: str, *,
     embedder_for = embedder_for or (lambda config: make_embedder(config.embedding))
     source = _connect(project)
     try:
-        item = R.get_item(source, item_id)
+        item = recall.get_item(source, item_id)
         if item is None:
             raise NotFoundError(f"no knowledge item {item_id} in context {project.name} "
                                 f"('chinvex memory list --context {project.name}' lists them)")
@@ -67,17 +67,17 @@ def promote(project: ContextConfig, target: ContextConfig, item_id: str, *,
                         metadata={**item.metadata, "promoted_from": {"context": project.name, "at": stamp}})
         dest = _connect(target)
         try:
-            if R.get_item(dest, item_id) is not None:
+            if recall.get_item(dest, item_id) is not None:
                 raise UsageError(f"context {target.name} already holds an item {item_id}")
             embedder = embedder_for(target)
-            prepared, vectors = R.prepare_items([moved], embedder, redact=R.redactor_for(target).enabled)
+            prepared, vectors = recall.prepare_items([moved], embedder, redact=recall.redactor_for(target).enabled)
             with context_lock(target, wait=LOCK_WAIT_S, purpose="memory promote"):
                 if db.get_meta(dest, "embedder") is None:
                     db.set_meta(dest, "embedder", embedder.name)
                 store = VectorStore.open(target, dest, create=True)
-                R.insert_item(dest, moved)
-                R.write_prepared(dest, store, prepared, vectors)
-                R.mark_indexed(dest, [item_id])
+                recall.insert_item(dest, moved)
+                recall.write_prepared(dest, store, prepared, vectors)
+                recall.mark_indexed(dest, [item_id])
         finally:
             dest.close()
         with context_lock(project, wait=LOCK_WAIT_S, purpose="memory promote"):

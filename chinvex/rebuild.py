@@ -180,22 +180,22 @@ def _drop_other_collections(config: ContextConfig) -> int:
 def _index_recovered_items(config: ContextConfig) -> int:
     """Index the recovered knowledge items as the MCP server does (`recall_add`)."""
     from chinvex.embedding.factory import make_embedder
-    from chinvex.mcp import recall as R
+    from chinvex.mcp import recall
     from chinvex.storage.vectors import VectorStore
 
     conn = db.connect(Path(config.index.sqlite_path))
     try:
-        items = R.pending_items(conn, limit=1_000_000)
+        items = recall.pending_items(conn, limit=1_000_000)
         if not items:
             return 0
-        prepared, vectors = R.prepare_items(items, make_embedder(config.embedding))
+        prepared, vectors = recall.prepare_items(items, make_embedder(config.embedding))
         store = VectorStore.open(config, conn, create=True)
         assert store is not None
         try:
-            R.write_prepared(conn, store, prepared, vectors)
+            recall.write_prepared(conn, store, prepared, vectors)
         finally:
             store.close()
-        R.mark_indexed(conn, [item.item_id for item in items])
+        recall.mark_indexed(conn, [item.item_id for item in items])
         return len(items)
     finally:
         conn.close()

@@ -14,10 +14,6 @@ from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
 _MS_THRESHOLD = 10_000_000_000  # values above this are unix milliseconds, not seconds
 
 
-def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
 def to_utc(value: Any) -> datetime | None:
     """Parse the many timestamp shapes found in exports; None for missing or unparseable."""
     if value is None or value == "":

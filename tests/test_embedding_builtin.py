@@ -319,3 +319,16 @@ def test_batch_counts_equal_single_counts():
     texts = ["", "plain words", "parseConfig(x) -> 42 # ünïcödé, 中文 and emoji 🙂", "a\ud800b",
              "def f():\n    return {'k': [1, 2, 3]}\n" * 20]
     assert count_tokens_batch(texts) == [count_tokens(t) for t in texts]
+
+
+def test_tokenizer_file_is_verified_against_its_pinned_digest():
+    """Chunk sizes and vectors depend on the exact vocabulary: the vendored tokenizer.json
+    passes, one changed byte is refused with a one-line error saying what to do."""
+    from importlib import resources
+
+    from chinvex.embedding.tokenizer import verified_tokenizer
+
+    data = (resources.files("chinvex.embedding") / "tokenizer.json").read_bytes()
+    assert verified_tokenizer(data).startswith("{")
+    with pytest.raises(EmbedderError, match=r"tokenizer.json is not the vendored file .*reinstall chinvex"):
+        verified_tokenizer(data.replace(b'"life"', b'"lift"', 1))

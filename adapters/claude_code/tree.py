@@ -26,9 +26,6 @@ from typing import Any
 
 from .records import Record
 
-CONTENT_TYPES = ("user", "assistant", "tool_use", "tool_result")
-
-
 def is_content(record: Record) -> bool:
     if record.type in ("user", "assistant"):
         return isinstance(record.data.get("message"), dict)

@@ -32,7 +32,7 @@ from chinvex.models import Attachment, ConversationDoc, ConversationLinks, ToolC
 from chinvex.models import Turn as DocTurn
 from chinvex.timeutil import to_utc
 
-from . import schemas as s
+from . import schemas
 
 SOURCE = "cx_appserver"
 SOURCE_TYPE = "codex_session"
@@ -89,7 +89,7 @@ def _one_line(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
-def make_title(thread: s.Thread) -> str | None:
+def make_title(thread: schemas.Thread) -> str | None:
     for candidate in (thread.name, thread.preview):
         if candidate and candidate.strip():
             line = _one_line(candidate)
@@ -148,36 +148,36 @@ def _image_attachment(url: str | None, file_id: str | None, counts: Counter[str]
     return Attachment(kind="image", uri=url, name=file_id)
 
 
-def _user_message(item: s.UserMessageItem, counts: Counter[str]) -> tuple[str, list[Attachment]]:
+def _user_message(item: schemas.UserMessageItem, counts: Counter[str]) -> tuple[str, list[Attachment]]:
     texts: list[str] = []
     markers: list[str] = []
     attachments: list[Attachment] = []
     for part in item.content:
-        if isinstance(part, s.TextInput):
+        if isinstance(part, schemas.TextInput):
             if part.text.strip():
                 texts.append(part.text.strip())
-        elif isinstance(part, s.ImageInput):
+        elif isinstance(part, schemas.ImageInput):
             attachments.append(_image_attachment(part.url, part.file_id, counts))
             if part.url and not part.url.startswith("data:"):
                 markers.append(f"[image: {part.url}]")
             else:
                 markers.append("[image]")
-        elif isinstance(part, s.LocalImageInput):
+        elif isinstance(part, schemas.LocalImageInput):
             counts["attachments"] += 1
             attachments.append(Attachment(kind="image", path=part.path, name=part.path.rsplit("/", 1)[-1]))
             markers.append(f"[image: {part.path}]")
-        elif isinstance(part, (s.AudioInput, s.LocalAudioInput)):
+        elif isinstance(part, (schemas.AudioInput, schemas.LocalAudioInput)):
             counts["attachments"] += 1
             path = getattr(part, "path", None)
             url = getattr(part, "url", None)
             uri = url if url and not url.startswith("data:") else None
             attachments.append(Attachment(kind="audio", path=path, uri=uri))
             markers.append(f"[audio: {path or uri}]" if (path or uri) else "[audio]")
-        elif isinstance(part, s.SkillInput):
+        elif isinstance(part, schemas.SkillInput):
             counts["attachments"] += 1
             attachments.append(Attachment(kind="skill", name=part.name, path=part.path))
             markers.append(f"[skill: {part.name}]")
-        elif isinstance(part, s.MentionInput):
+        elif isinstance(part, schemas.MentionInput):
             counts["attachments"] += 1
             attachments.append(Attachment(kind="mention", name=part.name, path=part.path))
             markers.append(f"[mention: {part.name}" + (f" ({part.path})]" if part.path else "]"))
@@ -254,14 +254,14 @@ def _content_items_text(items: Iterable[dict[str, Any]] | None, counts: Counter[
 
 
 class _Builder:
-    def __init__(self, thread: s.Thread, options: NormalizeOptions):
+    def __init__(self, thread: schemas.Thread, options: NormalizeOptions):
         self.thread = thread
         self.options = options
         self.counts: Counter[str] = Counter()
         self.turns: list[DocTurn] = []
         self._seen_ids: Counter[str] = Counter()
 
-    def _turn_id(self, turn: s.Turn, item_id: str | None, index: int) -> str:
+    def _turn_id(self, turn: schemas.Turn, item_id: str | None, index: int) -> str:
         base = f"{turn.id}:{item_id if item_id else f'#{index}'}"
         self._seen_ids[base] += 1
         if self._seen_ids[base] > 1:
@@ -271,7 +271,7 @@ class _Builder:
 
     def add(
         self,
-        turn: s.Turn,
+        turn: schemas.Turn,
         item: Any,
         index: int,
         role: str,
@@ -303,7 +303,7 @@ class _Builder:
         self.counts[f"turns_{role}"] += 1
 
     # -- per item kind ----------------------------------------------------------------------
-    def item(self, turn: s.Turn, item: Any, index: int) -> None:
+    def item(self, turn: schemas.Turn, item: Any, index: int) -> None:
         o = self.options
         c = self.counts
         c["items_total"] += 1
@@ -318,7 +318,7 @@ class _Builder:
                      attachments=attachments,
                      meta={"kind": "tool", "status": status, "exit_code": exit_code, **(meta or {})})
 
-        if isinstance(item, s.UserMessageItem):
+        if isinstance(item, schemas.UserMessageItem):
             text, attachments = _user_message(item, c)
             if not text and not attachments:
                 c["items_empty_skipped"] += 1
@@ -326,27 +326,27 @@ class _Builder:
             self.add(turn, item, index, "user", text, attachments=attachments,
                      meta={"kind": "message", "client_id": item.client_id})
 
-        elif isinstance(item, s.AgentMessageItem):
+        elif isinstance(item, schemas.AgentMessageItem):
             text = scrub(item.text.strip(), c)
             if not text:
                 c["items_empty_skipped"] += 1
                 return
             self.add(turn, item, index, "assistant", text, meta={"kind": "message", "phase": item.phase})
 
-        elif isinstance(item, s.ReasoningItem):
+        elif isinstance(item, schemas.ReasoningItem):
             summary = "\n\n".join(p.strip() for p in item.summary if p and p.strip())
             if not o.include_reasoning or not summary:
                 c["reasoning_skipped"] += 1
                 return
             self.add(turn, item, index, "assistant", scrub(summary, c), meta={"kind": "reasoning"})
 
-        elif isinstance(item, s.PlanItem):
+        elif isinstance(item, schemas.PlanItem):
             if not item.text.strip():
                 c["items_empty_skipped"] += 1
                 return
             self.add(turn, item, index, "assistant", scrub(item.text.strip(), c), meta={"kind": "plan"})
 
-        elif isinstance(item, s.CommandExecutionItem):
+        elif isinstance(item, schemas.CommandExecutionItem):
             where = f"\n(in {item.cwd})" if item.cwd else ""
             tool_turn("exec_command", {"command": item.command, "cwd": item.cwd},
                       f"$ {item.command}{where}", item.aggregated_output, item.exit_code,
@@ -354,7 +354,7 @@ class _Builder:
                       meta={"source": item.source, "duration_ms": item.duration_ms,
                             "output_chars": len(item.aggregated_output or "")})
 
-        elif isinstance(item, s.FileChangeItem):
+        elif isinstance(item, schemas.FileChangeItem):
             paths: list[str] = []
             diffs: list[str] = []
             for change in item.changes:
@@ -369,7 +369,7 @@ class _Builder:
             tool_turn("apply_patch", {"files": paths}, "files: " + ", ".join(paths) + "\n" + "\n\n".join(diffs),
                       None, status=item.status)
 
-        elif isinstance(item, s.McpToolCallItem):
+        elif isinstance(item, schemas.McpToolCallItem):
             result, media = _mcp_result_text(item.result, c)
             error = (item.error or {}).get("message") if item.error else None
             if error:
@@ -377,13 +377,13 @@ class _Builder:
             tool_turn(f"{item.server}.{item.tool}", item.arguments, _json_text(item.arguments), result,
                       status=item.status, meta={"server": item.server, "media_omitted": media or None})
 
-        elif isinstance(item, s.DynamicToolCallItem):
+        elif isinstance(item, schemas.DynamicToolCallItem):
             name = f"{item.namespace}.{item.tool}" if item.namespace else item.tool
             result, media = _content_items_text(item.content_items, c)
             tool_turn(name, item.arguments, _json_text(item.arguments), result, status=item.status,
                       meta={"success": item.success, "media_omitted": media or None})
 
-        elif isinstance(item, s.FunctionCallOutputItem):
+        elif isinstance(item, schemas.FunctionCallOutputItem):
             if isinstance(item.output, list):
                 body, media = _content_items_text(item.output, c)
             else:
@@ -394,7 +394,7 @@ class _Builder:
             name = f"{item.namespace}.{item.name}" if item.namespace else (item.name or "function")
             tool_turn(name, None, None, body, meta={"media_omitted": media or None})
 
-        elif isinstance(item, s.WebSearchItem):
+        elif isinstance(item, schemas.WebSearchItem):
             action = item.action or {}
             details = [item.query] if item.query else []
             for key in ("queries", "url", "pattern"):
@@ -407,12 +407,12 @@ class _Builder:
             tool_turn("web_search", {"query": item.query, "action": action or None},
                       "\n".join(details), results)
 
-        elif isinstance(item, s.ImageViewItem):
+        elif isinstance(item, schemas.ImageViewItem):
             c["attachments"] += 1
             tool_turn("view_image", {"path": item.path}, item.path, None,
                       attachments=[Attachment(kind="image", path=item.path, name=item.path.rsplit("/", 1)[-1])])
 
-        elif isinstance(item, s.ImageGenerationItem):
+        elif isinstance(item, schemas.ImageGenerationItem):
             attachments = []
             if item.saved_path:
                 c["attachments"] += 1
@@ -421,29 +421,29 @@ class _Builder:
             tool_turn("image_generation", {"revised_prompt": prompt} if prompt else None, prompt, None,
                       attachments=attachments, status=item.status)
 
-        elif isinstance(item, s.CollabAgentToolCallItem):
+        elif isinstance(item, schemas.CollabAgentToolCallItem):
             receivers = ", ".join(item.receiver_thread_ids)
             text = (item.prompt or "") + (f"\n(agents: {receivers})" if receivers else "")
             tool_turn(item.tool, {"receivers": item.receiver_thread_ids} if receivers else None, text, None,
                       status=item.status, meta={"child_thread_ids": item.receiver_thread_ids or None})
 
-        elif isinstance(item, s.SubAgentActivityItem):
+        elif isinstance(item, schemas.SubAgentActivityItem):
             self.add(turn, item, index, "system",
                      f"Sub-agent {item.agent_path or item.agent_thread_id}: {item.kind}",
                      meta={"kind": "sub_agent", "agent_thread_id": item.agent_thread_id})
 
-        elif isinstance(item, s.HookPromptItem):
+        elif isinstance(item, schemas.HookPromptItem):
             text = "\n\n".join(f.text.strip() for f in item.fragments if f.text.strip())
             if not text:
                 c["items_empty_skipped"] += 1
                 return
             self.add(turn, item, index, "system", scrub(text, c), meta={"kind": "hook_prompt"})
 
-        elif isinstance(item, s.EnteredReviewModeItem):
+        elif isinstance(item, schemas.EnteredReviewModeItem):
             self.add(turn, item, index, "system", f"Review started: {item.review}".strip().rstrip(":"),
                      meta={"kind": "review_start"})
 
-        elif isinstance(item, s.ExitedReviewModeItem):
+        elif isinstance(item, schemas.ExitedReviewModeItem):
             # The review's findings are the model's output: searchable assistant text.
             review = scrub(item.review.strip(), c)
             if review:
@@ -451,10 +451,10 @@ class _Builder:
             else:
                 self.add(turn, item, index, "system", "Exited review mode.", meta={"kind": "review_end"})
 
-        elif isinstance(item, s.ContextCompactionItem):
+        elif isinstance(item, schemas.ContextCompactionItem):
             self.add(turn, item, index, "system", "Context compacted.", meta={"kind": "compaction"})
 
-        elif isinstance(item, s.SleepItem):
+        elif isinstance(item, schemas.SleepItem):
             c["items_dropped_sleep"] += 1
 
         else:  # UnknownItem
@@ -468,7 +468,7 @@ class _Builder:
             else:
                 c["unknown_items_dropped"] += 1
 
-    def turn_error(self, turn: s.Turn) -> None:
+    def turn_error(self, turn: schemas.Turn) -> None:
         if turn.error and turn.error.message:
             self.counts["turn_errors"] += 1
             self.turns.append(
@@ -484,7 +484,7 @@ class _Builder:
             self.counts["turns_system"] += 1
 
 
-def _last_activity(turns: list[s.Turn]) -> Any:
+def _last_activity(turns: list[schemas.Turn]) -> Any:
     stamps: list[int] = []
     for turn in turns:
         if turn.completed_at:
@@ -499,7 +499,7 @@ def _last_activity(turns: list[s.Turn]) -> Any:
 
 
 def thread_to_conversation(
-    thread: s.Thread, turns: list[s.Turn] | None = None, options: NormalizeOptions | None = None
+    thread: schemas.Thread, turns: list[schemas.Turn] | None = None, options: NormalizeOptions | None = None
 ) -> tuple[ConversationDoc, Counter[str]]:
     """Build the document of one thread from its (validated) turns, in chronological order.
 
@@ -520,7 +520,7 @@ def thread_to_conversation(
     link_extra = {"git_origin_url": git.origin_url} if git and git.origin_url else {}
     links = ConversationLinks(repo_paths=[thread.cwd] if thread.cwd else [], **link_extra)
 
-    kind = s.source_kind(thread.source)
+    kind = schemas.source_kind(thread.source)
     metadata: dict[str, Any] = {
         "model": thread.model,
         "model_provider": thread.model_provider,

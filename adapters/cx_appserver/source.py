@@ -36,7 +36,7 @@ from chinvex.models import ConversationDoc
 from chinvex.sources import ParseReport, SourceError
 from chinvex.timeutil import iso_z, to_utc
 
-from . import schemas as s
+from . import schemas
 from .client import (
     METHOD_NOT_FOUND,
     AppServerClient,
@@ -54,7 +54,7 @@ from .normalize import (
 
 log = logging.getLogger(__name__)
 
-DEFAULT_SOURCE_KINDS: tuple[str, ...] = s.TOP_LEVEL_KINDS
+DEFAULT_SOURCE_KINDS: tuple[str, ...] = schemas.TOP_LEVEL_KINDS
 MAX_PAGES = 10_000
 
 
@@ -91,7 +91,7 @@ class ThreadSummary:
     cli_version: str | None
     cwd: str | None
     duplicate_paths: tuple[str, ...] = ()
-    thread: s.Thread | None = field(default=None, repr=False, compare=False)
+    thread: schemas.Thread | None = field(default=None, repr=False, compare=False)
 
     @property
     def source_uri(self) -> str:
@@ -99,7 +99,7 @@ class ThreadSummary:
 
     @property
     def is_subagent(self) -> bool:
-        return self.source_kind in s.SUBAGENT_KINDS
+        return self.source_kind in schemas.SUBAGENT_KINDS
 
 
 @dataclass
@@ -143,14 +143,14 @@ def _iso(unix: int) -> str:
     return iso_z(to_utc(unix)) or ""
 
 
-def summarize(thread: s.Thread, archived: bool) -> ThreadSummary:
+def summarize(thread: schemas.Thread, archived: bool) -> ThreadSummary:
     return ThreadSummary(
         thread_id=thread.id,
         updated_at=_iso(thread.updated_at),
         updated_at_unix=thread.updated_at,
         created_at=_iso(thread.created_at),
         history_mode=thread.history_mode,
-        source_kind=s.source_kind(thread.source),
+        source_kind=schemas.source_kind(thread.source),
         preview=thread.preview,
         name=thread.name,
         archived=archived,
@@ -251,7 +251,7 @@ class AppServerSource:
         self.list_counts = Counter()
         kinds = list(self.options.source_kinds)
         if include_subagents:
-            kinds += [k for k in s.SUBAGENT_KINDS if k not in kinds]
+            kinds += [k for k in schemas.SUBAGENT_KINDS if k not in kinds]
         found: list[ThreadSummary] = []
         found += self._list_pass(kinds, archived=False)
         if include_archived:
@@ -291,19 +291,19 @@ class AppServerSource:
             cursor = next_cursor
         return out
 
-    def _validate_list_page(self, result: Any) -> tuple[list[s.Thread], str | None]:
+    def _validate_list_page(self, result: Any) -> tuple[list[schemas.Thread], str | None]:
         try:
-            page = s.ThreadListResponse.model_validate(result)
+            page = schemas.ThreadListResponse.model_validate(result)
             return page.data, page.next_cursor
         except ValidationError:
             pass
         # One bad thread must not hide the others: validate entries one by one.
         if not isinstance(result, dict) or not isinstance(result.get("data"), list):
             raise AppServerError(0, f"thread/list returned an unexpected shape: {str(result)[:200]}", method="thread/list")
-        threads: list[s.Thread] = []
+        threads: list[schemas.Thread] = []
         for raw in result["data"]:
             try:
-                threads.append(s.Thread.model_validate(raw))
+                threads.append(schemas.Thread.model_validate(raw))
             except ValidationError as exc:
                 tid = raw.get("id") if isinstance(raw, dict) else None
                 self.list_errors.append(f"thread {tid}: {_short(exc)}")
@@ -351,7 +351,7 @@ class AppServerSource:
         thread_id = summary.thread_id if summary else str(thread)
         fallback = summary.rollout_path if summary else None
         mode = summary.history_mode if summary else None
-        meta: s.Thread | None = None
+        meta: schemas.Thread | None = None
         try:
             if mode is None:
                 meta = self._read_meta(thread_id)
@@ -361,7 +361,7 @@ class AppServerSource:
                 if self.options.legacy_policy == "fallback":
                     return ThreadReadOutcome(thread_id, None, "legacy_prefer_jsonl",
                                              "legacy thread left to the rollout-file adapter", fallback)
-                response = s.ThreadReadResponse.model_validate(
+                response = schemas.ThreadReadResponse.model_validate(
                     self._request("thread/read", {"threadId": thread_id, "includeTurns": True})
                 )
                 full, turns, counts = response.thread, response.thread.turns, Counter[str]()
@@ -397,16 +397,16 @@ class AppServerSource:
             )
         return ThreadReadOutcome(thread_id, doc, None, "", fallback, counts, warnings)
 
-    def _read_meta(self, thread_id: str) -> s.Thread:
-        return s.ThreadReadResponse.model_validate(
+    def _read_meta(self, thread_id: str) -> schemas.Thread:
+        return schemas.ThreadReadResponse.model_validate(
             self._request("thread/read", {"threadId": thread_id, "includeTurns": False})
         ).thread
 
-    def list_turns(self, thread_id: str) -> tuple[list[s.Turn], Counter[str]]:
+    def list_turns(self, thread_id: str) -> tuple[list[schemas.Turn], Counter[str]]:
         """All turns of a thread, oldest first, with full items: thread/turns/list pages, then
         thread/items/list for any turn that still came back partial."""
         counts: Counter[str] = Counter()
-        turns: list[s.Turn] = []
+        turns: list[schemas.Turn] = []
         cursor: str | None = None
         seen: set[str] = set()
         for _ in range(MAX_PAGES):
@@ -418,7 +418,7 @@ class AppServerSource:
             }
             if cursor:
                 params["cursor"] = cursor
-            page = s.ThreadTurnsListResponse.model_validate(self._request("thread/turns/list", params))
+            page = schemas.ThreadTurnsListResponse.model_validate(self._request("thread/turns/list", params))
             turns += page.data
             counts["turn_pages"] += 1
             if not page.next_cursor or page.next_cursor in seen:
@@ -446,7 +446,7 @@ class AppServerSource:
                 turns[index] = turn.model_copy(update={"items": items, "items_view": "full"})
         return turns, counts
 
-    def _turn_items(self, thread_id: str, turn: s.Turn, counts: Counter[str]) -> list[Any] | None:
+    def _turn_items(self, thread_id: str, turn: schemas.Turn, counts: Counter[str]) -> list[Any] | None:
         items: list[Any] = []
         cursor: str | None = None
         seen: set[str] = set()
@@ -454,7 +454,7 @@ class AppServerSource:
             params: dict[str, Any] = {"threadId": thread_id, "turnId": turn.id, "limit": self.options.items_page_size}
             if cursor:
                 params["cursor"] = cursor
-            page = s.ThreadItemsListResponse.model_validate(self._request("thread/items/list", params))
+            page = schemas.ThreadItemsListResponse.model_validate(self._request("thread/items/list", params))
             items += [entry.item for entry in page.data if entry.turn_id == turn.id]
             counts["item_pages"] += 1
             if not page.next_cursor or page.next_cursor in seen:

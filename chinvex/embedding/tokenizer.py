@@ -7,9 +7,11 @@ truncated when embedded.
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
 from importlib import resources
 
+from chinvex.errors import EmbedderError
 from chinvex.textsafe import replace_surrogates
 
 MODEL_MAX_TOKENS = 256
@@ -19,6 +21,22 @@ SPECIAL_TOKENS = 2  # [CLS] and [SEP]
 MAX_CONTENT_TOKENS = MODEL_MAX_TOKENS - SPECIAL_TOKENS
 
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+"""sha256 of the vendored tokenizer.json. Chunk sizes and every vector depend on this exact
+vocabulary, so a damaged or replaced file is refused instead of silently changing them."""
+
+
+@lru_cache(maxsize=1)
+def _tokenizer_json() -> str:
+    return verified_tokenizer((resources.files("chinvex.embedding") / "tokenizer.json").read_bytes())
+
+
+def verified_tokenizer(data: bytes) -> str:
+    """The tokenizer file's text, if it is the vendored one."""
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != TOKENIZER_SHA256:
+        raise EmbedderError(f"chinvex/embedding/tokenizer.json is not the vendored file (sha256 {digest[:12]}…, "
+                            f"expected {TOKENIZER_SHA256[:12]}…): reinstall chinvex.")
+    return data.decode("utf-8")
 
 
 @lru_cache(maxsize=1)
@@ -29,8 +47,7 @@ def _counting_tokenizer():
     load("tokenizers")
     from tokenizers import Tokenizer
 
-    data = (resources.files("chinvex.embedding") / "tokenizer.json").read_text("utf-8")
-    tok = Tokenizer.from_str(data)
+    tok = Tokenizer.from_str(_tokenizer_json())
     tok.no_truncation()
     tok.no_padding()
     return tok
@@ -44,8 +61,7 @@ def load_tokenizer(max_tokens: int = MODEL_MAX_TOKENS):
     load("tokenizers")
     from tokenizers import Tokenizer
 
-    data = (resources.files("chinvex.embedding") / "tokenizer.json").read_text("utf-8")
-    tok = Tokenizer.from_str(data)
+    tok = Tokenizer.from_str(_tokenizer_json())
     tok.enable_truncation(max_length=max_tokens)
     tok.enable_padding(pad_id=0, pad_token="[PAD]")
     return tok

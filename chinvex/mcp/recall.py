@@ -52,7 +52,6 @@ TYPE_ALIASES: dict[str, str] = {
 """RECALL's spec and Codex name some types differently; both spellings mean the same thing."""
 
 ITEM_ID = re.compile(r"^[PFDCXORI]-[0-9a-f]{8}$")
-CHUNK_ID = re.compile(r"^[0-9a-f]{12}$")
 
 CONVERSATION_SOURCE_TYPES = ("codex_session", "agent_session", "chat")
 TYPE_SOURCES: dict[str, tuple[str, ...]] = {

@@ -19,8 +19,8 @@ from typing import Any
 
 import orjson
 
-from chinvex.mcp import limits as L
-from chinvex.mcp import recall as R
+from chinvex.mcp import limits
+from chinvex.mcp import recall
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
 from chinvex.walking import within
@@ -89,7 +89,7 @@ def _mentions(conn: sqlite3.Connection, name: str, exclude_doc: str | None) -> l
 
 def _decisions(conn: sqlite3.Connection, rel: str, name: str) -> list[dict[str, Any]]:
     out = []
-    for item in R.list_items(conn):
+    for item in recall.list_items(conn):
         related = [str(f) for f in item.metadata.get("related_files") or []]
         named = any(f == rel or f.endswith("/" + rel) or Path(f).name == name for f in related)
         if named or name in item.content or name in item.title:
@@ -102,12 +102,12 @@ def _decisions(conn: sqlite3.Connection, rel: str, name: str) -> list[dict[str, 
 def recall_context(state: ServerState, file_path: str, context_types: list[str] | None = None) -> dict[str, Any]:
     from chinvex.watch import source_roots
 
-    raw = L.require_short("file_path", file_path, max_chars=4096)
+    raw = limits.require_short("file_path", file_path, max_chars=4096)
     assert raw is not None
-    wanted = L.require_list("context_types", context_types, max_items=8, max_chars=32) or list(DEFAULT_TYPES)
+    wanted = limits.require_list("context_types", context_types, max_items=8, max_chars=32) or list(DEFAULT_TYPES)
     unknown = [t for t in wanted if t not in CONTEXT_TYPES]
     if unknown:
-        raise ToolFailure(L.INVALID_ARGUMENT, f"context_types: unknown {', '.join(unknown)}; "
+        raise ToolFailure(limits.INVALID_ARGUMENT, f"context_types: unknown {', '.join(unknown)}; "
                           f"expected {', '.join(CONTEXT_TYPES)}")
     config = state.project()
     roots = [root for root, _ in source_roots(config)]
@@ -135,7 +135,7 @@ def recall_context(state: ServerState, file_path: str, context_types: list[str] 
                                            if m["source_type"] in ("repo", "note") and m["lines"] is not None
                                            ][:SECTION_LIMIT]
         if "recent_changes" in wanted or "related_code" in wanted:
-            sessions = [m for m in mentions if m["source_type"] in R.CONVERSATION_SOURCE_TYPES]
+            sessions = [m for m in mentions if m["source_type"] in recall.CONVERSATION_SOURCE_TYPES]
             sessions.sort(key=lambda m: (m["updated_at"] or ""), reverse=True)
             result["sessions"] = sessions[:SECTION_LIMIT]
         if "adrs" in wanted:

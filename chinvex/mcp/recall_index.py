@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from chinvex.mcp import limits as L
+from chinvex.mcp import limits
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
 from chinvex.walking import within
@@ -34,7 +34,7 @@ def recall_index(state: ServerState, path: str, recursive: bool = False,
     from chinvex.storage.db import like_prefix
     from chinvex.watch import source_roots
 
-    raw = L.require_short("path", path, max_chars=4096)
+    raw = limits.require_short("path", path, max_chars=4096)
     assert raw is not None
     config = state.project()
     given = Path(raw).expanduser()
@@ -43,15 +43,15 @@ def recall_index(state: ServerState, path: str, recursive: bool = False,
     root = _root_of(target, roots)
     if root is None:
         listed = ", ".join(str(r) for r in roots) or "none"
-        raise ToolFailure(L.INVALID_ARGUMENT, f"{target} is outside the source folders of context "
+        raise ToolFailure(limits.INVALID_ARGUMENT, f"{target} is outside the source folders of context "
                           f"{config.name} ({listed}); add the folder with 'chinvex context add-source' "
                           "first, or index it in the context that holds it")
     if not target.exists():
-        raise ToolFailure(L.NOT_FOUND, f"{target} does not exist")
+        raise ToolFailure(limits.NOT_FOUND, f"{target} does not exist")
     try:
         summary = run_ingest(config, IngestOptions(wait=INGEST_WAIT_S, embedder_factory=lambda: state.embedder(config)))
     except LockedError as exc:
-        raise ToolFailure(L.LOCKED, exc.message) from None
+        raise ToolFailure(limits.LOCKED, exc.message) from None
     except ChinvexError as exc:
         raise ToolFailure(exc.code, exc.message) from None
     h = state.handle(config)

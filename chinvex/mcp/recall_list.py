@@ -21,8 +21,8 @@ from typing import Any
 
 import orjson
 
-from chinvex.mcp import limits as L
-from chinvex.mcp import recall as R
+from chinvex.mcp import limits
+from chinvex.mcp import recall
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
 
@@ -39,7 +39,7 @@ def _documents(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
     where = {
         "code": f"d.source_type = 'repo' AND COALESCE({language}, '') NOT IN ({doc_langs})",
         "doc": f"(d.source_type = 'note' OR (d.source_type = 'repo' AND {language} IN ({doc_langs})))",
-        "session": "d.source_type IN (" + ",".join(f"'{t}'" for t in R.CONVERSATION_SOURCE_TYPES) + ")",
+        "session": "d.source_type IN (" + ",".join(f"'{t}'" for t in recall.CONVERSATION_SOURCE_TYPES) + ")",
         "adr": "d.source_type IN ('repo', 'note') AND (" + " OR ".join(
             f"lower('/' || COALESCE(json_extract(d.metadata_json, '$.path'), d.source_uri)) LIKE '%/{f}/%'"
             for f in ADR_FOLDERS) + ")",
@@ -61,16 +61,16 @@ def _documents(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
 
 def _items(conn: sqlite3.Connection, item_type: str) -> list[dict[str, Any]]:
     out = []
-    for item in R.list_items(conn, item_type=item_type):
+    for item in recall.list_items(conn, item_type=item_type):
         out.append({"id": item.item_id, "type": item.type, "title": item.title, "source": item.uri,
-                    "source_type": R.MEMORY_SOURCE_TYPE, "created_at": item.created_at,
+                    "source_type": recall.MEMORY_SOURCE_TYPE, "created_at": item.created_at,
                     "updated_at": item.updated_at, "tags": item.tags, "indexed": item.indexed_at is not None})
     return out
 
 
 def listing_kind(value: str) -> str:
     """The RECALL type asked for, normalised (`documentation` -> `doc`, `adr` -> `decision`)."""
-    return R.normalise_type(value)
+    return recall.normalise_type(value)
 
 
 def entries(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
@@ -96,10 +96,10 @@ def recall_list(state: ServerState, type: str, scope: str = "project", limit: in
                 sort: str = "updated_at") -> dict[str, Any]:
     from chinvex.mcp.tools import scope_contexts
 
-    kind = listing_kind(L.require_short("type", type, max_chars=L.TYPE_MAX_CHARS) or "")
-    L.require_range("limit", limit, 1, LIMIT_MAX)
+    kind = listing_kind(limits.require_short("type", type, max_chars=limits.TYPE_MAX_CHARS) or "")
+    limits.require_range("limit", limit, 1, LIMIT_MAX)
     if sort not in SORTS:
-        raise ToolFailure(L.INVALID_ARGUMENT, f"sort must be one of {', '.join(SORTS)} (got {sort!r}).")
+        raise ToolFailure(limits.INVALID_ARGUMENT, f"sort must be one of {', '.join(SORTS)} (got {sort!r}).")
     configs, warnings = scope_contexts(state, scope)
     glob = state.global_context()
     found: list[dict[str, Any]] = []

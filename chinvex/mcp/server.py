@@ -24,9 +24,9 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from chinvex import __version__
-from chinvex.mcp import budget as B
-from chinvex.mcp import limits as L
-from chinvex.mcp import tools as T
+from chinvex.mcp import budget
+from chinvex.mcp import limits
+from chinvex.mcp import tools
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
 
@@ -44,12 +44,12 @@ INSTRUCTIONS = (
 _READ = ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False, open_world_hint=False)
 _WRITE = ToolAnnotations(read_only_hint=False, idempotent_hint=False, destructive_hint=False, open_world_hint=False)
 
-Query = Annotated[str, Field(description=f"Natural-language question or keywords (at most {L.QUERY_MAX_BYTES // 1024} KB).")]
+Query = Annotated[str, Field(description=f"Natural-language question or keywords (at most {limits.QUERY_MAX_BYTES // 1024} KB).")]
 ContextName = Annotated[str | None, Field(
     description="Context name or alias (see chinvex_list_contexts). Omit for the project context.")]
 CoreContext = Annotated[str, Field(description="Context name; omit for the project's.")]
 CoreTypes = Annotated[list[str], Field(description="Only: repo, codex_session, agent_session, chat, note, memory.")]
-MaxTokens = Annotated[int, Field(ge=100, le=B.MAX_TOKENS_LIMIT, description="Cap on returned text; says if cut.")]
+MaxTokens = Annotated[int, Field(ge=100, le=budget.MAX_TOKENS_LIMIT, description="Cap on returned text; says if cut.")]
 SourceTypes = Annotated[list[str] | None, Field(
     description="Only these source types: repo, codex_session, agent_session, chat, note, memory. Omit for all.")]
 
@@ -102,19 +102,19 @@ class ChinvexMCPServer(MCPServer):
         known = [t.name for t in await self.list_tools()]  # public API, not the tool manager
         if name not in known:
             names = ", ".join(known)
-            return failure(L.UNKNOWN_TOOL, f"Unknown tool {name[:100]!r}; available tools: {names}.")
+            return failure(limits.UNKNOWN_TOOL, f"Unknown tool {name[:100]!r}; available tools: {names}.")
         if not isinstance(arguments, dict):
-            return failure(L.INVALID_ARGUMENT, "arguments must be a JSON object.")
+            return failure(limits.INVALID_ARGUMENT, "arguments must be a JSON object.")
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:
             cause = exc.__cause__
             sys.stderr.write(f"chinvex mcp: tool {name} crashed: {type(cause).__name__}: {cause}\n")
-            return failure(L.INTERNAL_ERROR, f"internal error in {name} ({type(cause).__name__}); please report it")
+            return failure(limits.INTERNAL_ERROR, f"internal error in {name} ({type(cause).__name__}); please report it")
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
-                return failure(L.INVALID_ARGUMENT, f"{name}: {_validation_message(exc.__cause__)}")
-            return failure(L.INVALID_ARGUMENT, str(exc))
+                return failure(limits.INVALID_ARGUMENT, f"{name}: {_validation_message(exc.__cause__)}")
+            return failure(limits.INVALID_ARGUMENT, str(exc))
 
 
 def _untitled(schema: Any) -> Any:
@@ -126,7 +126,7 @@ def _untitled(schema: Any) -> Any:
 
 
 def _run(fn: Any, state: ServerState, **kwargs: Any) -> CallToolResult:
-    ok, payload = T.run_tool(fn, state, **kwargs)
+    ok, payload = tools.run_tool(fn, state, **kwargs)
     return result(payload, error=not ok)
 
 
@@ -142,13 +142,13 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
     def chinvex_answer(
         query: Annotated[str, Field(description="The question.")],
         context: CoreContext = "",
-        k: Annotated[int, Field(ge=L.K_MIN, le=L.K_MAX, description="Chunks to retrieve.")] = 8,
+        k: Annotated[int, Field(ge=limits.K_MIN, le=limits.K_MAX, description="Chunks to retrieve.")] = 8,
         grounded: Annotated[bool, Field(description="Refuse unless the sources support it.")] = True,
         source_types: CoreTypes = [],  # noqa: B006 (pydantic copies defaults)
         include_evidence: Annotated[bool, Field(description="Add the retrieved chunks.")] = False,
-        max_tokens: MaxTokens = B.DEFAULT_MAX_TOKENS,
+        max_tokens: MaxTokens = budget.DEFAULT_MAX_TOKENS,
     ) -> CallToolResult:
-        return _run(T.chinvex_answer, state, query=query, context=context, k=k, grounded=grounded,
+        return _run(tools.chinvex_answer, state, query=query, context=context, k=k, grounded=grounded,
                     source_types=source_types, include_evidence=include_evidence, max_tokens=max_tokens)
 
     @server.tool(name="chinvex_search", annotations=_READ,
@@ -159,13 +159,13 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
         query: Query,
         context: CoreContext = "",
         contexts: Annotated[list[str], Field(description="Several contexts at once.")] = [],  # noqa: B006
-        k: Annotated[int, Field(ge=L.K_MIN, le=L.K_MAX, description="Results.")] = 8,
+        k: Annotated[int, Field(ge=limits.K_MIN, le=limits.K_MAX, description="Results.")] = 8,
         source_types: CoreTypes = [],  # noqa: B006
-        max_tokens: MaxTokens = B.DEFAULT_MAX_TOKENS,
+        max_tokens: MaxTokens = budget.DEFAULT_MAX_TOKENS,
         filter: Annotated[str, Field(description="Exact predicate, e.g. doc.path GLOB 'src/**' AND "
                                      "doc.mtime >= '2026-03-01'.")] = "",
     ) -> CallToolResult:
-        return _run(T.chinvex_search, state, query=query, context=context, contexts=contexts, k=k,
+        return _run(tools.chinvex_search, state, query=query, context=context, contexts=contexts, k=k,
                     source_types=source_types, max_tokens=max_tokens, filter=filter)
 
     @server.tool(name="chinvex_pack", annotations=_READ,
@@ -176,26 +176,26 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
         task: Annotated[str, Field(description="The task or question.")],
         context: CoreContext = "",
         budget_tokens: Annotated[int, Field(ge=1, le=200_000, description="Hard size limit.")] = 2000,
-        diversity: Annotated[int, Field(ge=0, le=L.K_MAX, description="Max chunks per document; 0: no limit.")] = 0,
+        diversity: Annotated[int, Field(ge=0, le=limits.K_MAX, description="Max chunks per document; 0: no limit.")] = 0,
         source_types: CoreTypes = [],  # noqa: B006
     ) -> CallToolResult:
-        return _run(T.chinvex_pack, state, task=task, context=context, budget_tokens=budget_tokens,
+        return _run(tools.chinvex_pack, state, task=task, context=context, budget_tokens=budget_tokens,
                     diversity=diversity or None, source_types=source_types)
 
     @server.tool(name="chinvex_get_chunks", annotations=_READ,
                  description="Read chunks by id (from results or citations): text, ranges, metadata, "
                  "and the previous and next chunk ids.")
     def chinvex_get_chunks(
-        chunk_ids: Annotated[list[str], Field(description=f"Chunk ids (max {L.CHUNK_IDS_MAX}).")],
+        chunk_ids: Annotated[list[str], Field(description=f"Chunk ids (max {limits.CHUNK_IDS_MAX}).")],
         context: CoreContext = "",
     ) -> CallToolResult:
-        return _run(T.chinvex_get_chunks, state, chunk_ids=chunk_ids, context=context)
+        return _run(tools.chinvex_get_chunks, state, chunk_ids=chunk_ids, context=context)
 
     @server.tool(name="chinvex_list_contexts", annotations=_READ,
                  description="List the contexts (name, aliases, number of sources of each kind), which "
                  "one is the project context for this session and how it was chosen.")
     def chinvex_list_contexts() -> CallToolResult:
-        return _run(T.chinvex_list_contexts, state)
+        return _run(tools.chinvex_list_contexts, state)
 
     @server.tool(name="recall_search", annotations=ToolAnnotations(
                      read_only_hint=True, idempotent_hint=False, destructive_hint=False, open_world_hint=False),
@@ -210,13 +210,13 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
         scope: Annotated[Literal["project", "global", "all"], Field(
             description="'project' = the current project's context, 'global' = the context named "
             "'global' (cross-project knowledge), 'all' = both.")] = "all",
-        limit: Annotated[int, Field(ge=L.LIMIT_MIN, le=L.LIMIT_MAX,
+        limit: Annotated[int, Field(ge=limits.LIMIT_MIN, le=limits.LIMIT_MAX,
                                     description="Maximum number of results to return.")] = 10,
-        max_tokens: MaxTokens = B.DEFAULT_MAX_TOKENS,
+        max_tokens: MaxTokens = budget.DEFAULT_MAX_TOKENS,
         filter: Annotated[str | None, Field(description="Exact predicate (filter expression language), "
                                             "e.g. doc.source_type = 'note'.")] = None,
     ) -> CallToolResult:
-        return _run(T.recall_search, state, query=query, types=types, scope=scope, limit=limit,
+        return _run(tools.recall_search, state, query=query, types=types, scope=scope, limit=limit,
                     max_tokens=max_tokens, filter=filter)
 
     @server.tool(name="recall_get", annotations=_READ,
@@ -227,7 +227,7 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
         include_parent: Annotated[bool, Field(
             description="For a chunk, also return its whole document's text as parent_content.")] = False,
     ) -> CallToolResult:
-        return _run(T.recall_get, state, id=id, include_parent=include_parent)
+        return _run(tools.recall_get, state, id=id, include_parent=include_parent)
 
     @server.tool(name="recall_list", annotations=_READ,
                  description="List what the knowledge base holds of one type, newest first (or by "
@@ -294,7 +294,7 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
     def recall_add(
         type: Annotated[str, Field(description="Kind of knowledge: pattern, failure, decision, context, "
                                    "code, doc, runbook, lesson, note, ...")],
-        title: Annotated[str, Field(description=f"Brief title (at most {L.TITLE_MAX_CHARS} characters).")],
+        title: Annotated[str, Field(description=f"Brief title (at most {limits.TITLE_MAX_CHARS} characters).")],
         content: Annotated[str, Field(description="Full content of the knowledge item (at most 1 MB).")],
         tags: Annotated[list[str] | None, Field(description="Optional tags for categorization.")] = None,
         scope: Annotated[Literal["project", "global"], Field(
@@ -302,7 +302,7 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
         related_files: Annotated[list[str] | None, Field(
             description="File paths this knowledge relates to.")] = None,
     ) -> CallToolResult:
-        return _run(T.recall_add, state, type=type, title=title, content=content, tags=tags, scope=scope,
+        return _run(tools.recall_add, state, type=type, title=title, content=content, tags=tags, scope=scope,
                     related_files=related_files)
 
     @server.tool(name="recall_feedback", annotations=_WRITE,
@@ -320,7 +320,7 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
         duplicate_of: Annotated[str | None, Field(
             description="With feedback='duplicate': the id of the item this one duplicates.")] = None,
     ) -> CallToolResult:
-        return _run(T.recall_feedback, state, item_id=item_id, useful=useful, feedback=feedback,
+        return _run(tools.recall_feedback, state, item_id=item_id, useful=useful, feedback=feedback,
                     context=context, duplicate_of=duplicate_of)
 
     @server.tool(name="flight_recorder_log", annotations=_WRITE,
@@ -339,7 +339,7 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
         to_agent: Annotated[str | None, Field(description="For agent_switch: new agent mode.")] = None,
         related_files: Annotated[list[str] | None, Field(description="Files related to this event.")] = None,
     ) -> CallToolResult:
-        return _run(T.flight_recorder_log, state, type=type, content=content, rationale=rationale,
+        return _run(tools.flight_recorder_log, state, type=type, content=content, rationale=rationale,
                     metadata=metadata, resolution=resolution, from_agent=from_agent, to_agent=to_agent,
                     related_files=related_files)
 

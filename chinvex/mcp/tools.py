@@ -14,9 +14,9 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from chinvex.mcp import budget as B
-from chinvex.mcp import limits as L
-from chinvex.mcp import recall as R
+from chinvex.mcp import budget
+from chinvex.mcp import limits
+from chinvex.mcp import recall
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ENV_CONTEXT, ServerState
 
@@ -41,18 +41,18 @@ def run_tool(fn: Callable[..., dict[str, Any]], state: ServerState, **kwargs: An
     except ChinvexError as exc:
         return False, ToolFailure(exc.code, exc.message).payload()
     except sqlite3.Error as exc:
-        return False, ToolFailure(L.STORAGE_ERROR, f"index database error: {exc}").payload()
+        return False, ToolFailure(limits.STORAGE_ERROR, f"index database error: {exc}").payload()
     except Exception as exc:  # a bug: answer the agent, keep the server, log the traceback
         sys.stderr.write(f"chinvex mcp: internal error in {getattr(fn, '__name__', fn)}:\n")
         traceback.print_exc(file=sys.stderr)
         return False, ToolFailure(
-            L.INTERNAL_ERROR, f"internal error ({type(exc).__name__}: {exc}); please report it").payload()
+            limits.INTERNAL_ERROR, f"internal error ({type(exc).__name__}: {exc}); please report it").payload()
 
 
 def _source_types(values: list[str] | None) -> tuple[list[str] | None, list[str]]:
     from chinvex.models.documents import SOURCE_TYPES
 
-    types = L.require_list("source_types", values, max_items=16, max_chars=L.TYPE_MAX_CHARS)
+    types = limits.require_list("source_types", values, max_items=16, max_chars=limits.TYPE_MAX_CHARS)
     unknown = [t for t in types if t not in SOURCE_TYPES]
     warnings = [f"source type {t!r} is not one chinvex knows ({', '.join(SOURCE_TYPES)}); "
                 "only a third-party adapter would produce it" for t in unknown]
@@ -63,14 +63,14 @@ def _source_types(values: list[str] | None) -> tuple[list[str] | None, list[str]
 
 def chinvex_search(state: ServerState, query: str, context: str | None = None,
                    contexts: list[str] | None = None, k: int = 8,
-                   source_types: list[str] | None = None, max_tokens: int = B.DEFAULT_MAX_TOKENS,
+                   source_types: list[str] | None = None, max_tokens: int = budget.DEFAULT_MAX_TOKENS,
                    filter: str | None = None) -> dict[str, Any]:
     from chinvex.retrieval.search import InvalidFilterError, SearchRequest
 
-    query = L.require_query(query)
-    L.require_range("k", k, L.K_MIN, L.K_MAX)
-    types = L.require_list("source_types", source_types, max_items=16, max_chars=L.TYPE_MAX_CHARS) or None
-    names = L.require_list("contexts", contexts, max_items=L.CONTEXTS_MAX, max_chars=200)
+    query = limits.require_query(query)
+    limits.require_range("k", k, limits.K_MIN, limits.K_MAX)
+    types = limits.require_list("source_types", source_types, max_items=16, max_chars=limits.TYPE_MAX_CHARS) or None
+    names = limits.require_list("contexts", contexts, max_items=limits.CONTEXTS_MAX, max_chars=200)
     if context is not None and context.strip():
         names = list(dict.fromkeys([context.strip(), *names]))
     configs = [state.resolve(n) for n in names] if names else [state.project()]
@@ -79,10 +79,10 @@ def chinvex_search(state: ServerState, query: str, context: str | None = None,
         response = state.searcher.search(configs, SearchRequest(query=query, k=k, source_types=types,
                                                                 filter_expression=_filter(filter)))
     except InvalidFilterError as exc:  # a type no searched index knows: as the CLI, not "no results"
-        raise ToolFailure(L.INVALID_ARGUMENT, exc.message if exc.message.startswith("--filter")
+        raise ToolFailure(limits.INVALID_ARGUMENT, exc.message if exc.message.startswith("--filter")
                           else f"source_types: {exc.message}") from None
     payload = response.model_dump(mode="json")
-    payload["results"], payload["budget"] = B.fit(payload["results"], "text", max_tokens)
+    payload["results"], payload["budget"] = budget.fit(payload["results"], "text", max_tokens)
     return payload
 
 
@@ -92,20 +92,20 @@ def _filter(expression: str | None) -> str | None:
         return None
     from chinvex.retrieval import fel
 
-    L.require_text("filter", expression, max_bytes=L.QUERY_MAX_BYTES)
+    limits.require_text("filter", expression, max_bytes=limits.QUERY_MAX_BYTES)
     try:
         fel.parse(expression)
     except fel.FilterError as exc:
-        raise ToolFailure(L.INVALID_ARGUMENT, str(exc).replace("--filter", "filter", 1)) from None
+        raise ToolFailure(limits.INVALID_ARGUMENT, str(exc).replace("--filter", "filter", 1)) from None
     return expression
 
 
 def chinvex_get_chunks(state: ServerState, chunk_ids: list[str], context: str | None = None) -> dict[str, Any]:
     from chinvex.chunks import fetch_chunks
 
-    ids = L.require_list("chunk_ids", chunk_ids, max_items=L.CHUNK_IDS_MAX, max_chars=L.ID_MAX_CHARS)
+    ids = limits.require_list("chunk_ids", chunk_ids, max_items=limits.CHUNK_IDS_MAX, max_chars=limits.ID_MAX_CHARS)
     if not ids:
-        raise ToolFailure(L.INVALID_ARGUMENT, "chunk_ids must name at least one chunk id.")
+        raise ToolFailure(limits.INVALID_ARGUMENT, "chunk_ids must name at least one chunk id.")
     config = state.context_or_project(context)
     h = state.handle(config)
     with h.lock:
@@ -113,7 +113,7 @@ def chinvex_get_chunks(state: ServerState, chunk_ids: list[str], context: str | 
     found = {c["chunk_id"] for c in chunks}
     missing = [cid for cid in ids if cid not in found]
     if not chunks:
-        raise ToolFailure(L.NOT_FOUND, f"None of the chunk ids is in context {config.name}: {', '.join(ids[:10])}",
+        raise ToolFailure(limits.NOT_FOUND, f"None of the chunk ids is in context {config.name}: {', '.join(ids[:10])}",
                           context=config.name, missing=missing)
     return {"context": config.name, "chunks": chunks, "missing": missing}
 
@@ -152,34 +152,34 @@ def chinvex_list_contexts(state: ServerState) -> dict[str, Any]:
 
 def chinvex_answer(state: ServerState, query: str, context: str | None = None, k: int = 8,
                    grounded: bool = True, source_types: list[str] | None = None,
-                   include_evidence: bool = False, max_tokens: int = B.DEFAULT_MAX_TOKENS) -> dict[str, Any]:
-    query = L.require_query(query)
-    L.require_range("k", k, L.K_MIN, L.K_MAX)
+                   include_evidence: bool = False, max_tokens: int = budget.DEFAULT_MAX_TOKENS) -> dict[str, Any]:
+    query = limits.require_query(query)
+    limits.require_range("k", k, limits.K_MIN, limits.K_MAX)
     types, _ = _source_types(source_types)
     config = state.context_or_project(context)
     try:
         from chinvex.answer.service import answer
     except ImportError as exc:
-        raise ToolFailure(L.NOT_AVAILABLE, f"grounded answers are not available in this build ({exc}); "
+        raise ToolFailure(limits.NOT_AVAILABLE, f"grounded answers are not available in this build ({exc}); "
                           "use chinvex_search instead") from None
     from chinvex.retrieval.search import InvalidFilterError
 
     try:
         response = answer(config, query, k=k, grounded=grounded, source_types=types, searcher=state.searcher)
     except InvalidFilterError as exc:  # as chinvex_search: a type no searched index knows
-        raise ToolFailure(L.INVALID_ARGUMENT, f"source_types: {exc.message}") from None
+        raise ToolFailure(limits.INVALID_ARGUMENT, f"source_types: {exc.message}") from None
     payload = response.model_dump(mode="json")
     # GROUNDING_FAILED is an answer ("not stated"); anything else in `errors` means the tool
     # could not do its job, reported like every other tool failure (the v1 response, evidence
     # included, rides along in details).
-    failed = [e for e in response.errors if e.code != L.GROUNDING_FAILED]
+    failed = [e for e in response.errors if e.code != limits.GROUNDING_FAILED]
     if failed:
         raise ToolFailure(failed[0].code, failed[0].detail, response=payload)
     if not include_evidence:
         return compact_answer(payload)
     pack = payload.get("evidence_pack") or {}
     if isinstance(pack.get("chunks"), list):
-        pack["chunks"], payload["budget"] = B.fit(pack["chunks"], "text", max_tokens)
+        pack["chunks"], payload["budget"] = budget.fit(pack["chunks"], "text", max_tokens)
     return payload
 
 
@@ -189,17 +189,17 @@ def chinvex_pack(state: ServerState, task: str, context: str | None = None,
     from chinvex.pack.service import MAX_BUDGET, build_pack
     from chinvex.retrieval.search import InvalidFilterError
 
-    task = L.require_query(task)
-    L.require_range("budget_tokens", budget_tokens, 1, MAX_BUDGET)
+    task = limits.require_query(task)
+    limits.require_range("budget_tokens", budget_tokens, 1, MAX_BUDGET)
     if diversity is not None:
-        L.require_range("diversity", diversity, 1, L.K_MAX)
+        limits.require_range("diversity", diversity, 1, limits.K_MAX)
     types, _ = _source_types(source_types)
     config = state.context_or_project(context)
     try:
         response = build_pack([config], task, budget=budget_tokens, diversity=diversity,
                               source_types=types, searcher=state.searcher)
     except InvalidFilterError as exc:
-        raise ToolFailure(L.INVALID_ARGUMENT, f"source_types: {exc.message}") from None
+        raise ToolFailure(limits.INVALID_ARGUMENT, f"source_types: {exc.message}") from None
     return response.model_dump(mode="json")
 
 
@@ -237,15 +237,15 @@ def scope_contexts(state: ServerState, scope: str) -> tuple[list[Any], list[str]
     glob = state.global_context()
     if scope == "global":
         if glob is None:
-            raise ToolFailure(L.CONTEXT_NOT_FOUND, "No context named 'global' exists: create it with "
+            raise ToolFailure(limits.CONTEXT_NOT_FOUND, "No context named 'global' exists: create it with "
                               "'chinvex context create global' to keep cross-project knowledge.")
         return [glob], []
     if scope != "all":
-        raise ToolFailure(L.INVALID_ARGUMENT, f"scope must be project, global or all (got {scope!r}).")
+        raise ToolFailure(limits.INVALID_ARGUMENT, f"scope must be project, global or all (got {scope!r}).")
     resolution = state.resolution()
     named = resolution.via in ("--context", ENV_CONTEXT)
     if resolution.config is None and (named or glob is None):
-        raise ToolFailure(L.CONTEXT_NOT_FOUND, resolution.error or "No default context.")
+        raise ToolFailure(limits.CONTEXT_NOT_FOUND, resolution.error or "No default context.")
     configs = [c for c in (resolution.config, glob) if c is not None]
     configs = list({c.name: c for c in configs}.values())
     warnings = []
@@ -263,7 +263,7 @@ def _lookup_contexts(state: ServerState) -> list[Any]:
 
 # -- RECALL: indexing knowledge items -----------------------------------------------------------
 
-def _index_items(state: ServerState, config: Any, items: list[R.KnowledgeItem], *, wait: float | bool) -> str | None:
+def _index_items(state: ServerState, config: Any, items: list[recall.KnowledgeItem], *, wait: float | bool) -> str | None:
     """Index stored items; None when done, else why they stay pending (they are kept either way)."""
     ids = [item.item_id for item in items]
     with state.indexing_lock:
@@ -275,7 +275,7 @@ def _index_items(state: ServerState, config: Any, items: list[R.KnowledgeItem], 
             state.indexing.difference_update(ids)
 
 
-def _index_items_now(state: ServerState, config: Any, items: list[R.KnowledgeItem], *,
+def _index_items_now(state: ServerState, config: Any, items: list[recall.KnowledgeItem], *,
                      wait: float | bool) -> str | None:
     from chinvex.errors import ChinvexError, LockedError
     from chinvex.locking import context_lock
@@ -290,7 +290,7 @@ def _index_items_now(state: ServerState, config: Any, items: list[R.KnowledgeIte
         if stored is not None and stored != embedder.name:
             return (f"context {config.name} holds vectors of {stored} but is configured for {embedder.name}; "
                     f"the item is stored and will be indexed after 'chinvex ingest --context {config.name} --full'")
-        prepared, vectors = R.prepare_items(items, embedder, redact=R.redactor_for(config).enabled)
+        prepared, vectors = recall.prepare_items(items, embedder, redact=recall.redactor_for(config).enabled)
     except ChinvexError as exc:
         return f"the item is stored but could not be embedded yet ({exc.message}); it will be indexed on a later call"
     try:
@@ -310,8 +310,8 @@ def _index_items_now(state: ServerState, config: Any, items: list[R.KnowledgeIte
                         store = VectorStore.open(config, h.conn, create=True)
                         # The searcher may have noted "no vectors yet": it sees this store from now on.
                         h.store, h.store_checked, h.store_error = store, True, None
-                    R.write_prepared(h.conn, store, prepared, vectors)
-                    R.mark_indexed(h.conn, [item.item_id for item in items])
+                    recall.write_prepared(h.conn, store, prepared, vectors)
+                    recall.mark_indexed(h.conn, [item.item_id for item in items])
                 except (ChinvexError, sqlite3.Error, OSError) as exc:
                     message = getattr(exc, "message", None) or str(exc)
                     return (f"the item is stored but writing it to the index failed ({message}); it will be "
@@ -327,7 +327,7 @@ def _index_pending(state: ServerState, config: Any) -> str | None:
     waits for a lock, and leaves alone the items another call of this server is indexing."""
     h = state.handle(config)
     with h.lock:
-        pending = [item for item in R.pending_items(h.conn) if item.item_id not in state.indexing]
+        pending = [item for item in recall.pending_items(h.conn) if item.item_id not in state.indexing]
     if not pending:
         return None
     note = _index_items(state, config, pending, wait=False)
@@ -390,14 +390,14 @@ def _chunk_metadata(result: Any) -> dict[str, Any]:
 
 
 def recall_search(state: ServerState, query: str, types: list[str] | None = None, scope: str = "all",
-                  limit: int = 10, max_tokens: int = B.DEFAULT_MAX_TOKENS,
+                  limit: int = 10, max_tokens: int = budget.DEFAULT_MAX_TOKENS,
                   filter: str | None = None) -> dict[str, Any]:
     from chinvex.retrieval.search import SearchRequest
 
     started = time.perf_counter()
-    query = L.require_query(query)
-    L.require_range("limit", limit, L.LIMIT_MIN, L.LIMIT_MAX)
-    wanted = L.require_list("types", types, max_items=16, max_chars=L.TYPE_MAX_CHARS)
+    query = limits.require_query(query)
+    limits.require_range("limit", limit, limits.LIMIT_MIN, limits.LIMIT_MAX)
+    wanted = limits.require_list("types", types, max_items=16, max_chars=limits.TYPE_MAX_CHARS)
     configs, warnings = scope_contexts(state, scope)
     for config in configs:
         note = _index_pending(state, config)
@@ -405,26 +405,26 @@ def recall_search(state: ServerState, query: str, types: list[str] | None = None
             warnings.append(note)
     fetch = min(200, limit * (5 if wanted else 2) + 10)
     response = state.searcher.search(
-        configs, SearchRequest(query=query, k=fetch, source_types=R.source_types_for(wanted) if wanted else None,
+        configs, SearchRequest(query=query, k=fetch, source_types=recall.source_types_for(wanted) if wanted else None,
                                filter_expression=_filter(filter)))
     warnings.extend(w for w in response.stats.warnings if not _empty_context_warning(state, configs, w))
 
-    items: dict[tuple[str, str], R.KnowledgeItem] = {}
+    items: dict[tuple[str, str], recall.KnowledgeItem] = {}
     by_context = {c.name: c for c in configs}
     for name, config in by_context.items():
-        doc_ids = [r.doc_id for r in response.results if r.context == name and r.source_type == R.MEMORY_SOURCE_TYPE]
+        doc_ids = [r.doc_id for r in response.results if r.context == name and r.source_type == recall.MEMORY_SOURCE_TYPE]
         if doc_ids:
             h = state.handle(config)
             with h.lock:
-                for doc_id, item in R.items_for_docs(h.conn, doc_ids).items():
+                for doc_id, item in recall.items_for_docs(h.conn, doc_ids).items():
                     items[(name, doc_id)] = item
 
     results: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for r in response.results:
-        item = items.get((r.context, r.doc_id)) if r.source_type == R.MEMORY_SOURCE_TYPE else None
-        rtype = R.result_type(r.source_type, r.metadata or {}, {"type": item.type} if item else None)
-        if wanted and not R.type_matches(rtype, r.source_type, wanted):
+        item = items.get((r.context, r.doc_id)) if r.source_type == recall.MEMORY_SOURCE_TYPE else None
+        rtype = recall.result_type(r.source_type, r.metadata or {}, {"type": item.type} if item else None)
+        if wanted and not recall.type_matches(rtype, r.source_type, wanted):
             continue
         rid = item.item_id if item else r.chunk_id
         if (r.context, rid) in seen:
@@ -448,14 +448,14 @@ def recall_search(state: ServerState, query: str, types: list[str] | None = None
         if ids:
             h = state.handle(config)
             with h.lock:
-                R.count_retrievals(h.conn, ids)
+                recall.count_retrievals(h.conn, ids)
 
     latency_ms = int(round((time.perf_counter() - started) * 1000))
     log_config = configs[0]
     h = state.handle(log_config)
     with h.lock:
-        R.log_event(h.conn, session_id=state.session_id, event_type="retrieval_query", content=query,
-                    redactor=R.redactor_for(log_config), metadata={
+        recall.log_event(h.conn, session_id=state.session_id, event_type="retrieval_query", content=query,
+                    redactor=recall.redactor_for(log_config), metadata={
                         "query": query,
                         "filters": {"scope": scope, "types": wanted, "limit": limit},
                         "contexts": list(by_context),
@@ -463,10 +463,10 @@ def recall_search(state: ServerState, query: str, types: list[str] | None = None
                                      "context": res["metadata"]["context"]} for res in results],
                         "latency_ms": latency_ms,
                     })
-    results, budget = B.fit(results, "content", max_tokens)
+    results, fitted = budget.fit(results, "content", max_tokens)
     return {
         "results": results,
-        "budget": budget,
+        "budget": fitted,
         "query_metadata": {
             "scope_searched": scope,
             "contexts": list(by_context),
@@ -476,7 +476,7 @@ def recall_search(state: ServerState, query: str, types: list[str] | None = None
             "latency_ms": latency_ms,
             "warnings": list(dict.fromkeys(warnings)),
         },
-        "_judge_reminder": R.JUDGE_REMINDER,
+        "_judge_reminder": recall.JUDGE_REMINDER,
     }
 
 
@@ -508,7 +508,7 @@ def _thread(conn: sqlite3.Connection, thread_id: str, context: str) -> dict[str,
     try:
         row = find_thread(conn, thread_id)
     except AmbiguousIdError as exc:
-        raise ToolFailure(L.INVALID_ARGUMENT, str(exc)) from None
+        raise ToolFailure(limits.INVALID_ARGUMENT, str(exc)) from None
     if row is None:
         return None
     found = conversation(conn, row, context)
@@ -523,21 +523,21 @@ def _thread(conn: sqlite3.Connection, thread_id: str, context: str) -> dict[str,
 def recall_get(state: ServerState, id: str, include_parent: bool = False) -> dict[str, Any]:
     from chinvex.chunks import fetch_chunks
 
-    item_id = L.require_short("id", id, max_chars=L.ID_MAX_CHARS)
+    item_id = limits.require_short("id", id, max_chars=limits.ID_MAX_CHARS)
     assert item_id is not None
     pointer: dict[str, Any] | None = None
     for config in _lookup_contexts(state):
         h = state.handle(config)
         with h.lock:
-            if R.ITEM_ID.match(item_id):
-                item = R.get_item(h.conn, item_id)
+            if recall.ITEM_ID.match(item_id):
+                item = recall.get_item(h.conn, item_id)
                 if item is None:
                     continue
                 if item.scope == "promoted":  # a pointer: the item lives in global now
                     pointer = {**(item.metadata.get("promoted_to") or {}), "context": config.name}
                     continue
                 out = item.as_result()
-                out["metadata"].update({"context": config.name, "item_stats": R.item_stats(h.conn, item_id)})
+                out["metadata"].update({"context": config.name, "item_stats": recall.item_stats(h.conn, item_id)})
                 if pointer is not None:
                     out["metadata"]["found_via_pointer_in"] = pointer["context"]
                 return out
@@ -548,11 +548,11 @@ def recall_get(state: ServerState, id: str, include_parent: bool = False) -> dic
                     return thread
                 continue
             chunk = chunks[0]
-            items = R.items_for_docs(h.conn, [chunk["doc_id"]]) if chunk["source_type"] == R.MEMORY_SOURCE_TYPE else {}
+            items = recall.items_for_docs(h.conn, [chunk["doc_id"]]) if chunk["source_type"] == recall.MEMORY_SOURCE_TYPE else {}
             parent = _parent_content(h.conn, chunk["doc_id"]) if include_parent else None
-            stats = R.item_stats(h.conn, item_id)
+            stats = recall.item_stats(h.conn, item_id)
         item = items.get(chunk["doc_id"])
-        rtype = R.result_type(chunk["source_type"], chunk["metadata"], {"type": item.type} if item else None)
+        rtype = recall.result_type(chunk["source_type"], chunk["metadata"], {"type": item.type} if item else None)
         meta = chunk["metadata"] or {}
         out = {
             "id": item_id,
@@ -576,27 +576,27 @@ def recall_get(state: ServerState, id: str, include_parent: bool = False) -> dic
         if parent is not None:
             out["parent_content"] = parent
         return out
-    raise ToolFailure(L.NOT_FOUND, f"No knowledge item or chunk with id {item_id!r} in the project or global context.")
+    raise ToolFailure(limits.NOT_FOUND, f"No knowledge item or chunk with id {item_id!r} in the project or global context.")
 
 
 def recall_add(state: ServerState, type: str, title: str, content: str, tags: list[str] | None = None,
                scope: str = "project", related_files: list[str] | None = None) -> dict[str, Any]:
-    item_type = L.require_short("type", type, max_chars=L.TYPE_MAX_CHARS)
-    clean_title = L.require_short("title", title, max_chars=L.TITLE_MAX_CHARS)
-    L.require_text("content", content, max_bytes=L.CONTENT_MAX_BYTES)
-    tag_list = L.require_list("tags", tags, max_items=L.TAGS_MAX, max_chars=L.TAG_MAX_CHARS)
-    files = L.require_list("related_files", related_files, max_items=64, max_chars=1024)
+    item_type = limits.require_short("type", type, max_chars=limits.TYPE_MAX_CHARS)
+    clean_title = limits.require_short("title", title, max_chars=limits.TITLE_MAX_CHARS)
+    limits.require_text("content", content, max_bytes=limits.CONTENT_MAX_BYTES)
+    tag_list = limits.require_list("tags", tags, max_items=limits.TAGS_MAX, max_chars=limits.TAG_MAX_CHARS)
+    files = limits.require_list("related_files", related_files, max_items=64, max_chars=1024)
     assert item_type is not None and clean_title is not None
     if scope not in ("project", "global"):
-        raise ToolFailure(L.INVALID_ARGUMENT, f"scope must be project or global (got {scope!r}).")
+        raise ToolFailure(limits.INVALID_ARGUMENT, f"scope must be project or global (got {scope!r}).")
     config = state.project() if scope == "project" else scope_contexts(state, "global")[0][0]
 
-    metadata: dict[str, Any] = {**R.edi_metadata(state.env), "added_by": "recall_add",
+    metadata: dict[str, Any] = {**recall.edi_metadata(state.env), "added_by": "recall_add",
                                 "mcp_session_id": state.session_id}
     if files:
         metadata["related_files"] = files
-    redactor = R.redactor_for(config)
-    item = R.make_item(item_type.lower(), clean_title, content, scope=scope, tags=tag_list, metadata=metadata,
+    redactor = recall.redactor_for(config)
+    item = recall.make_item(item_type.lower(), clean_title, content, scope=scope, tags=tag_list, metadata=metadata,
                        redactor=redactor)
     redactions = dict(sorted(redactor.counts.items()))
     h = state.handle(config)
@@ -604,7 +604,7 @@ def recall_add(state: ServerState, type: str, title: str, content: str, tags: li
         state.indexing.add(item.item_id)
     try:
         with h.lock:
-            R.insert_item(h.conn, item)  # durable first: indexing may have to wait
+            recall.insert_item(h.conn, item)  # durable first: indexing may have to wait
         pending = _index_items(state, config, [item], wait=LOCK_WAIT_S)
     finally:
         with state.indexing_lock:
@@ -629,37 +629,37 @@ def recall_add(state: ServerState, type: str, title: str, content: str, tags: li
 
 def recall_feedback(state: ServerState, item_id: str, useful: bool | None = None, feedback: str | None = None,
                     context: str | None = None, duplicate_of: str | None = None) -> dict[str, Any]:
-    target = L.require_short("item_id", item_id, max_chars=L.ID_MAX_CHARS)
+    target = limits.require_short("item_id", item_id, max_chars=limits.ID_MAX_CHARS)
     assert target is not None
     kind = feedback.strip().lower().replace("-", "_").replace(" ", "_") if feedback else None
-    if kind is not None and kind not in R.FEEDBACK_KINDS:
-        raise ToolFailure(L.INVALID_ARGUMENT, f"feedback must be one of {', '.join(R.FEEDBACK_KINDS)} (got {feedback!r}).")
+    if kind is not None and kind not in recall.FEEDBACK_KINDS:
+        raise ToolFailure(limits.INVALID_ARGUMENT, f"feedback must be one of {', '.join(recall.FEEDBACK_KINDS)} (got {feedback!r}).")
     if kind is None and useful is None:
-        raise ToolFailure(L.INVALID_ARGUMENT, "give useful (true or false) or feedback "
-                          f"({', '.join(R.FEEDBACK_KINDS)}).")
+        raise ToolFailure(limits.INVALID_ARGUMENT, "give useful (true or false) or feedback "
+                          f"({', '.join(recall.FEEDBACK_KINDS)}).")
     if kind is None:
         kind = "useful" if useful else "not_useful"
     elif useful is not None and (kind == "useful") != bool(useful) and kind in ("useful", "not_useful"):
-        raise ToolFailure(L.INVALID_ARGUMENT, f"useful={useful} contradicts feedback={kind!r}.")
-    L.require_text("context", context, max_bytes=L.NOTE_MAX_BYTES, required=False)
-    dup = L.require_short("duplicate_of", duplicate_of, max_chars=L.ID_MAX_CHARS, required=False)
+        raise ToolFailure(limits.INVALID_ARGUMENT, f"useful={useful} contradicts feedback={kind!r}.")
+    limits.require_text("context", context, max_bytes=limits.NOTE_MAX_BYTES, required=False)
+    dup = limits.require_short("duplicate_of", duplicate_of, max_chars=limits.ID_MAX_CHARS, required=False)
     if dup is not None and kind != "duplicate":
-        raise ToolFailure(L.INVALID_ARGUMENT, "duplicate_of is only meaningful with feedback='duplicate'.")
+        raise ToolFailure(limits.INVALID_ARGUMENT, "duplicate_of is only meaningful with feedback='duplicate'.")
     for config in _lookup_contexts(state):
         h = state.handle(config)
         with h.lock:
-            if R.ITEM_ID.match(target):
-                exists = R.get_item(h.conn, target) is not None
+            if recall.ITEM_ID.match(target):
+                exists = recall.get_item(h.conn, target) is not None
             else:
                 exists = h.conn.execute("SELECT 1 FROM chunks WHERE chunk_id=?", (target,)).fetchone() is not None
             if not exists:
                 continue
-            feedback_id = R.record_feedback(h.conn, item_id=target, session_id=state.session_id, kind=kind,
-                                            context=context, duplicate_of=dup, redactor=R.redactor_for(config))
-            stats = R.item_stats(h.conn, target)
+            feedback_id = recall.record_feedback(h.conn, item_id=target, session_id=state.session_id, kind=kind,
+                                            context=context, duplicate_of=dup, redactor=recall.redactor_for(config))
+            stats = recall.item_stats(h.conn, target)
         return {"acknowledged": True, "feedback_id": feedback_id, "item_id": target, "feedback": kind,
                 "stored_in": config.name, "item_stats": stats}
-    raise ToolFailure(L.NOT_FOUND, f"No knowledge item or chunk with id {target!r} in the project or global "
+    raise ToolFailure(limits.NOT_FOUND, f"No knowledge item or chunk with id {target!r} in the project or global "
                       "context; use an id from recall_search results.")
 
 
@@ -667,26 +667,26 @@ def flight_recorder_log(state: ServerState, type: str, content: str, rationale: 
                         metadata: dict[str, Any] | None = None, resolution: str | None = None,
                         from_agent: str | None = None, to_agent: str | None = None,
                         related_files: list[str] | None = None) -> dict[str, Any]:
-    event_type = L.require_short("type", type, max_chars=L.TYPE_MAX_CHARS)
-    L.require_text("content", content, max_bytes=L.CONTENT_MAX_BYTES)
-    L.require_text("rationale", rationale, max_bytes=L.NOTE_MAX_BYTES, required=False)
-    L.require_text("resolution", resolution, max_bytes=L.NOTE_MAX_BYTES, required=False)
-    files = L.require_list("related_files", related_files, max_items=64, max_chars=1024)
+    event_type = limits.require_short("type", type, max_chars=limits.TYPE_MAX_CHARS)
+    limits.require_text("content", content, max_bytes=limits.CONTENT_MAX_BYTES)
+    limits.require_text("rationale", rationale, max_bytes=limits.NOTE_MAX_BYTES, required=False)
+    limits.require_text("resolution", resolution, max_bytes=limits.NOTE_MAX_BYTES, required=False)
+    files = limits.require_list("related_files", related_files, max_items=64, max_chars=1024)
     if metadata is not None and not isinstance(metadata, dict):
-        raise ToolFailure(L.INVALID_ARGUMENT, "metadata must be a JSON object.")
+        raise ToolFailure(limits.INVALID_ARGUMENT, "metadata must be a JSON object.")
     merged: dict[str, Any] = dict(metadata or {})
     for key, value in (("resolution", resolution), ("from_agent", from_agent), ("to_agent", to_agent)):
         if value:
             merged.setdefault(key, value[:1024] if key != "resolution" else value)
     if files:
         merged.setdefault("related_files", files)
-    for key, value in R.edi_metadata(state.env).items():
+    for key, value in recall.edi_metadata(state.env).items():
         merged.setdefault(key, value)
-    L.check_json_size("metadata", merged)
+    limits.check_json_size("metadata", merged)
     assert event_type is not None
     config = state.project()
     h = state.handle(config)
     with h.lock:
-        logged = R.log_event(h.conn, session_id=state.session_id, event_type=event_type, content=content,
-                             rationale=rationale, metadata=merged, redactor=R.redactor_for(config))
+        logged = recall.log_event(h.conn, session_id=state.session_id, event_type=event_type, content=content,
+                             rationale=rationale, metadata=merged, redactor=recall.redactor_for(config))
     return {"logged": True, **logged, "session_id": state.session_id, "context": config.name}

@@ -45,9 +45,9 @@ import orjson
 
 from chinvex.errors import ChinvexError, StorageError, UsageError
 from chinvex.models import ContextConfig, Freshness, Range, Scores, SearchResponse, SearchResult, SearchStats
-from chinvex.retrieval import coverage as C
+from chinvex.retrieval import coverage
 from chinvex.retrieval import exact
-from chinvex.retrieval import filters as F
+from chinvex.retrieval import filters
 from chinvex.retrieval.coverage import VectorCoverage
 from chinvex.retrieval.filters import SearchFilter
 from chinvex.retrieval.fusion import FTS_WEIGHT, Candidate, fts_share, fuse, query_signals
@@ -250,7 +250,7 @@ class Searcher:
                 conn = db.connect(Path(config.index.sqlite_path))
             except StorageError as exc:
                 raise RetrievalError(exc.message) from None
-            F.register_sql_functions(conn)
+            filters.register_sql_functions(conn)
             h = _ContextHandle(config=config, conn=conn)
             self._handles[config.name] = h
             return h
@@ -365,7 +365,7 @@ class Searcher:
             mode = "none"
         else:
             mode = "hybrid" if "hybrid" in modes else sorted(modes)[0]
-        covered = C.total(coverages)
+        covered = coverage.total(coverages)
         stats = SearchStats(
             took_ms=round((time.perf_counter() - started) * 1000, 2), candidates=len(candidates),
             fts_candidates=sum(1 for h in hits if h.fts is not None),
@@ -385,7 +385,7 @@ class Searcher:
         indexed DISTINCT per context."""
         from chinvex.models.documents import SOURCE_TYPES
 
-        if not F.unknown_source_types(types, SOURCE_TYPES):
+        if not filters.unknown_source_types(types, SOURCE_TYPES):
             return
         indexed: set[str] = set()
         for config in configs:
@@ -396,9 +396,9 @@ class Searcher:
                         "SELECT DISTINCT source_type FROM documents"))
                 except sqlite3.Error as exc:
                     raise RetrievalError(f"{config.name}: reading source types failed: {exc}") from None
-        unknown = F.unknown_source_types(types, [*SOURCE_TYPES, *indexed])
+        unknown = filters.unknown_source_types(types, [*SOURCE_TYPES, *indexed])
         if unknown:
-            raise InvalidFilterError(F.unknown_source_types_message(unknown, SOURCE_TYPES, indexed))
+            raise InvalidFilterError(filters.unknown_source_types_message(unknown, SOURCE_TYPES, indexed))
 
     def _search_context(self, h: _ContextHandle, req: SearchRequest, warnings: list[str],
                         query_vectors: dict[str, Any]) -> tuple[list[_Hit], set[str], VectorCoverage | None]:
@@ -457,12 +457,12 @@ class Searcher:
             for cid, score in _fts_scores_for(h.conn, lexical, missing_fts):
                 hits[cid].fts = score
         mode = "hybrid" if legs == {"fts", "vector"} else ("fts" if "fts" in legs else "vector")
-        coverage = self._coverage(h, vector_leg_ran=vec is not None) if req.mode != "fts" else None
-        if coverage is not None:
-            text = C.warning(config.name, coverage, vector_leg_ran=vec is not None)
+        counted = self._coverage(h, vector_leg_ran=vec is not None) if req.mode != "fts" else None
+        if counted is not None:
+            text = coverage.warning(config.name, counted, vector_leg_ran=vec is not None)
             if text is not None:
                 warnings.append(text)
-        return list(hits.values()), {mode}, coverage
+        return list(hits.values()), {mode}, counted
 
     def _coverage(self, h: _ContextHandle, *, vector_leg_ran: bool) -> VectorCoverage:
         """This context's vector coverage for the search (chinvex.retrieval.coverage). Read in
@@ -479,7 +479,7 @@ class Searcher:
         # The holder note exists while a writer holds the context's lock (locking.context_lock).
         writing = lock_path(h.config).with_suffix(".holder").exists()
         token = gate_token(h.config)
-        found = C.from_record(recorded, vector_leg_ran=vector_leg_ran, token_now=token, writer_active=writing)
+        found = coverage.from_record(recorded, vector_leg_ran=vector_leg_ran, token_now=token, writer_active=writing)
         if found is not None:
             return found
         state = (h.conn.execute("PRAGMA data_version").fetchone()[0], id(h.store), token, vector_leg_ran)
@@ -492,7 +492,7 @@ class Searcher:
                 vectors = h.store.count()
             except ChinvexError:
                 vectors = None
-        found = C.counted(chunks, vectors, vector_leg_ran=vector_leg_ran)
+        found = coverage.counted(chunks, vectors, vector_leg_ran=vector_leg_ran)
         h.counted_coverage = (state, found)
         return found
 
@@ -625,7 +625,7 @@ class _Allowed:
 
     @property
     def all_chunks(self) -> bool:
-        return len(self.chunk_ids) <= F.RESTRICT_LIMIT
+        return len(self.chunk_ids) <= filters.RESTRICT_LIMIT
 
     def doc_ids_json(self) -> str:
         return orjson.dumps(self.doc_ids).decode()
@@ -659,7 +659,7 @@ def _allowed(conn: sqlite3.Connection, search_filter: SearchFilter, context: str
     """One scan of `documents` (the path test runs once per document, not once per FTS match),
     then their chunks through the doc_id index. A filter expression may test chunk fields, so
     it selects chunks (joined with their documents) and the documents holding any of them."""
-    conds, params = F.sql_conditions(search_filter)
+    conds, params = filters.sql_conditions(search_filter)
     if search_filter.expression:
         where, fel_params = _fel_where(conn, search_filter, context)
         doc_conds = " AND ".join(conds) if conds else "1"
@@ -667,7 +667,7 @@ def _allowed(conn: sqlite3.Connection, search_filter: SearchFilter, context: str
         try:
             doc_ids = [row[0] for row in conn.execute(f"SELECT DISTINCT c.doc_id {join}", [*params, *fel_params])]
             rows = conn.execute(f"SELECT c.chunk_id, c.rowid {join} LIMIT ?",
-                                [*params, *fel_params, F.RESTRICT_LIMIT + 1]).fetchall() if doc_ids else []
+                                [*params, *fel_params, filters.RESTRICT_LIMIT + 1]).fetchall() if doc_ids else []
         except sqlite3.OperationalError as exc:
             raise RetrievalError(f"filtering documents failed: {exc}") from None
         return _Allowed(doc_ids, [row[0] for row in rows], [row[1] for row in rows])
@@ -678,7 +678,7 @@ def _allowed(conn: sqlite3.Connection, search_filter: SearchFilter, context: str
             return _Allowed([], [], [])
         rows = conn.execute(
             "SELECT c.chunk_id, c.rowid FROM chunks c WHERE c.doc_id IN (SELECT value FROM json_each(?)) "
-            "LIMIT ?", [orjson.dumps(doc_ids).decode(), F.RESTRICT_LIMIT + 1]).fetchall()
+            "LIMIT ?", [orjson.dumps(doc_ids).decode(), filters.RESTRICT_LIMIT + 1]).fetchall()
     except sqlite3.OperationalError as exc:
         raise RetrievalError(f"filtering documents failed: {exc}") from None
     return _Allowed(doc_ids, [row[0] for row in rows], [row[1] for row in rows])
@@ -709,8 +709,8 @@ def _filtered_neighbours(conn: sqlite3.Connection, store: Any, vector: Any, dept
                          search_filter: SearchFilter, allowed: _Allowed) -> list[tuple[str, float]]:
     """The `depth` nearest chunks among those the filter allows, by the cheapest strategy for
     the allowed set's size (`filters.plan_vector_leg`)."""
-    plan = F.plan_vector_leg(len(allowed.chunk_ids), exact_limit=F.EXACT_LIMIT,
-                             restrict_limit=F.RESTRICT_LIMIT)
+    plan = filters.plan_vector_leg(len(allowed.chunk_ids), exact_limit=filters.EXACT_LIMIT,
+                             restrict_limit=filters.RESTRICT_LIMIT)
     if plan == "none":
         return []
     if plan == "exact":
@@ -722,7 +722,7 @@ def _filtered_neighbours(conn: sqlite3.Connection, store: Any, vector: Any, dept
         found = store.query(vector, requested, source_types=list(search_filter.source_types) or None)
         keep = _allowed_among(conn, allowed, [cid for cid, _ in found])
         hits = [(cid, sim) for cid, sim in found if cid in keep]
-        step = F.next_fetch(requested, len(found), len(hits), depth, max_fetch=F.OVERFETCH_MAX)
+        step = filters.next_fetch(requested, len(found), len(hits), depth, max_fetch=filters.OVERFETCH_MAX)
         if step == "done":
             return hits[:depth]
         if step == "restrict":
@@ -790,7 +790,7 @@ def _ranked(conn: sqlite3.Connection, req: SearchRequest, expression: str, limit
             # Source types are part of `allowed`. A few chunks: FTS5 looks up each rowid (~0.2 ms
             # apiece); otherwise every match is checked against the allowed documents (~the cost
             # of an unfiltered query). See filters.FTS_ROWID_LIMIT.
-            if len(allowed.chunk_rowids) <= F.FTS_ROWID_LIMIT:
+            if len(allowed.chunk_rowids) <= filters.FTS_ROWID_LIMIT:
                 where += " AND chunks_fts.rowid IN (SELECT value FROM json_each(?))"
                 params.append(orjson.dumps(allowed.chunk_rowids).decode())
             else:
@@ -869,7 +869,7 @@ def _rows(conn: sqlite3.Connection, chunk_ids: list[str]) -> dict[str, dict[str,
     """Result rows by chunk id, with the document's relative path (`rel_path`) that the path
     filter and the role priors read."""
     out: dict[str, dict[str, Any]] = {}
-    rel = ", " + F.REL_PATH_SQL.format(d="d") + " AS rel_path"
+    rel = ", " + filters.REL_PATH_SQL.format(d="d") + " AS rel_path"
     for start in range(0, len(chunk_ids), 500):
         part = chunk_ids[start:start + 500]
         marks = ",".join("?" * len(part))
@@ -892,7 +892,7 @@ def _rows(conn: sqlite3.Connection, chunk_ids: list[str]) -> dict[str, dict[str,
 def _passes_filters(row: dict[str, Any], search_filter: SearchFilter) -> bool:
     if not search_filter.active:
         return True
-    return F.passes(search_filter, source_type=row["source_type"], source_uri=row["source_uri"],
+    return filters.passes(search_filter, source_type=row["source_type"], source_uri=row["source_uri"],
                     rel_path=row.get("rel_path"), updated_at=row["updated_at"],
                     created_at=row["created_at"])
 
