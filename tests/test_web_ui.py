@@ -267,7 +267,7 @@ def test_no_cors_and_strict_security_headers(ui: UiRun):
     assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
     assert page.headers["x-content-type-options"] == "nosniff"
     assert page.headers["x-frame-options"] == "DENY"
-    assert page.headers["referrer-policy"] == "no-referrer"
+    assert page.headers["referrer-policy"] == "same-origin"
 
 
 def test_planted_script_content_is_shown_as_text_everywhere(ui: UiRun):

@@ -26,9 +26,11 @@ def chunk_link(*, context: str, doc_id: str, chunk_id: str, metadata: Mapping[st
 
 
 def where(metadata: Mapping[str, Any], source_uri: str, line_start: int | None, line_end: int | None) -> str:
-    """`path:12-30`, or `path turns 3-4` for a conversation: how the CLI's result list names
-    a hit's place."""
-    place = str(metadata.get("path") or source_uri)
+    """`path:12-30`, or `path turns 3-4` for a conversation, the path relative to its source
+    folder when the chunk's header gives it (as answer citations name places)."""
+    from chinvex.answer.evidence import relative_path
+
+    place = str(metadata.get("path") or relative_path(str(metadata.get("header") or ""), source_uri) or source_uri)
     if line_start is not None:
         return f"{place}:{line_start}-{line_end if line_end is not None else line_start}"
     if metadata.get("turn_start") is not None:

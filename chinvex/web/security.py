@@ -11,9 +11,9 @@ requests to localhost, and any local user can connect to the port. So, as Jupyte
 - a state-changing request (any method but GET/HEAD) must come from this origin (Origin and
   Sec-Fetch-Site, when the browser sends them, are checked) and carry the run's CSRF token, in
   the form field `csrf` or the `X-CSRF-Token` header;
-- no CORS header is ever sent, and every response forbids framing, sniffing, referrers and any
-  script or style not served by the app itself (Content-Security-Policy), a second line behind
-  the templates' escaping.
+- no CORS header is ever sent, and every response forbids framing, sniffing, referrers to other
+  sites and any script or style not served by the app itself (Content-Security-Policy), a second
+  line behind the templates' escaping.
 
 Pure ASGI rather than a Starlette middleware class: it runs before routing for every request,
 static files included, and costs microseconds.
@@ -47,7 +47,9 @@ SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    # Not no-referrer: under it browsers send `Origin: null` with a form POST, and the origin
+    # check could not tell the app's own forms from a sandboxed foreign page.
+    (b"referrer-policy", b"same-origin"),
     (b"cache-control", b"no-store"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),

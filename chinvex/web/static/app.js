@@ -37,8 +37,7 @@
           bar.max = data.total || 1;
           bar.value = data.done;
           if (data.state === "done" || data.state === "failed") {
-            job.dataset.state = data.state;
-            status.textContent = data.state === "done" ? "finished" : "failed: " + data.error;
+            // The server renders the finished run and the new history row.
             window.location.reload();
             return;
           }
