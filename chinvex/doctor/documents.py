@@ -1,0 +1,189 @@
+"""Checks of fingerprints, documents and their origins: every document is accounted for by a
+source, every source that parsed has its document, no document is left without chunks."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections import defaultdict
+from typing import Any
+
+import orjson
+
+from chinvex.doctor.findings import Findings
+from chinvex.doctor.report import Check
+from chinvex.doctor.runs import is_path
+from chinvex.models import ContextConfig
+from chinvex.storage import consistency as cons
+
+
+SINGLE_DOCUMENT_ADAPTERS = frozenset({"repo", "notes", "cx_sessions_jsonl", "cx_appserver"})
+"""Adapters that turn every source they accept into exactly one document (or raise). The others
+may legitimately produce none: an export without conversations, a transcript with no turn yet."""
+
+
+def check_fingerprints(conn: sqlite3.Connection, config: ContextConfig, f: Findings) -> Check:
+    """A fingerprint says "indexed, unchanged": if its documents are not there, the next ingest
+    would skip the source forever."""
+    check = Check("fingerprints_without_documents")
+    documents = {r[0] for r in conn.execute("SELECT doc_id FROM documents")}
+    # Documents removed with `chinvex rm` are missing on purpose: their tombstones keep them out.
+    removed = {r[0]: r[1] for r in conn.execute("SELECT doc_id, origin_uri FROM tombstones")}
+    documents |= set(removed)
+    removed_origins = set(removed.values())
+    ledger: dict[str, set[str]] = defaultdict(set)
+    for doc_id, origin in conn.execute("SELECT doc_id, origin_uri FROM doc_origins"):
+        ledger[origin].add(doc_id)
+    for doc_id, origin in conn.execute("SELECT doc_id, origin_uri FROM documents"):
+        ledger[origin].add(doc_id)
+    bad: list[str] = []
+    for uri, doc_id, adapter in conn.execute(
+            "SELECT source_uri, doc_id, adapter FROM source_fingerprints "
+            "WHERE context_name=? AND last_status='ok'", (config.name,)):
+        if doc_id and doc_id not in documents:
+            bad.append(uri)
+        elif not doc_id and not ledger.get(uri) and adapter in SINGLE_DOCUMENT_ADAPTERS \
+                and uri not in removed_origins:
+            bad.append(uri)
+    # A source being removed (or rewritten) is journaled as pending before its documents go and
+    # until its fingerprint does: a run killed in between left it, and the next ingest finishes.
+    pending = {r[0] for r in conn.execute("SELECT source_uri FROM pending_sources")}
+    interrupted = [uri for uri in bad if uri in pending]
+    bad = [uri for uri in bad if uri not in pending]
+    f.fingerprints_without_docs = bad
+    if not bad and interrupted:
+        return check.problem("warning", interrupted, "sources an interrupted ingest was removing "
+                             "or rewriting; the next 'chinvex ingest' finishes them",
+                             repairable=False)
+    if bad:
+        return check.problem("error", bad, "sources recorded as indexed whose documents are "
+                             "missing; repair clears their fingerprints so the next ingest "
+                             "reads them again", repairable=True)
+    check.message = "every indexed source has its documents"
+    return check
+
+
+def _blank_conversation(conn: sqlite3.Connection, doc_id: str, metadata: dict[str, Any]) -> bool:
+    if metadata.get("turn_count") == 0:
+        return True
+    for (turn_json,) in conn.execute(
+            "SELECT turn_json FROM conversation_turns WHERE doc_id=?", (doc_id,)):
+        turn = orjson.loads(turn_json)
+        if str(turn.get("text") or "").strip() or (turn.get("tool") or {}).get("input"):
+            return False
+    return True
+
+
+def _blank_file(path: str, limit: int = 8 * 1024 * 1024) -> bool:
+    """True when the file holds nothing but whitespace: such a document has no chunk."""
+    try:
+        if os.path.getsize(path) > limit:
+            return False
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return False
+    return not data.decode("utf-8", "replace").replace("\ufeff", "").strip()
+
+
+def check_documents_without_chunks(conn: sqlite3.Connection, f: Findings) -> Check:
+    check = Check("documents_without_chunks")
+    bad: list[tuple[str, str]] = []
+    for doc_id, origin, metadata_json in conn.execute(
+            "SELECT d.doc_id, d.origin_uri, d.metadata_json FROM documents d "
+            "WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.doc_id = d.doc_id)"):
+        metadata = orjson.loads(metadata_json or "{}")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        if metadata.get("doc_type") == "conversation":
+            if _blank_conversation(conn, doc_id, metadata):
+                continue
+        elif is_path(origin):
+            path = origin.split("#", 1)[0]
+            if not os.path.exists(path) or _blank_file(path):
+                continue  # gone (stale_sources says so) or nothing but whitespace
+        bad.append((doc_id, origin))
+    f.docs_without_chunks = bad
+    if bad:
+        return check.problem("error", [f"{d} ({o})" for d, o in bad],
+                             "documents with content but no chunk (unsearchable); repair makes "
+                             "the next ingest write them again", repairable=True)
+    check.message = "every non-empty document has chunks"
+    return check
+
+
+def check_ledger(conn: sqlite3.Connection, f: Findings) -> list[Check]:
+    """doc_origins and documents describe the same set: every (document, writing source) pair is
+    in the ledger, and every ledger entry names an existing document."""
+    orphan_check, missing_check = Check("origins_without_documents"), Check("documents_without_origins")
+    orphans = [(d, o) for d, o in conn.execute(
+        "SELECT o.doc_id, o.origin_uri FROM doc_origins o "
+        "WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.doc_id = o.doc_id) "
+        "AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.doc_id = o.doc_id)")]
+    # A source records its ledger entries before it writes its documents, and is journaled as
+    # pending before either: entries of a pending source are an interrupted run's, which the
+    # next ingest settles (it reads the source again, or removes what it wrote).
+    pending = {r[0] for r in conn.execute("SELECT source_uri FROM pending_sources")}
+    interrupted = [(d, o) for d, o in orphans if o in pending]
+    orphans = [(d, o) for d, o in orphans if o not in pending]
+    missing = [(d, o) for d, o in conn.execute(
+        "SELECT d.doc_id, d.origin_uri FROM documents d WHERE d.origin_uri NOT LIKE 'memory://%' "
+        "AND NOT EXISTS (SELECT 1 FROM doc_origins o WHERE o.doc_id = d.doc_id "
+        "AND o.origin_uri = d.origin_uri)")]
+    # Removing a source drops its ledger entries before its documents (both after it is
+    # journaled as pending): a run killed in between left documents of a pending source.
+    removing = [(d, o) for d, o in missing if o in pending]
+    missing = [(d, o) for d, o in missing if o not in pending]
+    f.origins_without_docs, f.docs_without_origins = orphans, missing
+    if orphans:
+        orphan_check.problem("error", [f"{d} <- {o}" for d, o in orphans],
+                             "sources are recorded as producing documents that are not indexed "
+                             "(a stale entry can keep another source's copy out of the index); "
+                             "repair drops them and has those sources read again",
+                             repairable=True)
+    elif interrupted:
+        orphan_check.problem("warning", [f"{d} <- {o}" for d, o in interrupted],
+                             "origin entries of sources an interrupted ingest was writing; the "
+                             "next 'chinvex ingest' reads those sources again and settles them",
+                             repairable=False)
+    else:
+        orphan_check.message = "every origin entry names an indexed document"
+    if missing:
+        missing_check.problem("error", [f"{d} <- {o}" for d, o in missing],
+                              "documents whose writing source is not in the origin ledger; "
+                              "repair records it", repairable=True)
+    elif removing:
+        missing_check.problem("warning", [f"{d} <- {o}" for d, o in removing],
+                              "documents of sources an interrupted ingest was removing; the next "
+                              "'chinvex ingest' finishes removing them", repairable=False)
+    else:
+        missing_check.message = "every document's source is in the origin ledger"
+    return [orphan_check, missing_check]
+
+
+def check_untracked_documents(conn: sqlite3.Connection, config: ContextConfig,
+                              f: Findings) -> Check:
+    """Documents written by a source that has no fingerprint: an ingest died between writing
+    them and recording the source. If the source still exists the next ingest reads it again;
+    if it is gone, nothing would ever remove them (they would be found by search forever)."""
+    check = Check("untracked_documents")
+    known = {r[0] for r in conn.execute(
+        "SELECT source_uri FROM source_fingerprints WHERE context_name=?", (config.name,))}
+    origins = {r[0] for r in conn.execute(
+        "SELECT DISTINCT origin_uri FROM documents UNION SELECT DISTINCT origin_uri FROM doc_origins")}
+    untracked = sorted(o for o in origins - known if not o.startswith(cons.MEMORY_PREFIX))
+    journaled = {r[0] for r in conn.execute("SELECT source_uri FROM pending_sources")}
+    # Gone and journaled as pending: an interrupted run wrote them, and the next ingest removes
+    # them (it settles every pending source); gone without a journal entry, nothing would.
+    gone = [o for o in untracked if is_path(o) and not os.path.lexists(o.split("#", 1)[0])
+            and o not in journaled]
+    pending = [o for o in untracked if o not in gone]
+    f.untracked_gone = gone
+    if gone:
+        return check.problem("error", gone + pending, f"{len(gone)} sources are gone but their "
+                             "documents were never recorded as indexed, so ingest would never "
+                             "remove them; repair removes them", repairable=True)
+    if pending:
+        return check.problem("warning", pending, "sources written by an interrupted ingest; "
+                             "the next 'chinvex ingest' reads them again", repairable=False)
+    check.message = "every document comes from a recorded source"
+    return check

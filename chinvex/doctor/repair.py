@@ -1,0 +1,210 @@
+"""Repairs, in dependency order: rows first (foreign keys, orphans, interrupted runs), then
+the full-text index, then vectors (missing, orphaned, stale; a damaged store is moved aside and
+rebuilt from stored texts)."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from chinvex.doctor.findings import Findings
+from chinvex.models import ContextConfig
+from chinvex.storage import consistency as cons
+from chinvex.storage import db
+
+
+EMBED_BATCH = 128
+
+
+def repair_rows(conn: sqlite3.Connection, config: ContextConfig, f: Findings,
+                 problems: set[str], actions: list[str]) -> None:
+    """All row repairs in one transaction: either the ledger, fingerprints and documents agree
+    afterwards, or nothing changed."""
+    forget: set[str] = set()  # fingerprints to clear: those sources are read again
+    rewrite: set[str] = set()  # documents whose stored content hash is cleared: written again
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if "foreign_keys" in problems and f.fk_rows:
+            for table, rowid in f.fk_rows:
+                conn.execute(f'DELETE FROM "{table}" WHERE rowid=?', (rowid,))
+            f.rows_deleted = True
+            actions.append(f"deleted {len(f.fk_rows)} rows that referred to missing documents")
+        if "untracked_documents" in problems and f.untracked_gone:
+            gone = set(f.untracked_gone)
+            conn.executemany("DELETE FROM doc_origins WHERE origin_uri=?", [(o,) for o in gone])
+            removed = 0
+            for origin in sorted(gone):
+                for (doc_id,) in conn.execute(
+                        "SELECT doc_id FROM documents WHERE origin_uri=?", (origin,)).fetchall():
+                    others = [r[0] for r in conn.execute(
+                        "SELECT origin_uri FROM doc_origins WHERE doc_id=?", (doc_id,))]
+                    if others:  # another source still has it: that one writes it next time
+                        forget.update(others)
+                        rewrite.add(doc_id)
+                    else:
+                        conn.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
+                        removed += 1
+            f.rows_deleted = True
+            actions.append(f"removed {removed} documents of {len(gone)} vanished sources that "
+                           "no ingest had recorded")
+        if "origins_without_documents" in problems and f.origins_without_docs:
+            for doc_id, origin in f.origins_without_docs:
+                conn.execute("DELETE FROM doc_origins WHERE doc_id=? AND origin_uri=?",
+                             (doc_id, origin))
+                forget.add(origin)
+            actions.append(f"dropped {len(f.origins_without_docs)} origin entries of missing "
+                           "documents")
+        if "documents_without_origins" in problems and f.docs_without_origins:
+            conn.executemany(
+                "INSERT OR IGNORE INTO doc_origins(doc_id, origin_uri, precedence_json) "
+                "VALUES(?,?,'[]')", f.docs_without_origins)
+            actions.append(f"recorded the source of {len(f.docs_without_origins)} documents "
+                           "in the origin ledger")
+        if "fingerprints_without_documents" in problems:
+            forget.update(f.fingerprints_without_docs)
+        if "documents_without_chunks" in problems:
+            for doc_id, origin in f.docs_without_chunks:
+                forget.add(origin)
+                rewrite.add(doc_id)
+        if rewrite:
+            conn.executemany("UPDATE documents SET content_hash=NULL WHERE doc_id=?",
+                             [(d,) for d in rewrite])
+        cleared = 0
+        for uri in sorted(forget):
+            cleared += conn.execute(
+                "DELETE FROM source_fingerprints WHERE context_name=? AND source_uri=?",
+                (config.name, uri)).rowcount
+        if cleared:
+            actions.append(f"cleared {cleared} source fingerprints: the next 'chinvex ingest' "
+                           "reads those sources again")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def repair_runs(conn: sqlite3.Connection, f: Findings, problems: set[str],
+                 actions: list[str]) -> None:
+    if "last_ingest" in problems and f.interrupted_runs:
+        conn.executemany("UPDATE ingest_runs SET status='interrupted' WHERE run_id=? "
+                         "AND status='running'", [(r,) for r in f.interrupted_runs])
+        actions.append(f"marked {len(f.interrupted_runs)} unfinished ingest runs as interrupted")
+
+
+def repair_vectors(conn: sqlite3.Connection, config: ContextConfig, actions: list[str]) -> None:
+    """Compare both stores afresh (row repairs may have removed chunks), delete vectors of no
+    chunk, embed chunks without a vector from their exact stored embed text."""
+    from chinvex.embedding.factory import make_embedder
+    from chinvex.storage.vectors import VectorStore
+
+    embedder = make_embedder(config.embedding)
+    stored = db.get_meta(conn, "embedder")
+    if stored is not None and stored != embedder.name:
+        actions.append("vectors not repaired: the embedder changed (run 'chinvex ingest --full')")
+        return
+    store = VectorStore.open(config, conn, create=True)
+    assert store is not None
+    try:
+        _repair_store(conn, config, store, embedder, stored, actions)
+    finally:
+        store.close()
+
+
+def _repair_store(conn: sqlite3.Connection, config: ContextConfig, store: Any, embedder: Any,
+                  stored: str | None, actions: list[str]) -> None:
+    from chinvex.storage import coverage
+
+    in_sqlite = cons.chunk_ids(conn)
+    in_chroma = store.all_ids()
+    orphans = sorted(in_chroma - in_sqlite)
+    if orphans:
+        store.delete(orphans)
+        actions.append(f"deleted {len(orphans)} vectors that belonged to no chunk")
+    # The write journal's entries for ids without a chunk are settled now (the store holds no
+    # vector of such an id any more); entries of owned ids are left to the next ingest.
+    conn.execute("DELETE FROM vector_journal WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)")
+    missing = sorted(in_sqlite - in_chroma)
+    if not missing:
+        coverage.record(conn, coverage.measured(len(in_sqlite), len(in_sqlite), store.identity(conn),
+                                                coverage.gate_token(config)))
+        return
+    unrecoverable: list[str] = []
+    pending: list[tuple[str, str, dict[str, str]]] = []
+    embedded = 0
+
+    def flush() -> None:
+        nonlocal embedded
+        if not pending:
+            return
+        vectors = embedder.embed_documents([p[1] for p in pending])
+        store.upsert([p[0] for p in pending], vectors, [p[2] for p in pending])
+        embedded += len(pending)
+        pending.clear()
+
+    for row in cons.iter_chunk_rows(conn, missing):
+        text = cons.embed_text_of(row)
+        if text is None:
+            unrecoverable.append(row["doc_id"])
+            continue
+        pending.append((row["chunk_id"], text,
+                        {"doc_id": row["doc_id"], "source_type": row["source_type"]}))
+        if len(pending) >= EMBED_BATCH:
+            flush()
+    flush()
+    coverage.record(conn, coverage.measured(len(in_sqlite), len(in_sqlite) - len(unrecoverable),
+                                            store.identity(conn), coverage.gate_token(config)))
+    if embedded:
+        if stored is None:
+            db.set_meta(conn, "embedder", embedder.name)
+        actions.append(f"embedded {embedded} chunks that had no vector")
+    if unrecoverable:
+        _schedule_rewrite(conn, config, sorted(set(unrecoverable)))
+        actions.append(f"{len(unrecoverable)} chunks could not be embedded from what is stored "
+                       "(their text does not match its hash); their sources are read again by "
+                       "the next 'chinvex ingest'")
+
+
+def reembed_documents(conn: sqlite3.Connection, config: ContextConfig, doc_ids: list[str],
+                       actions: list[str]) -> None:
+    from chinvex.embedding.factory import make_embedder
+    from chinvex.storage.vectors import VectorStore
+
+    store = VectorStore.open(config, conn, create=False)
+    if store is None:
+        return
+    ids: list[str] = []
+    for start in range(0, len(doc_ids), 500):
+        part = doc_ids[start:start + 500]
+        ids += [r[0] for r in conn.execute(
+            f"SELECT chunk_id FROM chunks WHERE doc_id IN ({','.join('?' * len(part))})", part)]
+    embedder = make_embedder(config.embedding)
+    rows = [r for r in cons.iter_chunk_rows(conn, ids) if cons.embed_text_of(r) is not None]
+    try:
+        for start in range(0, len(rows), EMBED_BATCH):
+            part = rows[start:start + EMBED_BATCH]
+            vectors = embedder.embed_documents([cons.embed_text_of(r) for r in part])
+            store.upsert([r["chunk_id"] for r in part], vectors,
+                         [{"doc_id": r["doc_id"], "source_type": r["source_type"]} for r in part])
+    finally:
+        store.close()
+    actions.append(f"embedded the {len(rows)} chunks of {len(doc_ids)} documents with stale "
+                   "vectors again")
+
+
+def _schedule_rewrite(conn: sqlite3.Connection, config: ContextConfig, doc_ids: list[str]) -> None:
+    """The next ingest re-reads these documents' sources and writes them even if unchanged
+    (the writer then embeds every chunk whose vector is missing)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for doc_id in doc_ids:
+            row = conn.execute("SELECT origin_uri FROM documents WHERE doc_id=?", (doc_id,)).fetchone()
+            conn.execute("UPDATE documents SET content_hash=NULL WHERE doc_id=?", (doc_id,))
+            if row is not None:
+                conn.execute("DELETE FROM source_fingerprints WHERE context_name=? AND source_uri=?",
+                             (config.name, row[0]))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
