@@ -11,6 +11,8 @@ import pytest
 
 from chinvex.mcp import limits as L
 from chinvex.mcp import recall as R
+from chinvex.mcp import recall_add as recall_add_tool
+from chinvex.mcp import recall_get as recall_get_tool
 from chinvex.mcp import tools as T
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
@@ -207,7 +209,7 @@ def test_parent_content_rebuilds_overlapping_chunks(tmp_path):
     for index, (start, end) in enumerate([(0, 16), (11, 30)]):
         conn.execute("INSERT INTO chunks(chunk_id, doc_id, chunk_index, text, search_text, embed_hash, char_start, "
                      "char_end) VALUES(?,?,?,?,?,?,?,?)", (f"c{index}", "d", index, text[start:end], "s", "h", start, end))
-    assert T._parent_content(conn, "d") == text
+    assert recall_get_tool._parent_content(conn, "d") == text
 
 
 # -- the RECALL flow in process -----------------------------------------------------------------
@@ -267,7 +269,7 @@ def test_secrets_in_an_item_are_redacted(project):
 def test_item_added_while_an_ingest_holds_the_context_is_indexed_later(project, monkeypatch):
     from chinvex.locking import context_lock
 
-    monkeypatch.setattr(T, "LOCK_WAIT_S", 0.2)
+    monkeypatch.setattr(recall_add_tool, "LOCK_WAIT_S", 0.2)
     config = Registry().resolve("alpha")
     with context_lock(config, purpose="ingest (test)"):
         added = _ok(T.recall_add, project, type="pattern", title="Wombat retries",

@@ -94,7 +94,7 @@ def ordered(found: list[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
 
 def recall_list(state: ServerState, type: str, scope: str = "project", limit: int = 20,
                 sort: str = "updated_at") -> dict[str, Any]:
-    from chinvex.mcp.tools import scope_contexts
+    from chinvex.mcp.scopes import scope_contexts
 
     kind = listing_kind(limits.require_short("type", type, max_chars=limits.TYPE_MAX_CHARS) or "")
     limits.require_range("limit", limit, 1, LIMIT_MAX)

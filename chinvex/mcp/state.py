@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from chinvex.default_context import ENV_CONTEXT, DefaultResolution, resolve_default  # noqa: F401  (ENV_CONTEXT: tools.py)
+from chinvex.default_context import DefaultResolution, resolve_default
 from chinvex.mcp.limits import CONTEXT_NOT_FOUND, RETRIEVAL_ERROR, ToolFailure
 
 if TYPE_CHECKING:

@@ -1,0 +1,158 @@
+"""MCP tool `recall_search`: knowledge items and chunks for a query, across RECALL scopes."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from chinvex.mcp import budget
+from chinvex.mcp import limits
+from chinvex.mcp import recall
+from chinvex.mcp.arguments import checked_filter
+from chinvex.mcp.item_indexing import index_pending
+from chinvex.mcp.scopes import scope_contexts
+from chinvex.mcp.state import ServerState
+
+
+MAX_LISTED_CONTENT = 16 * 1024
+"""recall_search returns a knowledge item's whole content up to this size, else the matching
+chunk (recall_get returns all of it)."""
+
+
+def _empty_context_warning(state: ServerState, configs: list[Any], warning: str) -> bool:
+    """"no vectors yet" about a context with nothing indexed (a fresh `global`) is noise."""
+    for config in configs:
+        if warning.startswith(f"{config.name}: no vectors yet"):
+            h = state.handle(config)
+            with h.lock:
+                return h.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None
+    return False
+
+
+def _chunk_title(result: Any) -> str:
+    meta = result.metadata or {}
+    base = meta.get("path") or result.title or result.source_uri
+    symbols = meta.get("symbols") or []
+    headings = meta.get("heading_path") or []
+    if symbols:
+        return f"{base}: {', '.join(str(s) for s in symbols[:3])}"
+    if headings:
+        return f"{base}: {' > '.join(str(h) for h in headings)}"
+    if result.title and result.title != base:
+        return f"{result.title} ({base})"
+    return str(base)
+
+
+def _chunk_metadata(result: Any) -> dict[str, Any]:
+    meta = result.metadata or {}
+    uri = result.source_uri
+    out: dict[str, Any] = {
+        "source": meta.get("path") or uri,
+        "source_type": result.source_type,
+        "context": result.context,
+        "scope": result.scope,
+        "chunk_id": result.chunk_id,
+        "doc_id": result.doc_id,
+        "updated_at": result.updated_at,
+        "range": result.range.model_dump(mode="json"),
+    }
+    if uri.startswith("/") or (len(uri) > 2 and uri[1] == ":"):
+        out["file_path"] = uri.split("#", 1)[0]
+    if result.freshness.stale:
+        out["stale"] = True
+        out["stale_reason"] = result.freshness.reason
+    for key in ("language", "symbols", "heading_path", "thread_id", "turn_start", "turn_end"):
+        if meta.get(key) not in (None, [], ""):
+            out[key] = meta[key]
+    return out
+
+
+def recall_search(state: ServerState, query: str, types: list[str] | None = None, scope: str = "all",
+                  limit: int = 10, max_tokens: int = budget.DEFAULT_MAX_TOKENS,
+                  filter: str | None = None) -> dict[str, Any]:
+    from chinvex.retrieval.search import SearchRequest
+
+    started = time.perf_counter()
+    query = limits.require_query(query)
+    limits.require_range("limit", limit, limits.LIMIT_MIN, limits.LIMIT_MAX)
+    wanted = limits.require_list("types", types, max_items=16, max_chars=limits.TYPE_MAX_CHARS)
+    configs, warnings = scope_contexts(state, scope)
+    for config in configs:
+        note = index_pending(state, config)
+        if note:
+            warnings.append(note)
+    fetch = min(200, limit * (5 if wanted else 2) + 10)
+    response = state.searcher.search(
+        configs, SearchRequest(query=query, k=fetch, source_types=recall.source_types_for(wanted) if wanted else None,
+                               filter_expression=checked_filter(filter)))
+    warnings.extend(w for w in response.stats.warnings if not _empty_context_warning(state, configs, w))
+
+    items: dict[tuple[str, str], recall.KnowledgeItem] = {}
+    by_context = {c.name: c for c in configs}
+    for name, config in by_context.items():
+        doc_ids = [r.doc_id for r in response.results if r.context == name and r.source_type == recall.MEMORY_SOURCE_TYPE]
+        if doc_ids:
+            h = state.handle(config)
+            with h.lock:
+                for doc_id, item in recall.items_for_docs(h.conn, doc_ids).items():
+                    items[(name, doc_id)] = item
+
+    results: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for r in response.results:
+        item = items.get((r.context, r.doc_id)) if r.source_type == recall.MEMORY_SOURCE_TYPE else None
+        rtype = recall.result_type(r.source_type, r.metadata or {}, {"type": item.type} if item else None)
+        if wanted and not recall.type_matches(rtype, r.source_type, wanted):
+            continue
+        rid = item.item_id if item else r.chunk_id
+        if (r.context, rid) in seen:
+            continue
+        seen.add((r.context, rid))
+        if item is not None:
+            content = item.content if len(item.content) <= MAX_LISTED_CONTENT else r.text
+            metadata = {**item.as_result()["metadata"], "context": r.context, "tags": item.tags,
+                        "scope": item.scope, "chunk_id": r.chunk_id,
+                        "content_truncated": content is not item.content}
+            results.append({"id": rid, "type": rtype, "title": item.title, "content": content,
+                            "score": r.scores.rank, "metadata": metadata})
+        else:
+            results.append({"id": rid, "type": rtype, "title": _chunk_title(r), "content": r.text,
+                            "score": r.scores.rank, "metadata": _chunk_metadata(r)})
+        if len(results) >= limit:
+            break
+
+    for name, config in by_context.items():
+        ids = [res["id"] for res in results if res["metadata"]["context"] == name]
+        if ids:
+            h = state.handle(config)
+            with h.lock:
+                recall.count_retrievals(h.conn, ids)
+
+    latency_ms = int(round((time.perf_counter() - started) * 1000))
+    log_config = configs[0]
+    h = state.handle(log_config)
+    with h.lock:
+        recall.log_event(h.conn, session_id=state.session_id, event_type="retrieval_query", content=query,
+                    redactor=recall.redactor_for(log_config), metadata={
+                        "query": query,
+                        "filters": {"scope": scope, "types": wanted, "limit": limit},
+                        "contexts": list(by_context),
+                        "results": [{"id": res["id"], "type": res["type"], "score": res["score"],
+                                     "context": res["metadata"]["context"]} for res in results],
+                        "latency_ms": latency_ms,
+                    })
+    results, fitted = budget.fit(results, "content", max_tokens)
+    return {
+        "results": results,
+        "budget": fitted,
+        "query_metadata": {
+            "scope_searched": scope,
+            "contexts": list(by_context),
+            "total_candidates": response.stats.candidates,
+            "reranked": False,
+            "mode": response.stats.mode,
+            "latency_ms": latency_ms,
+            "warnings": list(dict.fromkeys(warnings)),
+        },
+        "_judge_reminder": recall.JUDGE_REMINDER,
+    }
