@@ -50,6 +50,7 @@ pytestmark = [
 def ui(tmp_path_factory) -> Iterator[UiRun]:
     with running_ui(tmp_path_factory.mktemp("web_browser")) as run:
         yield run
+    assert "Traceback" not in run.log.read_text(), run.log.read_text()[-3000:]  # no page failed
 
 
 @pytest.fixture(scope="module")

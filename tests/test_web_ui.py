@@ -98,6 +98,8 @@ class UiRun:
     env: dict[str, str]
     corpus: dict[str, Path]
     proc: subprocess.Popen
+    log: Path
+    """The server's stderr."""
 
     @property
     def url(self) -> str:
@@ -163,13 +165,15 @@ def running_ui(base_dir: Path) -> Iterator[UiRun]:
     _add_memory(home)
     full_env = {k: v for k, v in os.environ.items() if k not in ("CHINVEX_CONTEXT",)}
     full_env.update(env)
-    proc = subprocess.Popen([str(CHINVEX_BIN), "ui", "--context", "web", "--port", "0", "--no-open"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env)
+    log = base_dir / "ui-stderr.log"  # a file, not a pipe nobody reads, which could fill and block
+    with open(log, "w") as stderr:
+        proc = subprocess.Popen([str(CHINVEX_BIN), "ui", "--context", "web", "--port", "0", "--no-open"],
+                                stdout=subprocess.PIPE, stderr=stderr, text=True, env=full_env)
     try:
         line = _first_line(proc, 60)
         match = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=([\w-]+)", line)
-        assert match, f"no URL in {line!r}"
-        yield UiRun(base=match.group(1), token=match.group(2), home=home, env=env, corpus=corpus, proc=proc)
+        assert match, f"no URL in {line!r}; stderr: {log.read_text()[-2000:]}"
+        yield UiRun(base=match.group(1), token=match.group(2), home=home, env=env, corpus=corpus, proc=proc, log=log)
     finally:
         proc.terminate()
         try:
@@ -183,6 +187,7 @@ def running_ui(base_dir: Path) -> Iterator[UiRun]:
 def ui(tmp_path_factory) -> Iterator[UiRun]:
     with running_ui(tmp_path_factory.mktemp("web_ui")) as run:
         yield run
+    assert "Traceback" not in run.log.read_text(), run.log.read_text()[-3000:]  # no page failed
 
 
 def _links(html: str, css_class: str) -> list[str]:
@@ -424,6 +429,16 @@ def test_ingest_now_runs_in_the_background_and_reports_progress(ui: UiRun):
         assert client.get("/api/ingest/unknown").status_code == 404
 
 
+def test_documents_list_filters_by_type_and_path_and_opens_conversations_in_the_viewer(ui: UiRun):
+    with ui.client() as client:
+        everything = client.get("/documents?context=web").text
+        notes = client.get("/documents", params={"context": "web", "type": "note"}).text
+        code = client.get("/documents", params={"context": "web", "path": "repo/back"}).text
+    assert "Webhook retries" in everything and f"/conversation/{LONG_THREAD}" in everything
+    assert "Webhook retries" in notes and "backoff.py" not in notes and "/conversation/" not in notes
+    assert "backoff.py" in code and "Webhook retries" not in code and re.search(r">1 document,", code)
+
+
 def test_unknown_context_and_document_are_error_pages(ui: UiRun):
     with ui.client() as client:
         unknown = client.get("/search?context=nope&q=x")
@@ -475,3 +490,10 @@ def test_patches_are_recognised_in_both_forms():
     assert diff_lines("$ ls -la\n-rw-r--r-- a") is None
     assert edit_diff({"name": "Edit", "input": {"file_path": "a.py", "old_string": "x", "new_string": "y"}}) == [
         ("file", "*** a.py"), ("del", "-x"), ("add", "+y")]
+
+
+def test_urls_leave_out_empty_parameters_and_take_any_name():
+    from chinvex.web.render import url
+
+    assert url("/documents", context="web", path="src/", type="", page=2) == "/documents?context=web&path=src%2F&page=2"
+    assert url("/search", q="a&b", type=["note", "repo"], explain=True) == "/search?q=a%26b&type=note&type=repo&explain=1"

@@ -23,8 +23,9 @@ NAV = [("contexts", "/", "Contexts"), ("documents", "/documents", "Documents"), 
 NAV_PATHS = {key: path for key, path, _ in NAV}
 
 
-def url(path: str, **params: Any) -> str:
-    """`path?query` with empty parameters left out (URLs stay short and shareable)."""
+def url(target: str, /, **params: Any) -> str:
+    """`target?query` with empty parameters left out (URLs stay short and shareable). The
+    target is positional-only: `path` is also a query parameter (the documents filter)."""
     kept = [(k, v) for k, v in params.items() if v not in (None, "", False, [])]
     flat: list[tuple[str, Any]] = []
     for key, value in kept:
@@ -32,7 +33,7 @@ def url(path: str, **params: Any) -> str:
             flat.extend((key, v) for v in value)
         else:
             flat.append((key, 1 if value is True else value))
-    return path + (f"?{urlencode(flat)}" if flat else "")
+    return target + (f"?{urlencode(flat)}" if flat else "")
 
 
 def segment(value: str) -> str:
