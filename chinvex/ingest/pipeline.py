@@ -81,7 +81,10 @@ class IngestOptions:
 
 
 @dataclass
-class _Root:
+class EnumeratedRoot:
+    """One include root and the adapter that enumerated it. `ok` is False when enumeration
+    failed: then nothing under it may be taken as deleted."""
+
     include_key: str
     root: str
     adapter: str
@@ -89,7 +92,9 @@ class _Root:
 
 
 @dataclass
-class _Work:
+class SourceWork:
+    """A source found by enumeration and the adapter that will read it."""
+
     candidate: SourceCandidate
     adapter: str
 
@@ -128,7 +133,7 @@ def run_ingest_locked(config: ContextConfig, options: IngestOptions) -> IngestSu
     rebuilding a damaged hybrid.db from the sources)."""
     conn = db.connect(Path(config.index.sqlite_path), create=True)
     try:
-        return _Run(config, conn, options).execute()
+        return IngestRun(config, conn, options).execute()
     except (sqlite3.Error, OSError) as exc:
         raise write_failure(config, exc) from None
     except StorageError as exc:
@@ -181,7 +186,10 @@ def write_failure(config: ContextConfig, exc: BaseException) -> StorageError:
                         "run 'chinvex ingest' again")
 
 
-class _Run:
+class IngestRun:
+    """One ingest of one context under its lock: enumerate the roots, decide per source from its
+    fingerprint, parse, prepare and write what changed, remove what vanished, and record the run."""
+
     def __init__(self, config: ContextConfig, conn: sqlite3.Connection, options: IngestOptions):
         from chinvex.chunking import CHUNKER_VERSION
         from chinvex.embedding.factory import make_embedder
@@ -216,7 +224,7 @@ class _Run:
             conn.execute("SELECT doc_id, content_hash FROM tombstones").fetchall())
         self.pending: dict[str, journal.PendingSource] = {}
         self.reingest: set[str] = set()
-        self.work_by_uri: dict[str, _Work] = {}
+        self.work_by_uri: dict[str, SourceWork] = {}
         self.root_adapters: set[str] = set()
 
     # -- run --------------------------------------------------------------------------------
@@ -390,19 +398,19 @@ class _Run:
 
     # -- enumeration ------------------------------------------------------------------------
 
-    def _roots(self) -> list[_Root]:
-        roots: list[_Root] = []
+    def _roots(self) -> list[EnumeratedRoot]:
+        roots: list[EnumeratedRoot] = []
         for key, values in self.config.includes.entries():
             if not isinstance(values, list):
                 continue
             for root in values:
                 for name in adapters_for(key):
-                    roots.append(_Root(include_key=key, root=str(root), adapter=name))
+                    roots.append(EnumeratedRoot(include_key=key, root=str(root), adapter=name))
         return roots
 
-    def _enumerate(self) -> tuple[list[_Root], list[_Work], dict[str, str]]:
+    def _enumerate(self) -> tuple[list[EnumeratedRoot], list[SourceWork], dict[str, str]]:
         roots = self._roots()
-        chosen: dict[str, tuple[int, _Work]] = {}
+        chosen: dict[str, tuple[int, SourceWork]] = {}
         skipped_uris: dict[str, str] = {}  # uri -> skip reason
         for order, root in enumerate(roots):
             self.root_adapters.add(root.adapter)
@@ -435,7 +443,7 @@ class _Run:
                 if previous is None or depth > previous[0]:
                     # A composite adapter may hand a candidate to another adapter (the Codex
                     # app-server lists threads whose legacy rollout files the JSONL parser reads).
-                    chosen[item.source_uri] = (depth, _Work(item, item.adapter or root.adapter))
+                    chosen[item.source_uri] = (depth, SourceWork(item, item.adapter or root.adapter))
         work = [w for _, w in chosen.values()]
         self.summary.sources.scanned = len(work)
         return roots, work, {uri: why for uri, why in skipped_uris.items() if uri not in chosen}
@@ -446,7 +454,7 @@ class _Run:
         adapter = load_adapter(adapter_name)
         return fps.Versions(adapter.parser_version, self.chunker_version, self._embedder.name)
 
-    def _process(self, item: _Work) -> None:
+    def _process(self, item: SourceWork) -> None:
         cand = item.candidate
         fp = self.known.get(cand.source_uri)
         versions = self._versions(item.adapter)
@@ -471,7 +479,7 @@ class _Run:
         self.reasons[decision.reason] += 1
         self._ingest(item, fp, decision.reason, versions, content_sha)
 
-    def _ingest(self, item: _Work, fp: fps.Fingerprint | None, reason: str,
+    def _ingest(self, item: SourceWork, fp: fps.Fingerprint | None, reason: str,
                 versions: fps.Versions, content_sha: str | None) -> None:
         cand = item.candidate
         adapter = load_adapter(item.adapter)
@@ -599,7 +607,7 @@ class _Run:
 
     # -- removal ----------------------------------------------------------------------------
 
-    def _remove_vanished(self, roots: list[_Root], seen: set[str], skipped: dict[str, str]) -> None:
+    def _remove_vanished(self, roots: list[EnumeratedRoot], seen: set[str], skipped: dict[str, str]) -> None:
         """Sources no longer found (deleted, excluded, or whose root left the context) leave
         both stores — except under a root that could not be listed this time (an unmounted
         disk must not wipe an index) or when reported unreadable.

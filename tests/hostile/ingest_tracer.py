@@ -56,7 +56,7 @@ def install(trace_path: str, batch: int, kill_at: tuple[str, int] | None = None)
     defaults["max_pending_chunks"] = batch
     defaults["max_pending_docs"] = max(4, batch // 2)
     writer.IndexWriter.__init__.__kwdefaults__ = defaults
-    _wrap(pipeline._Run, "_consume", emit)                 # parsing a source
+    _wrap(pipeline.IngestRun, "_consume", emit)                 # parsing a source
     _wrap(origins.OriginLedger, "record", emit)            # ledger rows (autocommit)
     _wrap(origins.OriginLedger, "detach", emit)            # removal of a source's documents
     _wrap(writer.IndexWriter, "_embed", emit)              # the embedder
