@@ -24,8 +24,9 @@ import pytest
 from conftest import REPO_ROOT
 from test_web_ui import LONG_THREAD, PATCH_THREAD, UiRun, running_ui
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+CHROMIUM = os.environ.get("CHINVEX_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = os.environ.get("CHINVEX_CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
+"""Debian's paths; the variables point elsewhere (another distribution's chromium-browser)."""
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-dev-shm-usage", "--disable-default-apps", "--disable-extensions",

@@ -31,6 +31,8 @@ PATCH_THREAD = "0195aaaa-bbbb-7ccc-8ddd-eeeeffff0001"
 LONG_THREAD = "0195aaaa-bbbb-7ccc-8ddd-eeeeffff0002"
 LONG_EXCHANGES = 130
 """260 turns: three pages of the conversation viewer."""
+CLAUDE_SESSION = "4c2ddfdc-b619-4525-8d03-1950fb1b0257"
+"""A real Claude Code transcript with an Edit call (tests/fixtures/samples/PROVENANCE.md)."""
 HOSTILE = '<script>alert("planted")</script>'
 
 
@@ -52,9 +54,10 @@ def _message(role: str, text: str) -> dict:
 
 def make_corpus(root: Path) -> dict[str, Path]:
     """Notes (one with planted markup), a code file, two Codex sessions (one with a shell call
-    and a patch, one of 260 turns) and a ChatGPT export."""
+    and a patch, one of 260 turns), a Claude Code session and a ChatGPT export."""
     notes, repo, codex, chat = root / "notes", root / "repo", root / "codex" / "sessions", root / "chat"
-    for folder in (notes, repo, codex / "2026" / "03" / "01", chat):
+    claude = root / "claude"
+    for folder in (notes, repo, codex / "2026" / "03" / "01", chat, claude):
         folder.mkdir(parents=True)
     (notes / "retry.md").write_text(
         "# Webhook retries\n\nThe webhook dispatcher retries failed deliveries with exponential backoff.\n"
@@ -87,7 +90,8 @@ def make_corpus(root: Path) -> dict[str, Path]:
         long_items.append(_message("assistant", f"Migration step {n} is done; the quokka{n} table was copied."))
     (day / f"rollout-2026-03-01T11-00-00-{LONG_THREAD}.jsonl").write_text(_rollout(LONG_THREAD, long_items))
     shutil.copy(FIXTURES / "chatgpt-export" / "chatlore" / "conversations.json", chat / "conversations.json")
-    return {"notes": notes, "repo": repo, "codex": codex, "chat": chat}
+    shutil.copy(FIXTURES / "claude-code" / "codemie-code" / "projects" / "-tmp-private" / f"{CLAUDE_SESSION}.jsonl", claude)
+    return {"notes": notes, "repo": repo, "codex": codex, "chat": chat, "claude": claude}
 
 
 @dataclass
@@ -154,14 +158,15 @@ def running_ui(base_dir: Path) -> Iterator[UiRun]:
     home = base_dir / "home"
     env = {"CHINVEX_HOME": str(home), "ANONYMIZED_TELEMETRY": "False"}
     created = run_cli("context", "create", "web", "--note-root", str(corpus["notes"]), "--repo", str(corpus["repo"]),
-                      "--codex-sessions", str(corpus["codex"]), "--chat-root", str(corpus["chat"]), env=env)
+                      "--codex-sessions", str(corpus["codex"]), "--chat-root", str(corpus["chat"]),
+                      "--claude-sessions", str(corpus["claude"]), env=env)
     assert created.code == 0, created
     config_file = home / "contexts" / "web" / "context.json"
     data = json.loads(config_file.read_text())
     data["codex_appserver"] = {"mode": "off"}  # the rollout files only: no codex binary needed
     config_file.write_text(json.dumps(data))
     ingested = run_cli("ingest", "--context", "web", "--json", env=env)
-    assert ingested.json["sources"]["indexed"] >= 6, ingested
+    assert ingested.json["sources"]["indexed"] >= 7, ingested
     _add_memory(home)
     full_env = {k: v for k, v in os.environ.items() if k not in ("CHINVEX_CONTEXT",)}
     full_env.update(env)
@@ -374,6 +379,13 @@ def test_conversation_viewer_folds_tools_shows_patches_and_pages_long_threads(ui
         landed = client.get(jump.headers["location"]).text
         assert "page 3 of 3" in landed and 'class="turn role-assistant target" id="turn-230"' in landed
         assert "quokka115" in landed and "quokka99 " not in landed
+        claude = client.get(f"/conversation/{CLAUDE_SESSION}?context=web").text
+        assert '<summary>tool <code>Edit</code> · patch' in claude
+        assert '<span class="del">-def main():</span>' in claude and '<span class="add">+# Simple hello world program</span>' in claude
+        chat = client.get("/documents?context=web&type=chat").text
+        chat_link = re.search(r'href="(/conversation/[^"]+)">Postgres indexing<', chat).group(1).replace("&amp;", "&")
+        postgres = client.get(chat_link).text
+        assert '<span class="role">assistant</span>' in postgres and "composite index" in postgres
         ambiguous = client.get(f"/conversation/{LONG_THREAD[:13]}?context=web")  # both threads start so
         missing = client.get("/conversation/0000000000?context=web")
     assert ambiguous.status_code == 400 and "more than one conversation id" in ambiguous.text

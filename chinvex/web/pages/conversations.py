@@ -74,12 +74,15 @@ def turn_view(turn: dict[str, Any], target: int | None) -> dict[str, Any]:
     name = tool.get("name") if isinstance(tool, dict) else None
     text = turn.get("text") or ""
     summary = next((line.strip() for line in text.split("\n")
-                    if line.strip() and not line.startswith(("Tool:", "*** Begin Patch"))), "")
+                    if line.strip() and not line.startswith(("Tool:", "Tool call:", "*** Begin Patch"))), "")
+    edited = edit_diff(tool)
     return {
         "number": number, "role": turn.get("role") or "?", "ts": turn.get("ts"), "text": text,
         "truncated": bool(turn.get("text_truncated")), "is_tool": is_tool, "tool_name": name,
-        "summary": summary[:160], "diff": edit_diff(tool) or (diff_lines(text) if is_tool else None),
-        "target": number == target,
+        "summary": summary[:160], "target": number == target,
+        # An edit's diff comes from its input: the text (its result) is shown under it. A patch
+        # found in the text is the text, shown as a diff.
+        "diff": edited or (diff_lines(text) if is_tool else None), "text_too": edited is not None,
     }
 
 
