@@ -441,6 +441,22 @@ def test_ingest_now_runs_in_the_background_and_reports_progress(ui: UiRun):
         assert client.get("/api/ingest/unknown").status_code == 404
 
 
+def test_ingest_now_while_another_writer_holds_the_context_fails_with_its_reason(ui: UiRun):
+    from chinvex.locking import context_lock
+
+    with ui.client() as client, context_lock(ui.config(), purpose="a test's ingest"):
+        csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/ingest?context=web").text).group(1)
+        started = client.post("/ingest", data={"csrf": csrf, "context": "web"}, headers={"Origin": ui.base})
+        job_id = re.search(r"job=(\w+)", started.headers["location"]).group(1)
+        deadline = time.monotonic() + 30
+        while (status := client.get(f"/api/ingest/{job_id}").json())["state"] not in ("done", "failed"):
+            assert time.monotonic() < deadline, status
+            time.sleep(0.05)
+        page = client.get(started.headers["location"]).text
+    assert status["state"] == "failed" and "is busy" in status["error"] and "a test's ingest" in status["error"]
+    assert 'data-state="failed"' in page and "failed: Context &#39;web&#39; is busy" in page
+
+
 def test_documents_list_filters_by_type_and_path_and_opens_conversations_in_the_viewer(ui: UiRun):
     with ui.client() as client:
         everything = client.get("/documents?context=web").text
