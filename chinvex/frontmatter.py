@@ -13,10 +13,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timezone
+from datetime import date, datetime, time
 from typing import Any
 
 import yaml
+
+from chinvex.timeutil import as_utc, parse_iso
 
 try:  # the C loader is ~10x faster; both are "safe" (no arbitrary objects)
     _Loader: type = yaml.CSafeLoader
@@ -173,21 +175,12 @@ def front_matter_date(value: Any) -> datetime | None:
     as UTC; None for free-form text. Numbers are not dates here (`date: 2024` is a year,
     not a unix time)."""
     if isinstance(value, datetime):
-        dt = value
-    elif isinstance(value, date):
-        dt = datetime(value.year, value.month, value.day)
-    elif isinstance(value, str):
+        return as_utc(value)
+    if isinstance(value, date):
+        return as_utc(datetime(value.year, value.month, value.day))
+    if isinstance(value, str):
         text = value.strip()
         if not text or not text[:4].isdigit():
             return None
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            dt = datetime.fromisoformat(text)
-        except ValueError:
-            return None
-    else:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
+        return parse_iso(text)
+    return None

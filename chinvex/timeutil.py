@@ -19,28 +19,40 @@ def to_utc(value: Any) -> datetime | None:
     if value is None or value == "":
         return None
     if isinstance(value, datetime):
-        dt = value
-    elif isinstance(value, bool):
+        return as_utc(value)
+    if isinstance(value, bool):
         return None
-    elif isinstance(value, (int, float)):
+    if isinstance(value, (int, float)):
         seconds = value / 1000 if abs(value) > _MS_THRESHOLD else value
         try:
             return datetime.fromtimestamp(seconds, timezone.utc)
         except (OverflowError, OSError, ValueError):
             return None
-    elif isinstance(value, str):
+    if isinstance(value, str):
         text = value.strip()
-        if text.endswith("Z") or text.endswith("z"):
-            text = text[:-1] + "+00:00"
+        parsed = parse_iso(text)
+        if parsed is not None:
+            return parsed
         try:
-            dt = datetime.fromisoformat(text)
+            return to_utc(float(text))
         except ValueError:
-            try:
-                return to_utc(float(text))
-            except ValueError:
-                return None
-    else:
+            return None
+    return None
+
+
+def parse_iso(text: str) -> datetime | None:
+    """An ISO 8601 string (a trailing 'Z' allowed) as UTC; None when it is not one."""
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
         return None
+    return as_utc(dt)
+
+
+def as_utc(dt: datetime) -> datetime:
+    """The datetime in UTC; a naive one is taken to be UTC already."""
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return dt.astimezone(timezone.utc)
