@@ -18,17 +18,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import (
-    AdapterOptions,
-    ParsedDoc,
-    ParseReport,
-    SkippedSource,
-    SourceCandidate,
-    SourceError,
-)
+from chinvex.sources import AdapterOptions, ParsedDoc, ParseReport, SkippedSource, SourceCandidate, SourceError
+from chinvex_adapters.walked import source_candidate, walked_sources
 
 from .chatgpt import conversation_to_doc, thread_id_of
-from .fswalk import walk
+from .fswalk import WalkEntry, walk
 from .json_stream import (
     MAX_NESTING,
     SNIFF_BYTES,
@@ -120,25 +114,21 @@ class ChatExportAdapter:
     ) -> Iterator[SourceCandidate | SkippedSource]:
         root_str = str(Path(root).expanduser().absolute())
         md_limit = int(options.settings.get("chat_markdown_max_bytes", DEFAULT_MARKDOWN_MAX_BYTES))
-        for entry in walk(Path(root), options.excludes):
-            uri = str(entry.path)
-            if entry.skip:
-                yield SkippedSource(uri, self.source_type, entry.skip, entry.detail)
-                continue
-            kind, why, extra = classify(entry.path)
-            if kind is None:
-                reason = "unreadable" if why.startswith("unreadable") else "not_supported"
-                yield SkippedSource(uri, self.source_type, reason, why)
-                continue
-            if kind == "markdown" and entry.size_bytes is not None and entry.size_bytes > md_limit:
-                yield SkippedSource(uri, self.source_type, "too_large",
-                                    f"{entry.size_bytes} bytes > {md_limit}")
-                continue
-            yield SourceCandidate(
-                source_uri=uri, source_type=self.source_type, adapter=self.name, root=root_str,
-                path=entry.path, size_bytes=entry.size_bytes, mtime_ns=entry.mtime_ns,
-                extra={"kind": kind, **extra},
-            )
+        yield from walked_sources(walk(Path(root), options.excludes), self.source_type,
+                                  lambda entry: self._source(entry, root_str, md_limit))
+
+    def _source(self, entry: WalkEntry, root: str, md_limit: int) -> SourceCandidate | SkippedSource:
+        """What a file the walk kept becomes: a candidate, or the reason it is not one."""
+        uri = str(entry.path)
+        kind, why, extra = classify(entry.path)
+        if kind is None:
+            reason = "unreadable" if why.startswith("unreadable") else "not_supported"
+            return SkippedSource(uri, self.source_type, reason, why)
+        if kind == "markdown" and entry.size_bytes is not None and entry.size_bytes > md_limit:
+            return SkippedSource(uri, self.source_type, "too_large",
+                                 f"{entry.size_bytes} bytes > {md_limit}")
+        return source_candidate(entry, source_type=self.source_type, adapter=self.name, root=root,
+                                extra={"kind": kind, **extra})
 
     def parse(
         self, candidate: SourceCandidate, report: ParseReport, previous_state: dict[str, Any] | None

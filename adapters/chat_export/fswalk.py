@@ -14,9 +14,7 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec
 
 from chinvex.excludes import exclude_spec, is_excluded
-from chinvex.walking import WalkedFile
-from chinvex.walking import inside as _inside
-
+from chinvex.walking import SortedWalk, WalkedFile, absolute_root
 
 WalkEntry = WalkedFile
 """A file found under the root (the walkers' shared record, `chinvex.walking`)."""
@@ -28,7 +26,7 @@ def walk(root: Path, excludes: Iterable[str] = (), *, skip_hidden: bool = True) 
     A root that is a file yields that file alone. Hidden entries (dot-names) are not visited:
     `.git`, `.obsidian`, `.DS_Store` are never sources.
     """
-    root_abs = Path(os.path.abspath(os.path.expanduser(os.fspath(root))))
+    root_abs = absolute_root(root)
     spec = exclude_spec(excludes, str(root_abs))
     if root_abs.is_file():
         try:
@@ -38,62 +36,37 @@ def walk(root: Path, excludes: Iterable[str] = (), *, skip_hidden: bool = True) 
             return
         yield WalkEntry(root_abs, root_abs.name, st.st_size, st.st_mtime_ns)
         return
-    root_real = os.path.realpath(root_abs)
-    try:
-        root_stat = root_abs.stat()
-    except OSError as exc:
-        yield WalkEntry(root_abs, "", skip="unreadable", detail=str(exc))
-        return
-    visited = {(root_stat.st_dev, root_stat.st_ino)}
-    yield from _walk_dir(root_abs, "", root_real, spec, skip_hidden, visited)
+    yield from _EveryFile(root_abs, spec, skip_hidden).files()
 
 
-def _walk_dir(
-    folder: Path, rel_dir: str, root_real: str, spec: GitIgnoreSpec | None, skip_hidden: bool,
-    visited: set[tuple[int, int]],
-) -> Iterator[WalkEntry]:
-    try:
-        with os.scandir(folder) as it:
-            entries = sorted(it, key=lambda e: e.name)
-    except OSError as exc:
-        yield WalkEntry(folder, rel_dir or ".", skip="unreadable", detail=str(exc))
-        return
-    for entry in entries:
-        if skip_hidden and entry.name.startswith("."):
-            continue
-        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-        path = folder / entry.name
-        try:
-            is_dir = entry.is_dir(follow_symlinks=True)
-        except OSError:
-            is_dir = False
-        if is_dir:
-            if is_excluded(rel, spec, is_dir=True):
-                yield WalkEntry(path, rel, skip="excluded", detail="directory")
-                continue
-            if entry.is_symlink() and not _inside(os.path.realpath(path), root_real):
-                yield WalkEntry(path, rel, skip="ignored", detail="symlinked directory outside the root")
-                continue
-            try:
-                st = entry.stat(follow_symlinks=True)
-            except OSError as exc:
-                yield WalkEntry(path, rel, skip="unreadable", detail=str(exc))
-                continue
-            key = (st.st_dev, st.st_ino)
-            if key in visited:
-                continue  # a second way into a directory already walked (symlink loop or alias)
-            visited.add(key)
-            yield from _walk_dir(path, rel, root_real, spec, skip_hidden, visited)
-            continue
-        if is_excluded(rel, spec):
-            yield WalkEntry(path, rel, skip="excluded")
-            continue
+class _EveryFile(SortedWalk):
+    """Every file, with a record of each one that must not be read and of why."""
+
+    def __init__(self, root_abs: Path, spec: GitIgnoreSpec | None, skip_hidden: bool) -> None:
+        super().__init__(root_abs)
+        self.spec = spec
+        self.skip_hidden = skip_hidden
+
+    def folder(self, path: Path, rel: str, entry: os.DirEntry[str]) -> WalkEntry | bool:
+        if is_excluded(rel, self.spec, is_dir=True):
+            return WalkEntry(path, rel, skip="excluded", detail="directory")
+        if self.leaves_root(path, entry):
+            return WalkEntry(path, rel, skip="ignored", detail="symlinked directory outside the root")
+        return True
+
+    def file(self, path: Path, rel: str, entry: os.DirEntry[str]) -> WalkEntry:
+        if is_excluded(rel, self.spec):
+            return WalkEntry(path, rel, skip="excluded")
         try:
             st = entry.stat(follow_symlinks=True)
         except OSError as exc:
-            yield WalkEntry(path, rel, skip="unreadable", detail=f"broken link or unreadable: {exc}")
-            continue
+            return WalkEntry(path, rel, skip="unreadable", detail=f"broken link or unreadable: {exc}")
         if not entry.is_file(follow_symlinks=True):
-            yield WalkEntry(path, rel, skip="not_supported", detail="not a regular file")
-            continue
-        yield WalkEntry(path, rel, st.st_size, st.st_mtime_ns)
+            return WalkEntry(path, rel, skip="not_supported", detail="not a regular file")
+        return WalkEntry(path, rel, st.st_size, st.st_mtime_ns)
+
+    def cannot_stat(self, path: Path, rel: str, exc: OSError) -> WalkEntry:
+        return WalkEntry(path, rel, skip="unreadable", detail=str(exc))
+
+    def cannot_list(self, path: Path, rel: str, exc: OSError) -> WalkEntry:
+        return WalkEntry(path, rel or ".", skip="unreadable", detail=str(exc))

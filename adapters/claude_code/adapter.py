@@ -10,7 +10,6 @@ beside it; its parent comes from the folder (2.1.x layout) or from its records (
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,9 +25,11 @@ from chinvex.sources import (
     SourceCandidate,
     SourceError,
 )
+from chinvex.walking import absolute_root
 from chinvex_adapters.chat_export.fswalk import WalkEntry, walk
 from chinvex_adapters.chat_export.textutil import as_str, clean_text, json_safe, one_line
-from chinvex_adapters.repo.adapter import DEFAULT_MAX_FILE_BYTES
+from chinvex_adapters.repo.textfile import DEFAULT_MAX_FILE_BYTES
+from chinvex_adapters.walked import source_candidate, walked_sources
 
 from .layout import NOT_TRANSCRIPTS, classify, is_uuid, read_sidecar
 from .memory import MEMORY_SOURCE_TYPE, is_memory_file, memory_extra, parse_memory
@@ -81,40 +82,38 @@ class ClaudeCodeAdapter:
         self, root: Path, options: AdapterOptions
     ) -> Iterator[SourceCandidate | SkippedSource]:
         root_str = str(Path(root).expanduser().absolute())
-        walked = Path(os.path.abspath(os.path.expanduser(root)))  # as `walk` sees it
+        walked = absolute_root(root)  # as `walk` sees it
         anchor = (walked.parent if walked.is_file() else walked).name
         include_thinking = bool(options.settings.get("claude_code_include_thinking", True))
-        for entry in walk(Path(root), options.excludes):
-            uri = str(entry.path)
-            if entry.skip:
-                yield SkippedSource(uri, self.source_type, entry.skip, entry.detail)
-                continue
-            name = entry.path.name
-            if is_memory_file(anchor, entry.rel):
-                yield self._memory_candidate(entry, root_str)
-                continue
-            if not name.endswith(".jsonl"):
-                if name.endswith(".meta.json") and entry.path.parent.name == "subagents":
-                    yield SkippedSource(uri, self.source_type, "ignored",
-                                        "sub-agent metadata, read with its transcript")
-                else:
-                    yield SkippedSource(uri, self.source_type, "not_supported",
-                                        "not a Claude Code transcript (*.jsonl) or memory file "
-                                        "(memory/*.md)")
-                continue
-            if name in NOT_TRANSCRIPTS:
-                yield SkippedSource(uri, self.source_type, "not_supported", NOT_TRANSCRIPTS[name])
-                continue
-            layout = classify(entry.path)
-            extra: dict[str, Any] = {"layout": layout.kind, "include_thinking": include_thinking}
-            if layout.agent_id:
-                extra["agent_id"] = layout.agent_id
-            if layout.parent_session_id:
-                extra["parent_session_id"] = layout.parent_session_id
-            yield SourceCandidate(
-                source_uri=uri, source_type=self.source_type, adapter=self.name, root=root_str,
-                path=entry.path, size_bytes=entry.size_bytes, mtime_ns=entry.mtime_ns, extra=extra,
-            )
+        yield from walked_sources(walk(Path(root), options.excludes), self.source_type,
+                                  lambda entry: self._source(entry, root_str, anchor, include_thinking))
+
+    def _source(
+        self, entry: WalkEntry, root: str, anchor: str, include_thinking: bool
+    ) -> SourceCandidate | SkippedSource:
+        """What a file the walk kept becomes: a transcript or memory candidate, or the reason
+        it is neither."""
+        uri = str(entry.path)
+        name = entry.path.name
+        if is_memory_file(anchor, entry.rel):
+            return self._memory_candidate(entry, root)
+        if not name.endswith(".jsonl"):
+            if name.endswith(".meta.json") and entry.path.parent.name == "subagents":
+                return SkippedSource(uri, self.source_type, "ignored",
+                                     "sub-agent metadata, read with its transcript")
+            return SkippedSource(uri, self.source_type, "not_supported",
+                                 "not a Claude Code transcript (*.jsonl) or memory file "
+                                 "(memory/*.md)")
+        if name in NOT_TRANSCRIPTS:
+            return SkippedSource(uri, self.source_type, "not_supported", NOT_TRANSCRIPTS[name])
+        layout = classify(entry.path)
+        extra: dict[str, Any] = {"layout": layout.kind, "include_thinking": include_thinking}
+        if layout.agent_id:
+            extra["agent_id"] = layout.agent_id
+        if layout.parent_session_id:
+            extra["parent_session_id"] = layout.parent_session_id
+        return source_candidate(entry, source_type=self.source_type, adapter=self.name, root=root,
+                                extra=extra)
 
     def _memory_candidate(self, entry: WalkEntry, root: str) -> SourceCandidate | SkippedSource:
         uri = str(entry.path)
@@ -122,11 +121,8 @@ class ClaudeCodeAdapter:
             return SkippedSource(uri, MEMORY_SOURCE_TYPE, "too_large",
                                  f"{entry.size_bytes:,} bytes, over the "
                                  f"{DEFAULT_MAX_FILE_BYTES:,}-byte limit for memory files")
-        return SourceCandidate(
-            source_uri=uri, source_type=MEMORY_SOURCE_TYPE, adapter=self.name, root=root,
-            path=entry.path, size_bytes=entry.size_bytes, mtime_ns=entry.mtime_ns,
-            extra=memory_extra(entry.path, entry.rel),
-        )
+        return source_candidate(entry, source_type=MEMORY_SOURCE_TYPE, adapter=self.name, root=root,
+                                extra=memory_extra(entry.path, entry.rel))
 
     def parse(
         self, candidate: SourceCandidate, report: ParseReport, previous_state: dict[str, Any] | None

@@ -22,8 +22,7 @@ from typing import Any
 from chinvex.models import Document
 from chinvex.sources import ParseReport, SourceCandidate
 from chinvex_adapters.notes.adapter import note_document
-from chinvex_adapters.repo.adapter import DEFAULT_MAX_FILE_BYTES
-from chinvex_adapters.repo.textfile import read_text
+from chinvex_adapters.repo.textfile import read_candidate
 
 MEMORY_DIR = "memory"
 MEMORY_INDEX = "MEMORY.md"
@@ -62,7 +61,7 @@ def memory_extra(path: Path, rel: str) -> dict[str, Any]:
 def parse_memory(candidate: SourceCandidate, report: ParseReport) -> Document:
     """One memory file as a note; SourceError (from the reader) when it cannot be read."""
     path = Path(candidate.path or candidate.source_uri)
-    doc = note_document(read_text(str(path), DEFAULT_MAX_FILE_BYTES), candidate, report)
+    doc = note_document(read_candidate(candidate), candidate, report)
     project = candidate.extra.get("project") or project_of(path.absolute())
     front = {str(k).lower(): v for k, v in doc.metadata.get("front_matter", {}).items()}
     is_index = path.name == MEMORY_INDEX

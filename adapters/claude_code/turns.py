@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -114,6 +115,24 @@ class TurnBuilder:
         value = record.data.get("timestamp")
         return to_utc(value) if isinstance(value, str | int | float) and not isinstance(value, bool) else None
 
+    def _blocks(self, message: dict[str, Any]) -> Iterator[str | dict[str, Any]]:
+        """A message's content blocks in order: a string content is one block; a block that is
+        neither a string nor a mapping is counted as unknown and passed over."""
+        content = message.get("content")
+        blocks = [content] if isinstance(content, str) else content if isinstance(content, list) else []
+        for block in blocks:
+            if isinstance(block, (str, dict)):
+                yield block
+            else:
+                self.counts["blocks_unknown"] += 1
+
+    def _unknown_block_text(self, block: dict[str, Any]) -> str | None:
+        """A block of a type not known here is counted by its type; its text, if it has one,
+        is still kept."""
+        self.counts[f"blocks_unknown:{str(block.get('type'))[:40]}"] += 1
+        text = block.get("text")
+        return text if isinstance(text, str) else None
+
     def _close_group(self) -> None:
         self._group_id = None
         self._group_turn = None
@@ -138,16 +157,11 @@ class TurnBuilder:
     # -- user ----------------------------------------------------------------------------
     def _user(self, record: Record) -> None:
         message = _d(record.data.get("message"))
-        content = message.get("content")
-        blocks = [content] if isinstance(content, str) else content if isinstance(content, list) else []
         texts: list[str] = []
         attachments: list[Attachment] = []
-        for block in blocks:
+        for block in self._blocks(message):
             if isinstance(block, str):
                 texts.append(block)
-                continue
-            if not isinstance(block, dict):
-                self.counts["blocks_unknown"] += 1
                 continue
             btype = block.get("type")
             if btype == "text":
@@ -159,9 +173,9 @@ class TurnBuilder:
             elif btype == "tool_result":
                 self._result(record, block)
             else:
-                self.counts[f"blocks_unknown:{str(btype)[:40]}"] += 1
-                if isinstance(block.get("text"), str):
-                    texts.append(block["text"])
+                unknown = self._unknown_block_text(block)
+                if unknown is not None:
+                    texts.append(unknown)
         text = "\n\n".join(t.strip("\n") for t in texts if t and t.strip())
         if not text and not attachments:
             return
@@ -205,14 +219,9 @@ class TurnBuilder:
         model = as_str(message.get("model"))
         if model and model != "<synthetic>":
             self.models[model] += 1
-        content = message.get("content")
-        blocks = [content] if isinstance(content, str) else content if isinstance(content, list) else []
-        for block in blocks:
+        for block in self._blocks(message):
             if isinstance(block, str):
                 self._assistant_text(record, block, model)
-                continue
-            if not isinstance(block, dict):
-                self.counts["blocks_unknown"] += 1
                 continue
             btype = block.get("type")
             if btype == "text":
@@ -230,9 +239,9 @@ class TurnBuilder:
             elif isinstance(btype, str) and _SERVER_RESULT.match(btype):
                 self._result(record, block)
             else:
-                self.counts[f"blocks_unknown:{str(btype)[:40]}"] += 1
-                if isinstance(block.get("text"), str):
-                    self._assistant_text(record, block["text"], model)
+                unknown = self._unknown_block_text(block)
+                if unknown is not None:
+                    self._assistant_text(record, unknown, model)
 
     def _assistant_text(self, record: Record, text: Any, model: str | None, thinking: bool = False) -> None:
         if not isinstance(text, str) or not text.strip():

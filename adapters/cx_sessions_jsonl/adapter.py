@@ -17,9 +17,11 @@ from typing import Any
 from chinvex.ids import sha256_hex, thread_doc_id
 from chinvex.models import ConversationDoc, ConversationLinks
 from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
+from chinvex.walking import absolute_root
+from chinvex_adapters.walked import source_candidate, walked_sources
 
 from .content import truncate_title
-from .discover import COMPANION_FILES, plain_sibling, thread_id_from_name, walk_jsonl
+from .discover import COMPANION_FILES, Found, plain_sibling, thread_id_from_name, walk_jsonl
 from .parser import RolloutParser, copy_context, new_context
 from .reader import (
     HEAD_FINGERPRINT_BYTES,
@@ -49,35 +51,26 @@ class CodexRolloutAdapter:
         `options.max_file_bytes` is not applied: rollouts are streamed line by line and are
         routinely larger than any sensible limit for source files.
         """
-        root_abs = Path(os.path.abspath(os.path.expanduser(os.fspath(root))))
+        root_abs = absolute_root(root)
         if not root_abs.exists():
             raise SourceError(f"{root_abs}: Codex sessions folder not found")
         found = list(walk_jsonl(root_abs, options.excludes))
         present = {str(f.path) for f in found}
-        for f in found:
-            uri = str(f.path)
-            if f.skip is not None:
-                yield SkippedSource(uri, self.source_type, f.skip, f.detail)
-                continue
-            if f.path.name in COMPANION_FILES:
-                yield SkippedSource(uri, self.source_type, "not_a_rollout", COMPANION_FILES[f.path.name])
-                continue
-            sibling = plain_sibling(f.path)
-            if sibling is not None and str(sibling) in present:
-                yield SkippedSource(uri, self.source_type, "superseded",
-                                    f"{sibling.name} exists; the plain file wins")
-                continue
-            yield SourceCandidate(
-                source_uri=uri,
-                source_type=self.source_type,
-                adapter=self.name,
-                root=str(root_abs),
-                path=f.path,
-                size_bytes=f.size_bytes,
-                mtime_ns=f.mtime_ns,
-                thread_id=thread_id_from_name(f.path.name),
-                extra={"compressed": is_compressed(f.path)},
-            )
+        yield from walked_sources(found, self.source_type,
+                                  lambda f: self._source(f, str(root_abs), present))
+
+    def _source(self, f: Found, root: str, present: set[str]) -> SourceCandidate | SkippedSource:
+        """What a rollout-like file the walk kept becomes: a candidate, or why it is not one."""
+        uri = str(f.path)
+        if f.path.name in COMPANION_FILES:
+            return SkippedSource(uri, self.source_type, "not_a_rollout", COMPANION_FILES[f.path.name])
+        sibling = plain_sibling(f.path)
+        if sibling is not None and str(sibling) in present:
+            return SkippedSource(uri, self.source_type, "superseded",
+                                 f"{sibling.name} exists; the plain file wins")
+        return source_candidate(f, source_type=self.source_type, adapter=self.name, root=root,
+                                thread_id=thread_id_from_name(f.path.name),
+                                extra={"compressed": is_compressed(f.path)})
 
     # -- parse -------------------------------------------------------------------------------
 

@@ -13,9 +13,10 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from pathspec import GitIgnoreSpec
+
 from chinvex.excludes import exclude_spec, is_excluded
-from chinvex.walking import WalkedFile
-from chinvex.walking import inside as _inside
+from chinvex.walking import SortedWalk, WalkedFile, absolute_root
 
 ROLLOUT_NAME = re.compile(
     r"^rollout-(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2})-"
@@ -48,7 +49,7 @@ Found = WalkedFile
 
 def walk_jsonl(root: Path, excludes: Iterable[str] = ()) -> Iterator[Found]:
     """Every `*.jsonl` / `*.jsonl.zst` under `root`, with one stat each, in sorted order."""
-    root_abs = Path(os.path.abspath(os.path.expanduser(os.fspath(root))))
+    root_abs = absolute_root(root)
     spec = exclude_spec(excludes, str(root_abs))
     if root_abs.is_file():
         if is_rollout_like(root_abs.name):
@@ -56,48 +57,32 @@ def walk_jsonl(root: Path, excludes: Iterable[str] = ()) -> Iterator[Found]:
         return
     if not root_abs.is_dir():
         return
-    root_real = os.path.realpath(root_abs)
-    seen: set[tuple[int, int]] = set()
-    stack: list[tuple[Path, str]] = [(root_abs, "")]
-    while stack:
-        directory, rel_dir = stack.pop()
-        try:
-            st = os.stat(directory)
-        except OSError:
-            continue
-        ident = (st.st_dev, st.st_ino)
-        if ident in seen:
-            continue
-        seen.add(ident)
-        try:
-            with os.scandir(directory) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue
-        subdirs: list[tuple[Path, str]] = []
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            path = directory / entry.name
-            try:
-                is_dir = entry.is_dir(follow_symlinks=True)
-            except OSError:
-                is_dir = False
-            if is_dir:
-                if entry.is_symlink() and not _inside(os.path.realpath(path), root_real):
-                    continue  # never leave the root through a link
-                if not is_excluded(rel, spec, is_dir=True):
-                    subdirs.append((path, rel))
-                continue
-            if not is_rollout_like(entry.name):
-                continue
-            if entry.is_symlink() and not _inside(os.path.realpath(path), root_real):
-                yield Found(path, rel, skip="outside_root", detail="symlink to a file outside the root")
-                continue
-            if is_excluded(rel, spec):
-                yield Found(path, rel, skip="excluded")
-                continue
-            yield _stat(path, rel)
-        stack.extend(reversed(subdirs))
+    yield from _RolloutFiles(root_abs, spec).files()
+
+
+class _RolloutFiles(SortedWalk):
+    """Rollout-like files only, a folder's files before its subfolders; folders that cannot
+    be read, are excluded or lead out of the root are passed over without a word."""
+
+    files_first = True
+
+    def __init__(self, root_abs: Path, spec: GitIgnoreSpec | None) -> None:
+        super().__init__(root_abs)
+        self.spec = spec
+
+    def folder(self, path: Path, rel: str, entry: os.DirEntry[str]) -> bool:
+        if self.leaves_root(path, entry):
+            return False  # never leave the root through a link
+        return not is_excluded(rel, self.spec, is_dir=True)
+
+    def file(self, path: Path, rel: str, entry: os.DirEntry[str]) -> Found | None:
+        if not is_rollout_like(entry.name):
+            return None
+        if self.leaves_root(path, entry):
+            return Found(path, rel, skip="outside_root", detail="symlink to a file outside the root")
+        if is_excluded(rel, self.spec):
+            return Found(path, rel, skip="excluded")
+        return _stat(path, rel)
 
 
 def _stat(path: Path, rel: str) -> Found:

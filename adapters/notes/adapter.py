@@ -20,14 +20,15 @@ from chinvex_adapters.notes.obsidian import (
     string_list,
     wikilinks,
 )
-from chinvex_adapters.repo.adapter import (
-    DEFAULT_MAX_FILE_BYTES,
-    candidate_rel_path,
-    mtime_datetime,
-)
+from chinvex_adapters.repo.adapter import candidate_rel_path, mtime_datetime
 from chinvex_adapters.repo.scan import ScanSpec, scan
 from chinvex_adapters.repo.sniff import extension_of
-from chinvex_adapters.repo.textfile import TextFile, read_text, replacement_warning
+from chinvex_adapters.repo.textfile import (
+    TextFile,
+    candidate_file,
+    note_replacements,
+    read_candidate,
+)
 from chinvex_adapters.repo.walk import ALWAYS_SKIP_DIRS, Reason
 
 NOTE_LANGUAGES = {"md": "markdown", "markdown": "markdown", "txt": "text"}
@@ -68,25 +69,17 @@ class NotesAdapter:
         return scan(root, options, NOTES_SCAN)
 
     def parse(
-        self,
-        candidate: SourceCandidate,
-        report: ParseReport,
-        previous_state: dict[str, Any] | None,
+        self, candidate: SourceCandidate, report: ParseReport, previous_state: dict[str, Any] | None
     ) -> Iterator[Document]:
-        path = str(candidate.path or candidate.source_uri)
-        limit = int(candidate.extra.get("max_file_bytes") or DEFAULT_MAX_FILE_BYTES)
-        yield note_document(read_text(path, limit), candidate, report)
+        yield note_document(read_candidate(candidate), candidate, report)
 
 
 def note_document(tf: TextFile, candidate: SourceCandidate, report: ParseReport) -> Document:
     """One note as a `note` Document: title, tags, aliases, dates and description from its
     front matter and body. Shared with the claude_code adapter, whose memory files are notes
     too, so both read front matter, titles and tags the same way."""
-    path = str(candidate.path or candidate.source_uri)
-    warning = replacement_warning(path, tf)
-    if warning:
-        report.warnings.append(warning)
-        report.counts["invalid_bytes_replaced"] += tf.replaced
+    path = candidate_file(candidate)
+    note_replacements(path, tf, report)
     rel = candidate_rel_path(candidate)
     text = tf.text
 

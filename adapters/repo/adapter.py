@@ -18,10 +18,8 @@ from chinvex.sources import (
 from chinvex_adapters.repo import gitutil
 from chinvex_adapters.repo.languages import language_for
 from chinvex_adapters.repo.scan import ScanResult, ScanSpec, scan
-from chinvex_adapters.repo.textfile import read_text, replacement_warning
+from chinvex_adapters.repo.textfile import candidate_file, note_replacements, read_candidate
 from chinvex_adapters.repo.walk import TOOL_STATE_DIRS, Reason
-
-DEFAULT_MAX_FILE_BYTES = 1_000_000
 
 _SECRET_NAMES = frozenset({"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".netrc", ".pgpass"})
 _SECRET_EXTENSIONS = (".pem", ".key", ".p12", ".pfx", ".keystore", ".jks")
@@ -91,18 +89,10 @@ class RepoAdapter:
         return self._sha_cache[root]
 
     def parse(
-        self,
-        candidate: SourceCandidate,
-        report: ParseReport,
-        previous_state: dict[str, Any] | None,
+        self, candidate: SourceCandidate, report: ParseReport, previous_state: dict[str, Any] | None
     ) -> Iterator[Document]:
-        path = str(candidate.path or candidate.source_uri)
-        limit = int(candidate.extra.get("max_file_bytes") or DEFAULT_MAX_FILE_BYTES)
-        tf = read_text(path, limit)
-        warning = replacement_warning(path, tf)
-        if warning:
-            report.warnings.append(warning)
-            report.counts["invalid_bytes_replaced"] += tf.replaced
+        tf = read_candidate(candidate)
+        note_replacements(candidate_file(candidate), tf, report)
         rel = candidate_rel_path(candidate)
         yield Document(
             doc_id=doc_id_for("repo", candidate.source_uri),

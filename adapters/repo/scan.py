@@ -20,6 +20,7 @@ import pathspec
 
 from chinvex.excludes import compile_patterns, may_match_inside, relative_excludes
 from chinvex.sources import AdapterOptions, SkippedSource, SourceCandidate, SourceError
+from chinvex.walking import inside
 from chinvex_adapters.repo import generated, gitutil
 from chinvex_adapters.repo.generated import GENERATED
 from chinvex_adapters.repo.sniff import (
@@ -290,7 +291,7 @@ def _symlink_skip(found: FoundFile, root_real: str, spec: ScanSpec) -> SkippedSo
         return _skip(found, spec, "broken_symlink", f"points to {real}, which cannot be reached")
     if stat.S_ISDIR(target.st_mode):
         return _skip(found, spec, "symlink_dir", f"directory symlink to {real}; never followed")
-    if real != root_real and not real.startswith(root_real.rstrip(os.sep) + os.sep):
+    if not inside(real, root_real):
         return _skip(found, spec, "symlink_outside_root", f"points outside the root, to {real}")
     rel_target = os.path.relpath(real, root_real).replace(os.sep, "/")
     return _skip(found, spec, "symlink_duplicate", f"points to {rel_target}, indexed under that path")

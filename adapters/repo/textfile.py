@@ -1,6 +1,6 @@
 """Read one text file for `parse`, turning every way it can fail into a one-line SourceError.
 
-Shared by the repo and notes adapters. The text keeps the file's line endings (CRLF stays
+Shared by the repo, notes and Claude Code memory files. The text keeps the file's line endings (CRLF stays
 CRLF) so that chunk offsets can be mapped back to the file; only a byte-order mark is
 dropped.
 """
@@ -11,7 +11,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-from chinvex.sources import SourceError
+from chinvex.sources import ParseReport, SourceCandidate, SourceError
 from chinvex_adapters.repo.sniff import (
     OPEN_FLAGS,
     SNIFF_BYTES,
@@ -19,6 +19,9 @@ from chinvex_adapters.repo.sniff import (
     detect_bom,
     sniff_bytes,
 )
+
+DEFAULT_MAX_FILE_BYTES = 1_000_000
+"""The size limit of a file whose candidate does not carry one (`extra["max_file_bytes"]`)."""
 
 
 @dataclass(frozen=True)
@@ -90,3 +93,22 @@ def replacement_warning(path: str, tf: TextFile) -> str | None:
     return (
         f"{path}: {tf.replaced} invalid {tf.encoding} byte sequence(s) replaced with U+FFFD"
     )
+
+
+def candidate_file(candidate: SourceCandidate) -> str:
+    """The file a candidate names, as the reader and its messages show it."""
+    return str(candidate.path or candidate.source_uri)
+
+
+def read_candidate(candidate: SourceCandidate) -> TextFile:
+    """Read the candidate's file under the size limit enumeration recorded on it."""
+    limit = int(candidate.extra.get("max_file_bytes") or DEFAULT_MAX_FILE_BYTES)
+    return read_text(candidate_file(candidate), limit)
+
+
+def note_replacements(path: str, tf: TextFile, report: ParseReport) -> None:
+    """Warn once per file whose undecodable bytes were replaced, and count them."""
+    warning = replacement_warning(path, tf)
+    if warning:
+        report.warnings.append(warning)
+        report.counts["invalid_bytes_replaced"] += tf.replaced
