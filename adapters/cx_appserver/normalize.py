@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -302,171 +302,200 @@ class _Builder:
         )
         self.counts[f"turns_{role}"] += 1
 
+    def _tool(
+        self, turn: schemas.Turn, item: Any, index: int, name: str, input_value: Any,
+        input_text: str | None, output: str | None, exit_code: int | None = None,
+        attachments: list[Attachment] | None = None, meta: dict[str, Any] | None = None,
+        status: str | None = None,
+    ) -> None:
+        """One `role="tool"` turn: the call and its output in the rollout adapter's layout."""
+        text = tool_text(name, input_text, output, exit_code, self.options, self.counts)
+        self.add(turn, item, index, "tool", text,
+                 tool=ToolCall(name=name, input=input_value, output=None),
+                 attachments=attachments,
+                 meta={"kind": "tool", "status": status, "exit_code": exit_code, **(meta or {})})
+
     # -- per item kind ----------------------------------------------------------------------
     def item(self, turn: schemas.Turn, item: Any, index: int) -> None:
-        o = self.options
-        c = self.counts
-        c["items_total"] += 1
-        c[f"items_{getattr(item, 'type', 'unknown')}"] += 1
-
-        def tool_turn(name: str, input_value: Any, input_text: str | None, output: str | None,
-                      exit_code: int | None = None, attachments: list[Attachment] | None = None,
-                      meta: dict[str, Any] | None = None, status: str | None = None) -> None:
-            text = tool_text(name, input_text, output, exit_code, o, c)
-            self.add(turn, item, index, "tool", text,
-                     tool=ToolCall(name=name, input=input_value, output=None),
-                     attachments=attachments,
-                     meta={"kind": "tool", "status": status, "exit_code": exit_code, **(meta or {})})
-
-        if isinstance(item, schemas.UserMessageItem):
-            text, attachments = _user_message(item, c)
-            if not text and not attachments:
-                c["items_empty_skipped"] += 1
+        self.counts["items_total"] += 1
+        self.counts[f"items_{getattr(item, 'type', 'unknown')}"] += 1
+        for kind, handle in _ITEM_KINDS:
+            if isinstance(item, kind):
+                handle(self, turn, item, index)
                 return
-            self.add(turn, item, index, "user", text, attachments=attachments,
-                     meta={"kind": "message", "client_id": item.client_id})
+        self._unknown(turn, item, index)
 
-        elif isinstance(item, schemas.AgentMessageItem):
-            text = scrub(item.text.strip(), c)
-            if not text:
-                c["items_empty_skipped"] += 1
-                return
-            self.add(turn, item, index, "assistant", text, meta={"kind": "message", "phase": item.phase})
+    # messages
 
-        elif isinstance(item, schemas.ReasoningItem):
-            summary = "\n\n".join(p.strip() for p in item.summary if p and p.strip())
-            if not o.include_reasoning or not summary:
-                c["reasoning_skipped"] += 1
-                return
-            self.add(turn, item, index, "assistant", scrub(summary, c), meta={"kind": "reasoning"})
+    def _user(self, turn: schemas.Turn, item: schemas.UserMessageItem, index: int) -> None:
+        text, attachments = _user_message(item, self.counts)
+        if not text and not attachments:
+            self.counts["items_empty_skipped"] += 1
+            return
+        self.add(turn, item, index, "user", text, attachments=attachments,
+                 meta={"kind": "message", "client_id": item.client_id})
 
-        elif isinstance(item, schemas.PlanItem):
-            if not item.text.strip():
-                c["items_empty_skipped"] += 1
-                return
-            self.add(turn, item, index, "assistant", scrub(item.text.strip(), c), meta={"kind": "plan"})
+    def _agent(self, turn: schemas.Turn, item: schemas.AgentMessageItem, index: int) -> None:
+        text = scrub(item.text.strip(), self.counts)
+        if not text:
+            self.counts["items_empty_skipped"] += 1
+            return
+        self.add(turn, item, index, "assistant", text, meta={"kind": "message", "phase": item.phase})
 
-        elif isinstance(item, schemas.CommandExecutionItem):
-            where = f"\n(in {item.cwd})" if item.cwd else ""
-            tool_turn("exec_command", {"command": item.command, "cwd": item.cwd},
-                      f"$ {item.command}{where}", item.aggregated_output, item.exit_code,
-                      status=item.status,
-                      meta={"source": item.source, "duration_ms": item.duration_ms,
-                            "output_chars": len(item.aggregated_output or "")})
+    def _reasoning(self, turn: schemas.Turn, item: schemas.ReasoningItem, index: int) -> None:
+        summary = "\n\n".join(p.strip() for p in item.summary if p and p.strip())
+        if not self.options.include_reasoning or not summary:
+            self.counts["reasoning_skipped"] += 1
+            return
+        self.add(turn, item, index, "assistant", scrub(summary, self.counts), meta={"kind": "reasoning"})
 
-        elif isinstance(item, schemas.FileChangeItem):
-            paths: list[str] = []
-            diffs: list[str] = []
-            for change in item.changes:
-                kind = change.kind.get("type") if isinstance(change.kind, dict) else change.kind
-                move = change.kind.get("move_path") if isinstance(change.kind, dict) else None
-                paths.append(change.path)
-                header = f"{kind or 'change'} {change.path}" + (f" -> {move}" if move else "")
-                diffs.append(header + (f"\n{change.diff.rstrip()}" if change.diff.strip() else ""))
-            if not paths:
-                c["items_empty_skipped"] += 1
-                return
-            tool_turn("apply_patch", {"files": paths}, "files: " + ", ".join(paths) + "\n" + "\n\n".join(diffs),
-                      None, status=item.status)
+    def _plan(self, turn: schemas.Turn, item: schemas.PlanItem, index: int) -> None:
+        if not item.text.strip():
+            self.counts["items_empty_skipped"] += 1
+            return
+        self.add(turn, item, index, "assistant", scrub(item.text.strip(), self.counts),
+                 meta={"kind": "plan"})
 
-        elif isinstance(item, schemas.McpToolCallItem):
-            result, media = _mcp_result_text(item.result, c)
-            error = (item.error or {}).get("message") if item.error else None
-            if error:
-                result = (result + "\n" if result else "") + f"Error: {error}"
-            tool_turn(f"{item.server}.{item.tool}", item.arguments, _json_text(item.arguments), result,
-                      status=item.status, meta={"server": item.server, "media_omitted": media or None})
+    # tool calls
 
-        elif isinstance(item, schemas.DynamicToolCallItem):
-            name = f"{item.namespace}.{item.tool}" if item.namespace else item.tool
-            result, media = _content_items_text(item.content_items, c)
-            tool_turn(name, item.arguments, _json_text(item.arguments), result, status=item.status,
-                      meta={"success": item.success, "media_omitted": media or None})
+    def _command(self, turn: schemas.Turn, item: schemas.CommandExecutionItem, index: int) -> None:
+        where = f"\n(in {item.cwd})" if item.cwd else ""
+        self._tool(turn, item, index, "exec_command", {"command": item.command, "cwd": item.cwd},
+                   f"$ {item.command}{where}", item.aggregated_output, item.exit_code,
+                   status=item.status,
+                   meta={"source": item.source, "duration_ms": item.duration_ms,
+                         "output_chars": len(item.aggregated_output or "")})
 
-        elif isinstance(item, schemas.FunctionCallOutputItem):
-            if isinstance(item.output, list):
-                body, media = _content_items_text(item.output, c)
-            else:
-                body, media = scrub(item.output or "", c), 0
-            if not body.strip() and not media:
-                c["items_empty_skipped"] += 1
-                return
-            name = f"{item.namespace}.{item.name}" if item.namespace else (item.name or "function")
-            tool_turn(name, None, None, body, meta={"media_omitted": media or None})
+    def _file_change(self, turn: schemas.Turn, item: schemas.FileChangeItem, index: int) -> None:
+        paths: list[str] = []
+        diffs: list[str] = []
+        for change in item.changes:
+            kind = change.kind.get("type") if isinstance(change.kind, dict) else change.kind
+            move = change.kind.get("move_path") if isinstance(change.kind, dict) else None
+            paths.append(change.path)
+            header = f"{kind or 'change'} {change.path}" + (f" -> {move}" if move else "")
+            diffs.append(header + (f"\n{change.diff.rstrip()}" if change.diff.strip() else ""))
+        if not paths:
+            self.counts["items_empty_skipped"] += 1
+            return
+        self._tool(turn, item, index, "apply_patch", {"files": paths},
+                   "files: " + ", ".join(paths) + "\n" + "\n\n".join(diffs), None, status=item.status)
 
-        elif isinstance(item, schemas.WebSearchItem):
-            action = item.action or {}
-            details = [item.query] if item.query else []
-            for key in ("queries", "url", "pattern"):
-                value = action.get(key)
-                if isinstance(value, list):
-                    details.extend(str(v) for v in value if v and v != item.query)
-                elif value:
-                    details.append(str(value))
-            results = _find_text(item.results) if item.results else None
-            tool_turn("web_search", {"query": item.query, "action": action or None},
-                      "\n".join(details), results)
+    def _mcp_call(self, turn: schemas.Turn, item: schemas.McpToolCallItem, index: int) -> None:
+        result, media = _mcp_result_text(item.result, self.counts)
+        error = (item.error or {}).get("message") if item.error else None
+        if error:
+            result = (result + "\n" if result else "") + f"Error: {error}"
+        self._tool(turn, item, index, f"{item.server}.{item.tool}", item.arguments,
+                   _json_text(item.arguments), result,
+                   status=item.status, meta={"server": item.server, "media_omitted": media or None})
 
-        elif isinstance(item, schemas.ImageViewItem):
-            c["attachments"] += 1
-            tool_turn("view_image", {"path": item.path}, item.path, None,
-                      attachments=[Attachment(kind="image", path=item.path, name=item.path.rsplit("/", 1)[-1])])
+    def _dynamic_call(self, turn: schemas.Turn, item: schemas.DynamicToolCallItem, index: int) -> None:
+        name = f"{item.namespace}.{item.tool}" if item.namespace else item.tool
+        result, media = _content_items_text(item.content_items, self.counts)
+        self._tool(turn, item, index, name, item.arguments, _json_text(item.arguments), result,
+                   status=item.status, meta={"success": item.success, "media_omitted": media or None})
 
-        elif isinstance(item, schemas.ImageGenerationItem):
-            attachments = []
-            if item.saved_path:
-                c["attachments"] += 1
-                attachments.append(Attachment(kind="image", name="generated image", path=item.saved_path))
-            prompt = (item.revised_prompt or "").strip()
-            tool_turn("image_generation", {"revised_prompt": prompt} if prompt else None, prompt, None,
-                      attachments=attachments, status=item.status)
+    def _function_output(
+        self, turn: schemas.Turn, item: schemas.FunctionCallOutputItem, index: int
+    ) -> None:
+        if isinstance(item.output, list):
+            body, media = _content_items_text(item.output, self.counts)
+        else:
+            body, media = scrub(item.output or "", self.counts), 0
+        if not body.strip() and not media:
+            self.counts["items_empty_skipped"] += 1
+            return
+        name = f"{item.namespace}.{item.name}" if item.namespace else (item.name or "function")
+        self._tool(turn, item, index, name, None, None, body, meta={"media_omitted": media or None})
 
-        elif isinstance(item, schemas.CollabAgentToolCallItem):
-            receivers = ", ".join(item.receiver_thread_ids)
-            text = (item.prompt or "") + (f"\n(agents: {receivers})" if receivers else "")
-            tool_turn(item.tool, {"receivers": item.receiver_thread_ids} if receivers else None, text, None,
-                      status=item.status, meta={"child_thread_ids": item.receiver_thread_ids or None})
+    def _web_search(self, turn: schemas.Turn, item: schemas.WebSearchItem, index: int) -> None:
+        action = item.action or {}
+        details = [item.query] if item.query else []
+        for key in ("queries", "url", "pattern"):
+            value = action.get(key)
+            if isinstance(value, list):
+                details.extend(str(v) for v in value if v and v != item.query)
+            elif value:
+                details.append(str(value))
+        results = _find_text(item.results) if item.results else None
+        self._tool(turn, item, index, "web_search", {"query": item.query, "action": action or None},
+                   "\n".join(details), results)
 
-        elif isinstance(item, schemas.SubAgentActivityItem):
+    def _image_view(self, turn: schemas.Turn, item: schemas.ImageViewItem, index: int) -> None:
+        self.counts["attachments"] += 1
+        self._tool(turn, item, index, "view_image", {"path": item.path}, item.path, None,
+                   attachments=[Attachment(kind="image", path=item.path,
+                                           name=item.path.rsplit("/", 1)[-1])])
+
+    def _image_generation(
+        self, turn: schemas.Turn, item: schemas.ImageGenerationItem, index: int
+    ) -> None:
+        attachments = []
+        if item.saved_path:
+            self.counts["attachments"] += 1
+            attachments.append(Attachment(kind="image", name="generated image", path=item.saved_path))
+        prompt = (item.revised_prompt or "").strip()
+        self._tool(turn, item, index, "image_generation",
+                   {"revised_prompt": prompt} if prompt else None, prompt, None,
+                   attachments=attachments, status=item.status)
+
+    def _collab_call(
+        self, turn: schemas.Turn, item: schemas.CollabAgentToolCallItem, index: int
+    ) -> None:
+        receivers = ", ".join(item.receiver_thread_ids)
+        text = (item.prompt or "") + (f"\n(agents: {receivers})" if receivers else "")
+        self._tool(turn, item, index, item.tool,
+                   {"receivers": item.receiver_thread_ids} if receivers else None, text, None,
+                   status=item.status, meta={"child_thread_ids": item.receiver_thread_ids or None})
+
+    # events of the session
+
+    def _sub_agent(self, turn: schemas.Turn, item: schemas.SubAgentActivityItem, index: int) -> None:
+        self.add(turn, item, index, "system",
+                 f"Sub-agent {item.agent_path or item.agent_thread_id}: {item.kind}",
+                 meta={"kind": "sub_agent", "agent_thread_id": item.agent_thread_id})
+
+    def _hook_prompt(self, turn: schemas.Turn, item: schemas.HookPromptItem, index: int) -> None:
+        text = "\n\n".join(f.text.strip() for f in item.fragments if f.text.strip())
+        if not text:
+            self.counts["items_empty_skipped"] += 1
+            return
+        self.add(turn, item, index, "system", scrub(text, self.counts), meta={"kind": "hook_prompt"})
+
+    def _review_start(
+        self, turn: schemas.Turn, item: schemas.EnteredReviewModeItem, index: int
+    ) -> None:
+        self.add(turn, item, index, "system", f"Review started: {item.review}".strip().rstrip(":"),
+                 meta={"kind": "review_start"})
+
+    def _review_end(self, turn: schemas.Turn, item: schemas.ExitedReviewModeItem, index: int) -> None:
+        # The review's findings are the model's output: searchable assistant text.
+        review = scrub(item.review.strip(), self.counts)
+        if review:
+            self.add(turn, item, index, "assistant", "Review:\n" + review, meta={"kind": "review"})
+        else:
+            self.add(turn, item, index, "system", "Exited review mode.", meta={"kind": "review_end"})
+
+    def _compaction(
+        self, turn: schemas.Turn, item: schemas.ContextCompactionItem, index: int
+    ) -> None:
+        self.add(turn, item, index, "system", "Context compacted.", meta={"kind": "compaction"})
+
+    def _sleep(self, turn: schemas.Turn, item: schemas.SleepItem, index: int) -> None:
+        self.counts["items_dropped_sleep"] += 1
+
+    def _unknown(self, turn: schemas.Turn, item: Any, index: int) -> None:
+        """An UnknownItem: its text-like values are kept as a system turn, if it has any."""
+        raw = getattr(item, "raw", {}) or {}
+        text = scrub(_find_text({k: v for k, v in raw.items() if k != "type"}), self.counts)
+        if text:
+            self.counts["unknown_items_kept"] += 1
             self.add(turn, item, index, "system",
-                     f"Sub-agent {item.agent_path or item.agent_thread_id}: {item.kind}",
-                     meta={"kind": "sub_agent", "agent_thread_id": item.agent_thread_id})
-
-        elif isinstance(item, schemas.HookPromptItem):
-            text = "\n\n".join(f.text.strip() for f in item.fragments if f.text.strip())
-            if not text:
-                c["items_empty_skipped"] += 1
-                return
-            self.add(turn, item, index, "system", scrub(text, c), meta={"kind": "hook_prompt"})
-
-        elif isinstance(item, schemas.EnteredReviewModeItem):
-            self.add(turn, item, index, "system", f"Review started: {item.review}".strip().rstrip(":"),
-                     meta={"kind": "review_start"})
-
-        elif isinstance(item, schemas.ExitedReviewModeItem):
-            # The review's findings are the model's output: searchable assistant text.
-            review = scrub(item.review.strip(), c)
-            if review:
-                self.add(turn, item, index, "assistant", "Review:\n" + review, meta={"kind": "review"})
-            else:
-                self.add(turn, item, index, "system", "Exited review mode.", meta={"kind": "review_end"})
-
-        elif isinstance(item, schemas.ContextCompactionItem):
-            self.add(turn, item, index, "system", "Context compacted.", meta={"kind": "compaction"})
-
-        elif isinstance(item, schemas.SleepItem):
-            c["items_dropped_sleep"] += 1
-
-        else:  # UnknownItem
-            raw = getattr(item, "raw", {}) or {}
-            text = scrub(_find_text({k: v for k, v in raw.items() if k != "type"}), c)
-            if text:
-                c["unknown_items_kept"] += 1
-                self.add(turn, item, index, "system",
-                         clip(text, o.max_tool_output_chars, c, "tool_outputs_truncated"),
-                         meta={"kind": "unknown", "unknown_item": True})
-            else:
-                c["unknown_items_dropped"] += 1
+                     clip(text, self.options.max_tool_output_chars, self.counts, "tool_outputs_truncated"),
+                     meta={"kind": "unknown", "unknown_item": True})
+        else:
+            self.counts["unknown_items_dropped"] += 1
 
     def turn_error(self, turn: schemas.Turn) -> None:
         if turn.error and turn.error.message:
@@ -482,6 +511,31 @@ class _Builder:
                 )
             )
             self.counts["turns_system"] += 1
+
+
+_ITEM_KINDS: tuple[tuple[type, Callable[[_Builder, schemas.Turn, Any, int], None]], ...] = (
+    (schemas.UserMessageItem, _Builder._user),
+    (schemas.AgentMessageItem, _Builder._agent),
+    (schemas.ReasoningItem, _Builder._reasoning),
+    (schemas.PlanItem, _Builder._plan),
+    (schemas.CommandExecutionItem, _Builder._command),
+    (schemas.FileChangeItem, _Builder._file_change),
+    (schemas.McpToolCallItem, _Builder._mcp_call),
+    (schemas.DynamicToolCallItem, _Builder._dynamic_call),
+    (schemas.FunctionCallOutputItem, _Builder._function_output),
+    (schemas.WebSearchItem, _Builder._web_search),
+    (schemas.ImageViewItem, _Builder._image_view),
+    (schemas.ImageGenerationItem, _Builder._image_generation),
+    (schemas.CollabAgentToolCallItem, _Builder._collab_call),
+    (schemas.SubAgentActivityItem, _Builder._sub_agent),
+    (schemas.HookPromptItem, _Builder._hook_prompt),
+    (schemas.EnteredReviewModeItem, _Builder._review_start),
+    (schemas.ExitedReviewModeItem, _Builder._review_end),
+    (schemas.ContextCompactionItem, _Builder._compaction),
+    (schemas.SleepItem, _Builder._sleep),
+)
+"""Which method turns an item of each kind into turns, tried in order (`isinstance`); any
+other item is an UnknownItem (`_Builder._unknown`)."""
 
 
 def _last_activity(turns: list[schemas.Turn]) -> Any:
