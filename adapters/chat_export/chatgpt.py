@@ -250,52 +250,10 @@ def conversation_to_doc(
         if not isinstance(message, dict):
             continue  # the root (and damaged nodes) carry no message
         meta = _d(message.get("metadata"))
-        weight = message.get("weight")
-        if meta.get("is_visually_hidden_from_conversation") is True or (
-            isinstance(weight, int | float) and not isinstance(weight, bool) and weight == 0
-        ):
+        if _hidden(message, meta):
             counts["messages_hidden"] += 1
             continue
-        author = _d(message.get("author"))
-        role = author.get("role") if isinstance(author.get("role"), str) else ""
-        name = as_str(author.get("name"))
-        rendered = render_content(message.get("content"), meta, counts)
-        ctype = _d(message.get("content")).get("content_type")
-        message_id = as_str(message.get("id")) or clean_text(node_id)
-        ts = _ts(message.get("create_time"))
-        turn_meta: dict[str, Any] = {}
-        if isinstance(ctype, str) and ctype not in ("text", "multimodal_text"):
-            turn_meta["content_type"] = clean_text(ctype[:60])
-        model = as_str(meta.get("model_slug"))
-        if model:
-            turn_meta["model"] = model
-            models[model] += 1
-        files = _message_attachments(meta)
-        if files:
-            rendered.attachments.extend(
-                Attachment(kind="file", name=as_str(f.get("name")), uri=as_str(f.get("id")),
-                           mime_type=as_str(f.get("mime_type")),
-                           size_bytes=f.get("size") if isinstance(f.get("size"), int)
-                           and not isinstance(f.get("size"), bool) and f["size"] >= 0 else None)
-                for f in files
-            )
-            names = [as_str(f.get("name")) for f in files]
-            listed = ", ".join(n for n in names if n)
-            if listed:
-                rendered.text = f"{rendered.text}\n\n[attached: {listed}]".strip()
-        recipient = message.get("recipient")
-        if role == "assistant" and isinstance(recipient, str) and recipient not in ("all", ""):
-            builder.call(message_id, clean_text(recipient), rendered, ts, turn_meta)
-        elif role == "tool":
-            builder.result(message_id, name, rendered, ts, turn_meta)
-        else:
-            if role not in ROLES:
-                if role:
-                    turn_meta["original_role"] = clean_text(role[:40])
-                role = "system"
-            if ctype == "thoughts":
-                turn_meta["thoughts_summary"] = True
-            builder.message(message_id, role, rendered, ts, turn_meta)
+        _add_message(builder, node_id, message, meta, models)
 
     turns = builder.turns
     if not turns:
@@ -306,12 +264,93 @@ def conversation_to_doc(
     fill_times(turns, created)
     created = created or turns[0].ts
     updated = updated or max((t.ts for t in turns if t.ts), default=None) or created
+    metadata = _metadata(conv, path=path, index=index, member=member, synthetic=synthetic,
+                         models=models, fallback=fallback)
+    metadata.update(branch_info(mapping, node_path))
+    return ConversationDoc(
+        source=SOURCE, source_type=SOURCE_TYPE, source_uri=f"{path}#{thread_id}",
+        doc_id=thread_doc_id(SOURCE_TYPE, thread_id), thread_id=thread_id, title=_title(conv, turns),
+        created_at=created, updated_at=updated, turns=turns, metadata=json_safe(metadata),
+    )
+
+
+def _hidden(message: dict[str, Any], meta: dict[str, Any]) -> bool:
+    """A message the ChatGPT UI does not show (hidden by metadata, or of weight 0)."""
+    weight = message.get("weight")
+    return meta.get("is_visually_hidden_from_conversation") is True or (
+        isinstance(weight, int | float) and not isinstance(weight, bool) and weight == 0
+    )
+
+
+def _add_message(
+    builder: _TurnBuilder, node_id: str, message: dict[str, Any], meta: dict[str, Any],
+    models: Counter[str],
+) -> None:
+    """One visible message: a tool call (an assistant message with a recipient), a tool
+    result, or a turn of its role (unknown roles become `system`)."""
+    author = _d(message.get("author"))
+    role = author.get("role") if isinstance(author.get("role"), str) else ""
+    name = as_str(author.get("name"))
+    rendered = render_content(message.get("content"), meta, builder.counts)
+    ctype = _d(message.get("content")).get("content_type")
+    message_id = as_str(message.get("id")) or clean_text(node_id)
+    ts = _ts(message.get("create_time"))
+    turn_meta: dict[str, Any] = {}
+    if isinstance(ctype, str) and ctype not in ("text", "multimodal_text"):
+        turn_meta["content_type"] = clean_text(ctype[:60])
+    model = as_str(meta.get("model_slug"))
+    if model:
+        turn_meta["model"] = model
+        models[model] += 1
+    _attach_files(rendered, meta)
+    recipient = message.get("recipient")
+    if role == "assistant" and isinstance(recipient, str) and recipient not in ("all", ""):
+        builder.call(message_id, clean_text(recipient), rendered, ts, turn_meta)
+    elif role == "tool":
+        builder.result(message_id, name, rendered, ts, turn_meta)
+    else:
+        if role not in ROLES:
+            if role:
+                turn_meta["original_role"] = clean_text(role[:40])
+            role = "system"
+        if ctype == "thoughts":
+            turn_meta["thoughts_summary"] = True
+        builder.message(message_id, role, rendered, ts, turn_meta)
+
+
+def _attach_files(rendered: Rendered, meta: dict[str, Any]) -> None:
+    """The files uploaded with a message become attachments, and their names searchable text."""
+    files = _message_attachments(meta)
+    if not files:
+        return
+    rendered.attachments.extend(
+        Attachment(kind="file", name=as_str(f.get("name")), uri=as_str(f.get("id")),
+                   mime_type=as_str(f.get("mime_type")),
+                   size_bytes=f.get("size") if isinstance(f.get("size"), int)
+                   and not isinstance(f.get("size"), bool) and f["size"] >= 0 else None)
+        for f in files
+    )
+    names = [as_str(f.get("name")) for f in files]
+    listed = ", ".join(n for n in names if n)
+    if listed:
+        rendered.text = f"{rendered.text}\n\n[attached: {listed}]".strip()
+
+
+def _title(conv: dict[str, Any], turns: list[Turn]) -> str | None:
+    """The conversation's title, else the first line of its first user message."""
     raw_title = conv.get("title")
     title = clean_text(raw_title).strip() if isinstance(raw_title, str) and raw_title.strip() else None
     if title is None:
         first_user = next((t.text for t in turns if t.role == "user" and t.text.strip()), "")
         title = one_line(first_user) or None
+    return title
 
+
+def _metadata(
+    conv: dict[str, Any], *, path: str, index: int, member: str | None, synthetic: bool,
+    models: Counter[str], fallback: bool,
+) -> dict[str, Any]:
+    """Where the entry came from and what the export says about the conversation as a whole."""
     metadata: dict[str, Any] = {"format": "chatgpt_export", "export_file": path, "entry_index": index}
     if member:
         metadata["zip_member"] = member
@@ -332,9 +371,4 @@ def conversation_to_doc(
         metadata["current_node"] = clean_text(conv["current_node"])
     if fallback:
         metadata["current_node_missing"] = True
-    metadata.update(branch_info(mapping, node_path))
-    return ConversationDoc(
-        source=SOURCE, source_type=SOURCE_TYPE, source_uri=f"{path}#{thread_id}",
-        doc_id=thread_doc_id(SOURCE_TYPE, thread_id), thread_id=thread_id, title=title,
-        created_at=created, updated_at=updated, turns=turns, metadata=json_safe(metadata),
-    )
+    return metadata
