@@ -12,7 +12,7 @@ the total M in its text has grown.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -139,6 +139,17 @@ def exchange_starts(turns: list[Turn]) -> set[int]:
     return {i for i, turn in enumerate(turns) if i > 0 and turn.role == "user"}
 
 
+class _Unit(NamedTuple):
+    """One block of the transcript: a whole turn, or one part of a turn too long for a chunk."""
+
+    turn: int
+    """The turn's 0-based index."""
+    part: int | None
+    """1-based part number; None for a whole turn."""
+    parts: int
+    body: str
+
+
 def render_conversation(
     doc: ConversationDoc, boundaries: set[int] | None = None
 ) -> tuple[str, list[Chunk]]:
@@ -150,16 +161,29 @@ def render_conversation(
     turns = doc.turns
     if boundaries is None:
         boundaries = exchange_starts(turns)
-    total = len(turns)
     header = conversation_header(doc)
-    budget = text_budget(header)
     labels = [turn_label(t) for t in turns]
+    units, groups = _group_turns(turns, labels, boundaries, text_budget(header))
+    transcript, spans = _transcript(units, labels, len(turns))
+    chunks = [
+        _chunk(doc, header, [units[u] for u in group], spans[group[0]][0], spans[group[-1]][1],
+               transcript, index)
+        for index, group in enumerate(groups)
+    ]
+    return transcript, chunks
+
+
+def _group_turns(
+    turns: list[Turn], labels: list[str], boundaries: set[int] | None, budget: int
+) -> tuple[list[_Unit], list[list[int]]]:
+    """The transcript's units in order, and the chunks as groups of unit indices: an oversized
+    turn is split into parts of one chunk each; other turns are grouped greedily, a new group
+    starting at each boundary."""
+    total = len(turns)
     bodies = [turn_body(t) for t in turns]
     body_tokens = _sum_by_turn(bodies)
     marker_tokens = line_token_counts([_marker(i + 1, None, labels[i]) for i in range(total)])
-
-    # units: (turn index, part number or None, parts, body text); groups of unit indices
-    units: list[tuple[int, int | None, int, str]] = []
+    units: list[_Unit] = []
     groups: list[list[int]] = []
     current: list[int] = []
     used = 0
@@ -172,7 +196,7 @@ def render_conversation(
             body = bodies[i]
             ranges = _split_body(body, i + 1, labels[i], budget)
             for k, (s, e) in enumerate(ranges):
-                units.append((i, k + 1, len(ranges), body[s:e]))
+                units.append(_Unit(i, k + 1, len(ranges), body[s:e]))
                 groups.append([len(units) - 1])
             continue
         starts_new = boundaries is not None and i in boundaries
@@ -183,11 +207,15 @@ def render_conversation(
             if current:
                 groups.append(current)
             current, used = [len(units)], size
-        units.append((i, None, 1, bodies[i]))
+        units.append(_Unit(i, None, 1, bodies[i]))
     if current:
         groups.append(current)
+    return units, groups
 
-    # render
+
+def _transcript(units: list[_Unit], labels: list[str], total: int) -> tuple[str, list[tuple[int, int]]]:
+    """The transcript text, and the span of each unit's block in it (blocks end with a blank
+    line)."""
     out: list[str] = []
     pos = 0
     spans: list[tuple[int, int]] = []
@@ -198,44 +226,44 @@ def render_conversation(
         out.append(block)
         out.append("\n\n")
         pos += len(block) + 2
-    transcript = "".join(out)
+    return "".join(out), spans
 
-    chunks: list[Chunk] = []
-    for g in groups:
-        first, last = units[g[0]], units[g[-1]]
-        s, e = spans[g[0]][0], spans[g[-1]][1]
-        text = transcript[s:e]
-        members = [turns[units[u][0]] for u in g]
-        roles: list[str] = []
-        for t in members:
-            if t.role not in roles:
-                roles.append(t.role)
-        stamps = [t.ts for t in members if t.ts is not None]
-        meta: dict[str, Any] = {
-            "kind": "conversation",
-            "header": header,
-            "thread_id": doc.thread_id,
-            "source": doc.source,
-            "turn_start": first[0] + 1,
-            "turn_end": last[0] + 1,
-            "turn_ids": [turns[first[0]].turn_id, turns[last[0]].turn_id],
-            "roles": roles,
-            "ts_start": iso_z(min(stamps)) if stamps else None,
-            "ts_end": iso_z(max(stamps)) if stamps else None,
-        }
-        if first[1] is not None:
-            meta["part"] = first[1]
-            meta["parts"] = first[2]
-        index = len(chunks)
-        chunks.append(
-            Chunk(
-                chunk_id=chunk_id(doc.doc_id, index, text),
-                doc_id=doc.doc_id,
-                chunk_index=index,
-                text=text,
-                char_start=s,
-                char_end=e,
-                metadata=meta,
-            )
-        )
-    return transcript, chunks
+
+def _chunk(
+    doc: ConversationDoc, header: str, members: list[_Unit], s: int, e: int, transcript: str,
+    index: int,
+) -> Chunk:
+    """The chunk of the units `members` (the transcript from `s` to `e`)."""
+    turns = doc.turns
+    first, last = members[0], members[-1]
+    text = transcript[s:e]
+    member_turns = [turns[u.turn] for u in members]
+    roles: list[str] = []
+    for t in member_turns:
+        if t.role not in roles:
+            roles.append(t.role)
+    stamps = [t.ts for t in member_turns if t.ts is not None]
+    meta: dict[str, Any] = {
+        "kind": "conversation",
+        "header": header,
+        "thread_id": doc.thread_id,
+        "source": doc.source,
+        "turn_start": first.turn + 1,
+        "turn_end": last.turn + 1,
+        "turn_ids": [turns[first.turn].turn_id, turns[last.turn].turn_id],
+        "roles": roles,
+        "ts_start": iso_z(min(stamps)) if stamps else None,
+        "ts_end": iso_z(max(stamps)) if stamps else None,
+    }
+    if first.part is not None:
+        meta["part"] = first.part
+        meta["parts"] = first.parts
+    return Chunk(
+        chunk_id=chunk_id(doc.doc_id, index, text),
+        doc_id=doc.doc_id,
+        chunk_index=index,
+        text=text,
+        char_start=s,
+        char_end=e,
+        metadata=meta,
+    )
