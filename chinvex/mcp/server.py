@@ -131,8 +131,20 @@ def _run(fn: Any, state: ServerState, **kwargs: Any) -> CallToolResult:
 
 
 def build_server(state: ServerState) -> ChinvexMCPServer:
+    """The server with every tool registered, in the order tools/list gives them, then those
+    the session's profile (CHINVEX_MCP_TOOLS) does not select removed."""
     server = ChinvexMCPServer(name=SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
                               log_level="WARNING")
+    _add_chinvex_tools(server, state)
+    _add_recall_lookup_tools(server, state)
+    _add_recall_write_tools(server, state)
+    _add_flight_recorder_tool(server, state)
+    _keep_profile_tools(server, state)
+    return server
+
+
+def _add_chinvex_tools(server: ChinvexMCPServer, state: ServerState) -> None:
+    """Search, answer, pack and read the indexed contexts."""
 
     @server.tool(name="chinvex_answer", annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False),
                  description="Answer a question from the user's indexed code, notes and sessions: 1-3 "
@@ -196,6 +208,10 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
                  "one is the project context for this session and how it was chosen.")
     def chinvex_list_contexts() -> CallToolResult:
         return _run(tools.chinvex_list_contexts, state)
+
+
+def _add_recall_lookup_tools(server: ChinvexMCPServer, state: ServerState) -> None:
+    """RECALL's read tools: search, get, list, and what is known about one file."""
 
     @server.tool(name="recall_search", annotations=ToolAnnotations(
                      read_only_hint=True, idempotent_hint=False, destructive_hint=False, open_world_hint=False),
@@ -261,6 +277,11 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
 
         return _run(tool, state, file_path=file_path, context_types=context_types)
 
+
+def _add_recall_write_tools(server: ChinvexMCPServer, state: ServerState) -> None:
+    """RECALL's write tools: index a path now, promote an item to global, add an item, and
+    record whether a retrieved item helped."""
+
     @server.tool(name="recall_index", annotations=_WRITE,
                  description="Index a file or folder of the project now (e.g. a note you just wrote), "
                  "instead of waiting for the next ingest. Only paths inside the project context's source "
@@ -323,6 +344,10 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
         return _run(tools.recall_feedback, state, item_id=item_id, useful=useful, feedback=feedback,
                     context=context, duplicate_of=duplicate_of)
 
+
+def _add_flight_recorder_tool(server: ChinvexMCPServer, state: ServerState) -> None:
+    """The session's own log of events (stored locally, never indexed)."""
+
     @server.tool(name="flight_recorder_log", annotations=_WRITE,
                  description="Log a significant event to the local flight recorder for session continuity: "
                  "decisions (with rationale), errors (with resolution), milestones, agent switches, "
@@ -343,13 +368,15 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
                     metadata=metadata, resolution=resolution, from_agent=from_agent, to_agent=to_agent,
                     related_files=related_files)
 
+
+def _keep_profile_tools(server: ChinvexMCPServer, state: ServerState) -> None:
+    """Remove the tools the session's profile does not select."""
     from chinvex.mcp.profiles import ALL, profile_name, selected
 
     wanted = set(selected(profile_name(state.env)))
     for name in ALL:
         if name not in wanted:
             server.remove_tool(name)
-    return server
 
 
 def serve(default_context: str | None = None) -> None:
