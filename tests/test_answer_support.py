@@ -117,7 +117,7 @@ def test_a_when_answer_carries_the_resolved_date():
     assert verdict.ok, verdict.reason
     text = compose(pick(verdict.best, verdict.ranked), terms=analysis.terms, expects="date", stemmer=stemmer,
                    weights=weights, said_on=lambda c: date(2023, 5, 8))
-    assert text.startswith("7 May 2023: Caroline: “I went to a LGBTQ support group yesterday”")
+    assert text.startswith("7 May 2023: Caroline: “I went to a LGBTQ support group yesterday")
     assert text.endswith("[chunk:c00000000000]")
 
 
@@ -229,6 +229,15 @@ def test_clause_keeps_the_part_that_answers():
     assert clause(text, terms, "thing", stemmer, TermWeights.uniform()) == "Researching adoption agencies"
     assert clause("Yeah, I painted that lake sunrise last year!", stemmer.stems("paint sunrise"), "date",
                   stemmer, TermWeights.uniform()) == "I painted that lake sunrise last year!"
+
+
+def test_clause_is_never_cut_at_a_plain_and():
+    """"and" joins the parts of one thought as often as two thoughts ("counseling and support
+    groups"); cutting there left fragments such as "I saw how counseling" as answers."""
+    stemmer = Stemmer()
+    text = "I saw how counseling and support groups improved my life, so I want to give back."
+    kept = clause(text, stemmer.stems("counseling"), "thing", stemmer, TermWeights.uniform())
+    assert kept == "I saw how counseling and support groups improved my life"
 
 
 def test_code_statement_prefers_the_sentence_that_answers_over_a_summary_line():

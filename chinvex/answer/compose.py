@@ -27,7 +27,7 @@ SUMMARY_WORDS = 15
 MAX_STATEMENT_WORDS = 48
 MAX_CODE_WORDS = 30
 _BOUNDARY = re.compile(
-    r"\s*(?:[;:—–]|,(?!\d)|\s-\s|\.\.\.|…)\s*|\s+(?=(?:and|but|so|because|which|while|though|although|"
+    r"\s*(?:[;:—–]|,(?!\d)|\s-\s|\.\.\.|…)\s*|\s+(?=(?:but|because|which|while|though|although|"
     r"whereas|cause)\s)",
     re.IGNORECASE,
 )
