@@ -78,8 +78,7 @@ def browser(ui: UiRun, tmp_path_factory) -> Iterator:
     driver.set_page_load_timeout(WAIT_S)
     try:
         driver.get(ui.url)  # the printed URL: the token becomes a cookie, the address loses it
-        assert "token=" not in driver.current_url
-        assert "Contexts" in driver.title
+        _wait(driver, lambda d: "token=" not in d.current_url and "Contexts" in d.title)
         yield driver
     finally:
         driver.quit()
@@ -107,6 +106,51 @@ def _finish(driver, artifacts: Path, name: str) -> None:
     assert driver.save_screenshot(str(target)), target
     errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
     assert errors == [], errors
+
+
+@pytest.fixture
+def foreign_site(ui: UiRun) -> Iterator[str]:
+    """A page on another site (localhost instead of 127.0.0.1) linking to the printed URL, as a
+    web chat or a browser-based terminal would show it."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    page = f'<!doctype html><title>elsewhere</title><link rel="icon" href="data:,"><a id="open" href="{ui.url}">open chinvex</a>'.encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200 if self.path == "/" else 404)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(page if self.path == "/" else b"")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://localhost:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_printed_url_opened_from_another_site_lands_signed_in(ui: UiRun, browser, foreign_site: str,
+                                                                   artifacts: Path):
+    """A cross-site navigation's redirect would not carry the SameSite=Strict cookie it set."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{ui.base}/")
+    browser.delete_all_cookies()
+    browser.get(f"{ui.base}/")
+    assert "Forbidden" in browser.find_element(By.TAG_NAME, "body").text
+    browser.get_log("browser")  # that 403 was wanted
+    browser.get(foreign_site)
+    browser.find_element(By.ID, "open").click()
+    _wait(browser, lambda d: d.current_url == f"{ui.base}/" and "Contexts" in d.title)
+    assert 'id="context-web"' in browser.page_source
+    _finish(browser, artifacts, "contexts")
 
 
 def test_search_and_toggle_explain(ui: UiRun, browser, artifacts: Path):

@@ -5,7 +5,8 @@ requests to localhost, and any local user can connect to the port. So, as Jupyte
 
 - a random token per run is required: in the URL the command prints (`?token=...`), which is
   traded on first use for a cookie (HttpOnly, SameSite=Strict, named after the port so two
-  servers do not overwrite each other's) and removed from the address bar by a redirect;
+  servers do not overwrite each other's) and removed from the address bar (see
+  `_trade_token_for_cookie`);
   anything without the token or the cookie gets 403;
 - the Host header must name this server (a DNS-rebinding page has another one);
 - a state-changing request (any method but GET/HEAD) must come from this origin (Origin and
@@ -22,6 +23,7 @@ static files included, and costs microseconds.
 from __future__ import annotations
 
 import hmac
+import html
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
@@ -157,14 +159,24 @@ class Guard:
         await self.app(scope, receive, send_with_headers)
 
     async def _trade_token_for_cookie(self, scope: Scope, send: Send, query: dict[str, str]) -> None:
-        """Set the cookie and redirect to the same page without the token, so the token does not
-        stay in the address bar, the history or a bookmark."""
+        """Set the cookie and move on to the same page without the token, so the token does not
+        stay in the address bar, the history or a bookmark.
+
+        Not an HTTP redirect: when the printed URL is opened from another site (a link in a web
+        chat or a browser-based terminal), a redirect still belongs to that cross-site navigation
+        and the browser would not send the SameSite=Strict cookie just set, so the page would
+        answer 403. A refresh issued by this page is a navigation of this origin's own."""
         rest = {k: v for k, v in query.items() if k != TOKEN_PARAM}
         path = "/" + scope["path"].lstrip("/")  # never `//host`: that would leave the server
-        location = quote(path) + (f"?{urlencode(rest)}" if rest else "")
+        location = html.escape(quote(path) + (f"?{urlencode(rest)}" if rest else ""))
         cookie = f"{self.cookie}={self.run.token}; Path=/; HttpOnly; SameSite=Strict"
-        await _plain(send, 303, "See Other", [(b"location", location.encode()),
-                                              (b"set-cookie", cookie.encode())])
+        body = (f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0; url={location}">'
+                f'<title>chinvex</title><p><a href="{location}">Continue to chinvex</a></p>\n').encode()
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/html; charset=utf-8"),
+                                (b"content-length", str(len(body)).encode()), (b"set-cookie", cookie.encode()),
+                                *SECURITY_HEADERS]})
+        await send({"type": "http.response.body", "body": body})
 
     def _cross_site(self, scope: Scope) -> str | None:
         """Why a state-changing request is refused as cross-site, or None. Browsers send Origin
