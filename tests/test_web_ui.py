@@ -497,6 +497,30 @@ def test_user_mistakes_are_one_line_errors(ui: UiRun):
     assert bad_port.code == 2 and "expected 0 to 65535" in bad_port.stderr
 
 
+def test_ctrl_c_stops_the_server_cleanly(ui: UiRun, tmp_path: Path):
+    import signal
+
+    env = {**os.environ, **ui.env}
+    env.pop("CHINVEX_CONTEXT", None)
+    with open(tmp_path / "stderr", "w") as stderr:
+        proc = subprocess.Popen([str(CHINVEX_BIN), "ui", "--port", "0", "--no-open"], stdout=subprocess.PIPE,
+                                stderr=stderr, text=True, env=env, cwd=tmp_path)
+    try:
+        line = _first_line(proc, 60)
+        assert "(context web)" not in line  # no --context and none inferred: opens on the first one
+        base, token = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=([\w-]+)", line).groups()
+        with httpx.Client(base_url=base) as client:
+            client.get(f"/?token={token}")
+            assert 'Search <span class="dim">in web' in client.get("/search").text
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert "Traceback" not in (tmp_path / "stderr").read_text()
+
+
 # -- pure helpers -----------------------------------------------------------------------------
 
 

@@ -69,6 +69,8 @@ def answer_view(response: Any) -> dict[str, Any]:
 
 
 def ask_page(request: Request) -> Response:
+    """GET /ask?q=&k=: a question changes nothing, so it is a GET (a link to an answer can be
+    shared); the generator is the context's (`answer.generator` in context.json)."""
     from chinvex.answer.service import answer
 
     config = selected_config(request)

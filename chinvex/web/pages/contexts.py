@@ -65,6 +65,7 @@ def context_panel(config: ContextConfig) -> dict[str, Any]:
 
 
 def contexts_page(request: Request) -> Response:
+    """GET /: every context (or only `?context=`); a broken context.json is shown with its error."""
     state = ui(request)
     only = text_param(request, "context", limit=200)
     panels: list[dict[str, Any]] = []

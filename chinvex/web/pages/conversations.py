@@ -68,6 +68,9 @@ def edit_diff(tool: Any) -> list[tuple[str, str]] | None:
 
 
 def turn_view(turn: dict[str, Any], target: int | None) -> dict[str, Any]:
+    """One turn of `conversations.conversation` as the template shows it: numbered from 1 (as
+    chunk metadata and `[Turn N of M]` markers number turns), tools folded with a one-line
+    summary, and a diff when there is a patch."""
     number = turn["index"] + 1
     tool = turn.get("tool")
     is_tool = bool(tool) or turn.get("role") == "tool"
@@ -87,6 +90,7 @@ def turn_view(turn: dict[str, Any], target: int | None) -> dict[str, Any]:
 
 
 def conversation_page(request: Request) -> Response:
+    """GET /conversation/{thread_id}: a thread id or unique prefix, as `chinvex get` takes it."""
     from chinvex.conversations import AmbiguousIdError, conversation, find_thread
 
     config = selected_config(request)

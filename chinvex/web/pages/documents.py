@@ -67,6 +67,8 @@ def document_lines(chunks: list[Any]) -> list[Line]:
 
 
 def document_page(request: Request) -> Response:
+    """GET /document/{doc_id}?chunk=&q=: the chunk a link points at shaded, its window of lines
+    served (see WINDOW_LINES)."""
     config = selected_config(request)
     doc_id = request.path_params["doc_id"]
     focus = text_param(request, "chunk", limit=200)
@@ -95,6 +97,7 @@ def document_page(request: Request) -> Response:
 
 
 def documents_page(request: Request) -> Response:
+    """GET /documents?type=&path=&page=: newest first, PAGE_DOCS a page."""
     from chinvex.models.documents import SOURCE_TYPES
 
     config = selected_config(request)

@@ -17,6 +17,8 @@ from chinvex.web.render import render, url
 
 
 def ingest_page(request: Request) -> Response:
+    """GET /ingest?job=: the history, and the run this server started (or is running) for the
+    context, whose progress the page's script follows."""
     from chinvex.ingest.pipeline import iter_runs
 
     config = selected_config(request)
@@ -45,6 +47,7 @@ async def ingest_start(request: Request) -> Response:
 
 
 def ingest_status(request: Request) -> Response:
+    """GET /api/ingest/{job_id}: the run's figures as JSON (a GET: reading them changes nothing)."""
     job = ui(request).jobs.get(request.path_params["job_id"])
     if job is None:
         return JSONResponse({"error": "no such ingest job"}, status_code=404)

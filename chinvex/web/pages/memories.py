@@ -23,6 +23,8 @@ RECENT_FEEDBACK = 5
 
 
 def memories_page(request: Request) -> Response:
+    """GET /memories: every item of the context, promoted pointers included (they say where
+    the item went)."""
     from chinvex.mcp.recall import FEEDBACK_KINDS, item_stats, list_items
 
     config = selected_config(request)

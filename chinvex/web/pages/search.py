@@ -92,6 +92,8 @@ def result_views(response: SearchResponse, config: ContextConfig, query: str, hi
 
 
 def search_page(request: Request) -> Response:
+    """GET /search: explain figures are always computed (cheap), so the toggle shows or hides
+    them without searching again."""
     from chinvex.models.documents import SOURCE_TYPES
     from chinvex.retrieval.lexical import query_terms
 
