@@ -78,6 +78,25 @@ class _Pending:
     chunk_count: int = 0
 
 
+@dataclass
+class _Batch:
+    """One flush worked out before anything is written: the documents to write (the last of
+    each id), the ids to delete, their stored chunk rows, and what changes."""
+
+    docs: list[PreparedDoc]
+    delete_ids: list[str]
+    existing: dict[str, sqlite3.Row]
+    """The stored chunk rows of the documents written or deleted, by chunk id."""
+    new_chunks: dict[str, PreparedChunk]
+    added: list[str]
+    """Chunk ids with no row yet."""
+    need_vector: list[str]
+    restored: int
+    """Kept rows whose vector is upserted again (missing, or the store was emptied)."""
+    removed_ids: list[str]
+    """Stored chunk ids the documents no longer have."""
+
+
 def _chunks_of(conn: sqlite3.Connection, doc_ids: list[str]) -> dict[str, sqlite3.Row]:
     rows: dict[str, sqlite3.Row] = {}
     for start in range(0, len(doc_ids), _SQL_BATCH):
@@ -264,11 +283,22 @@ class IndexWriter:
         return [by_hash[c.embed_hash] for c in needed]
 
     def flush(self) -> None:
+        """Write what is queued, in the order the module docstring gives (0 to 4)."""
         pending = self._pending
         self._pending = _Pending()
         if not (pending.docs or pending.delete_doc_ids or pending.fingerprints
                 or pending.fingerprint_deletes):
             return
+        batch = self._plan(pending)
+        if batch.need_vector:  # 0. journal what is about to reach Chroma, 1. vectors first
+            self._upsert_vectors(batch)
+        self._write_rows(batch)  # 2. SQLite, one transaction
+        self._delete_stale_vectors(batch)  # 3. vectors that left SQLite
+        self._write_fingerprints(pending, batch.removed_ids)  # 4. fingerprints last
+
+    def _plan(self, pending: _Pending) -> _Batch:
+        """What the queued documents change: their stored chunks, which chunks are new, and
+        which need a vector."""
         # The same document may be queued twice in one batch (a thread seen by two adapters):
         # the last one wins.
         docs_by_id: dict[str, PreparedDoc] = {}
@@ -282,93 +312,108 @@ class IndexWriter:
         new_chunks = {c.chunk.chunk_id: c for d in docs for c in d.chunks}
         kept = [cid for cid in new_chunks if cid in existing]
         added = [cid for cid in new_chunks if cid not in existing]
-        if self.vectors_reset:
-            need_vector = list(new_chunks)
-            restored = len(kept)  # the store was emptied: kept rows get their vector again
-        else:
-            # Same id, other embedded text (the id hashes the chunk text, not its header): the
-            # stored vector describes the old text.
-            reembedded = [cid for cid in kept
-                          if existing[cid]["embed_hash"] != new_chunks[cid].embed_hash]
-            unchanged = [cid for cid in kept if existing[cid]["embed_hash"] == new_chunks[cid].embed_hash]
-            present = self.store.existing(unchanged) if unchanged else set()
-            repaired = [cid for cid in unchanged if cid not in present]
-            self.stats.vectors_repaired += len(repaired)
-            restored = len(repaired)
-            need_vector = added + reembedded + repaired
-
-        # 0. journal what is about to reach Chroma, 1. vectors first
-        if need_vector:
-            journal.journal_upserts(self.conn, [(cid, new_chunks[cid].embed_hash)
-                                                for cid in need_vector])
-            prepared = [new_chunks[cid] for cid in need_vector]
-            vectors = self._vectors_for(prepared)
-            doc_types = {d.doc_id: d.source_type for d in docs}
-            metadatas = [
-                {"doc_id": p.chunk.doc_id, "source_type": doc_types[p.chunk.doc_id]}
-                for p in prepared
-            ]
-            self.store.upsert(need_vector, vectors, metadatas)
-
-        # 2. SQLite, one transaction
+        need_vector, restored = self._needing_vectors(existing, new_chunks, kept, added)
         removed_ids = [cid for cid, row in existing.items() if cid not in new_chunks]
+        return _Batch(docs, delete_ids, existing, new_chunks, added, need_vector, restored,
+                      removed_ids)
+
+    def _needing_vectors(
+        self, existing: dict[str, sqlite3.Row], new_chunks: dict[str, PreparedChunk],
+        kept: list[str], added: list[str],
+    ) -> tuple[list[str], int]:
+        """(chunk ids to upsert a vector for, how many of them are kept rows getting theirs
+        back)."""
+        if self.vectors_reset:
+            return list(new_chunks), len(kept)  # the store was emptied: kept rows get theirs again
+        # Same id, other embedded text (the id hashes the chunk text, not its header): the
+        # stored vector describes the old text.
+        reembedded = [cid for cid in kept
+                      if existing[cid]["embed_hash"] != new_chunks[cid].embed_hash]
+        unchanged = [cid for cid in kept if existing[cid]["embed_hash"] == new_chunks[cid].embed_hash]
+        present = self.store.existing(unchanged) if unchanged else set()
+        repaired = [cid for cid in unchanged if cid not in present]
+        self.stats.vectors_repaired += len(repaired)
+        return added + reembedded + repaired, len(repaired)
+
+    def _upsert_vectors(self, batch: _Batch) -> None:
+        """Journal the ids about to reach Chroma, then upsert their vectors."""
+        need_vector, new_chunks = batch.need_vector, batch.new_chunks
+        journal.journal_upserts(self.conn, [(cid, new_chunks[cid].embed_hash)
+                                            for cid in need_vector])
+        prepared = [new_chunks[cid] for cid in need_vector]
+        vectors = self._vectors_for(prepared)
+        doc_types = {d.doc_id: d.source_type for d in batch.docs}
+        metadatas = [
+            {"doc_id": p.chunk.doc_id, "source_type": doc_types[p.chunk.doc_id]}
+            for p in prepared
+        ]
+        self.store.upsert(need_vector, vectors, metadatas)
+
+    def _write_rows(self, batch: _Batch) -> None:
+        """The documents' rows, chunks and turns, in one transaction with the journal's
+        bookkeeping and the coverage figure."""
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for doc_id in delete_ids:
+            for doc_id in batch.delete_ids:
                 conn.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
-            self.stats.docs_deleted += len(delete_ids)
-            for cid in removed_ids:
+            self.stats.docs_deleted += len(batch.delete_ids)
+            for cid in batch.removed_ids:
                 conn.execute("DELETE FROM chunks WHERE chunk_id=?", (cid,))
-            journal.journal_removals(conn, removed_ids)
-            journal.clear_vectors(conn, need_vector)
+            journal.journal_removals(conn, batch.removed_ids)
+            journal.clear_vectors(conn, batch.need_vector)
             stamp = now_iso()
-            for doc in docs:
+            for doc in batch.docs:
                 self._write_document(doc, stamp)
                 for chunk in doc.chunks:
                     cid = chunk.chunk.chunk_id
-                    if cid in existing:
-                        self._update_if_changed(chunk, existing[cid])
+                    if cid in batch.existing:
+                        self._update_if_changed(chunk, batch.existing[cid])
                     else:
                         self._insert_chunk(chunk)
                 if doc.turns is not None:
                     self._write_turns(doc)
-            rebased = self._adjust_coverage(added=len(added), removed=len(removed_ids),
-                                            restored=restored)
+            rebased = self._adjust_coverage(added=len(batch.added), removed=len(batch.removed_ids),
+                                            restored=batch.restored)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
         self._rebased = self._rebased or rebased
-        self.stats.docs_written += len(docs)
-        self.stats.chunks_written += len(added)
-        self.stats.chunks_deleted += len(removed_ids)
+        self.stats.docs_written += len(batch.docs)
+        self.stats.chunks_written += len(batch.added)
+        self.stats.chunks_deleted += len(batch.removed_ids)
 
-        # 3. vectors that left SQLite, plus leftovers of interrupted runs
-        stale = set(removed_ids)
-        touched = doc_ids + delete_ids
-        if touched and (removed_ids or added or delete_ids):
-            stale |= self.store.ids_for_docs(touched) - set(new_chunks)
+    def _delete_stale_vectors(self, batch: _Batch) -> None:
+        """Vectors of chunks that left SQLite, plus leftovers of interrupted runs."""
+        stale = set(batch.removed_ids)
+        touched = [d.doc_id for d in batch.docs] + batch.delete_ids
+        if touched and (batch.removed_ids or batch.added or batch.delete_ids):
+            stale |= self.store.ids_for_docs(touched) - set(batch.new_chunks)
         if stale:
             self.store.delete(sorted(stale))
 
-        # 4. fingerprints last
-        if pending.fingerprints or pending.fingerprint_deletes or removed_ids:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                journal.clear_vectors(conn, removed_ids)
-                for fp in pending.fingerprints:
-                    fps.write(conn, fp)
-                for context_name, uri in pending.fingerprint_deletes:
-                    fps.delete(conn, context_name, uri)
-                journal.clear_pending(conn, [fp.source_uri for fp in pending.fingerprints]
-                                      + [uri for _, uri in pending.fingerprint_deletes])
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+    def _write_fingerprints(self, pending: _Pending, removed_ids: list[str]) -> None:
+        """The fingerprints of the sources whose documents are all written (and the removals),
+        with their pending-sources entries and the journal entries of the deleted ids."""
+        if not (pending.fingerprints or pending.fingerprint_deletes or removed_ids):
+            return
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            journal.clear_vectors(conn, removed_ids)
+            for fp in pending.fingerprints:
+                fps.write(conn, fp)
+            for context_name, uri in pending.fingerprint_deletes:
+                fps.delete(conn, context_name, uri)
+            journal.clear_pending(conn, [fp.source_uri for fp in pending.fingerprints]
+                                  + [uri for _, uri in pending.fingerprint_deletes])
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     # -- vector coverage --------------------------------------------------------------------
 
