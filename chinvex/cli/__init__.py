@@ -30,6 +30,9 @@ from chinvex.cli import memory_cmd  # noqa: E402,F401
 from chinvex.cli import rm_cmd  # noqa: E402,F401
 from chinvex.cli import portable_cmd  # noqa: E402,F401
 from chinvex.cli import query_cmd  # noqa: E402,F401
+from chinvex.cli.ui_cmd import ui_command  # noqa: E402
+
+app.command("ui")(ui_command)
 
 
 def _wants_json(argv: list[str]) -> bool:

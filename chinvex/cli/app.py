@@ -32,9 +32,3 @@ def _root(
     ),
 ) -> None:
     """Local-first knowledge engine for developers who work with AI coding agents."""
-
-
-# `chinvex ui` (chinvex.cli.ui_cmd), registered here: its module does not import this one.
-from chinvex.cli.ui_cmd import ui_command  # noqa: E402
-
-app.command("ui")(ui_command)

@@ -1,6 +1,6 @@
 """`chinvex ui`: serve the local web UI (`chinvex.web`).
 
-Registered by `chinvex.cli.app` itself (`app.command("ui")(ui_command)`), so this module must
+Registered by `chinvex.cli` (`app.command("ui")(ui_command)`, last in --help), so this module must
 not import it back; it stays light: the web stack is imported only when the command runs.
 """
 
