@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up chinvex with its test extras, install Debian's Chromium for the browser tests and the
-# real Codex binary for the app-server integration tests (cached), and run the whole test suite. `.ci/run` calls this.
+# real Codex binary for the app-server integration tests (cached), and run the whole test suite.
+# `.ci/run` calls this.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
