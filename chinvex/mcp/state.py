@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from chinvex.default_context import DefaultResolution, resolve_default
 from chinvex.mcp.limits import CONTEXT_NOT_FOUND, RETRIEVAL_ERROR, ToolFailure
+from chinvex.retrieval.shared import SharedSearcher
 
 if TYPE_CHECKING:
     from chinvex.models import ContextConfig
@@ -44,8 +45,7 @@ class ServerState:
         self.env: dict[str, str] = dict(os.environ if env is None else env)
         self.session_id = self.env.get(ENV_SESSION, "").strip() or f"mcp-{uuid.uuid4().hex[:12]}"
         """Flight-recorder entries of one server run share this id (EDI's session when set)."""
-        self._lock = threading.Lock()
-        self._searcher: Searcher | None = None
+        self._shared = SharedSearcher()
         self.indexing: set[str] = set()
         """Knowledge items a call is indexing right now (others leave them alone)."""
         self.indexing_lock = threading.Lock()
@@ -54,12 +54,7 @@ class ServerState:
 
     @property
     def searcher(self) -> Searcher:
-        with self._lock:
-            if self._searcher is None:
-                from chinvex.retrieval.search import Searcher
-
-                self._searcher = Searcher()
-            return self._searcher
+        return self._shared.get()
 
     def handle(self, config: ContextConfig) -> Any:
         """The searcher's warm handle of a context (its connection and the lock guarding it)."""
@@ -74,9 +69,7 @@ class ServerState:
         return self.searcher.embedder(config)
 
     def close(self) -> None:
-        with self._lock:
-            if self._searcher is not None:
-                self._searcher.close()
+        self._shared.close()
 
     # -- contexts ---------------------------------------------------------------------------
 

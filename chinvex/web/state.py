@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from chinvex.retrieval.shared import SharedSearcher
 from chinvex.web.jobs import IngestJobs
 from chinvex.web.security import RunSecrets
 
@@ -27,17 +28,11 @@ class UiState:
     default_context: str | None = None
     """The context pages show when the URL names none (`--context`, else the default rule)."""
     jobs: IngestJobs = field(default_factory=IngestJobs)
-    _searcher: Searcher | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _shared: SharedSearcher = field(default_factory=SharedSearcher)
 
     @property
     def searcher(self) -> Searcher:
-        with self._lock:
-            if self._searcher is None:
-                from chinvex.retrieval.search import Searcher
-
-                self._searcher = Searcher()
-            return self._searcher
+        return self._shared.get()
 
     def entries(self) -> list[ContextEntry]:
         from chinvex.registry import Registry
@@ -84,7 +79,4 @@ class UiState:
         threading.Thread(target=warm, name="chinvex-ui-warm-up", daemon=True).start()
 
     def close(self) -> None:
-        with self._lock:
-            if self._searcher is not None:
-                self._searcher.close()
-                self._searcher = None
+        self._shared.close()
