@@ -53,20 +53,20 @@ async def memory_feedback(request: Request) -> Response:
 
 
 def _record(config: Any, item_id: str, kind: str, note: str | None) -> None:
-    from chinvex.mcp import recall as R
+    from chinvex.mcp import recall
     from chinvex.storage import db
 
-    if kind not in R.FEEDBACK_KINDS:
-        raise UsageError(f"feedback {kind!r}: expected one of {', '.join(R.FEEDBACK_KINDS)}")
+    if kind not in recall.FEEDBACK_KINDS:
+        raise UsageError(f"feedback {kind!r}: expected one of {', '.join(recall.FEEDBACK_KINDS)}")
     path = Path(config.index.sqlite_path)
     if not path.exists():
         raise NotFoundError(f"Context {config.name} has no index yet.")
     conn = db.connect(path)
     try:
-        if R.get_item(conn, item_id) is None:
+        if recall.get_item(conn, item_id) is None:
             raise NotFoundError(f"No knowledge item {item_id!r} in context {config.name}.")
-        R.record_feedback(conn, item_id=item_id, session_id=SESSION_ID, kind=kind, context=note,
-                          duplicate_of=None, redactor=R.redactor_for(config))
+        recall.record_feedback(conn, item_id=item_id, session_id=SESSION_ID, kind=kind, context=note,
+                          duplicate_of=None, redactor=recall.redactor_for(config))
     finally:
         conn.close()
 
