@@ -12,7 +12,7 @@ import pytest
 from chinvex.answer.compose import clause, code_statement, compose
 from chinvex.answer.dates import header_date, parse_date, resolve
 from chinvex.answer.evidence import build_evidence
-from chinvex.answer.extractive import pick
+from chinvex.answer.generators.extractive import pick
 from chinvex.answer.question import analyse_question
 from chinvex.answer.roles import role_of, role_weight
 from chinvex.answer.support import analyse, judge, question_names

@@ -6,8 +6,8 @@ A registry of names like the adapters' (chinvex.plugins): the built-ins are list
 `answer.model` and `answer.host`, the CLI's `--model` overriding the model); one without it is
 built with no arguments.
 
-Kept apart from `chinvex.answer.base` (the generator contract the implementations import), so
-that the contract never imports the implementations built on it.
+The implementations live beside this registry, one module each (`extractive`, `anthropic`,
+`ollama`); the contract they implement is `chinvex.answer.base`, which imports none of them.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from chinvex.models import ContextConfig
 
 BUILTIN: dict[str, str] = {
-    "extractive": "chinvex.answer.extractive:ExtractiveGenerator",
-    "anthropic": "chinvex.answer.anthropic_gen:AnthropicGenerator",
-    "ollama": "chinvex.answer.ollama_gen:OllamaGenerator",
+    "extractive": "chinvex.answer.generators.extractive:ExtractiveGenerator",
+    "anthropic": "chinvex.answer.generators.anthropic:AnthropicGenerator",
+    "ollama": "chinvex.answer.generators.ollama:OllamaGenerator",
 }
 GROUP = "chinvex.generators"
 
