@@ -37,6 +37,7 @@ BENCHES = [
     ("watch", "Watch mode", "`chinvex watch` over a 300-file repository and a growing Codex rollout: write to searchable, idle CPU, memory."),
     ("export_memory", "Large export memory", "Streaming a 200 MB ChatGPT export through parse, redaction and chunking."),
     ("tiny_export", "Export of 100k tiny conversations", "One conversations.json with 100,000 one-exchange conversations through a whole `chinvex ingest`."),
+    ("export_stream", "Export streaming", "`chinvex export --include-vectors` of a ~1 GB context and `chinvex import` of that file: peak RSS against a ~10 MB export's."),
     ("redaction", "Redaction", "Secret redaction throughput and recall."),
     ("quality", "Retrieval quality", "bench/data SciFact train, LoCoMo conv-26+30 (turn level), CoSQA dev, SWE-QA requests and this repository's golden questions: fts-only / vector-only / hybrid."),
     ("tune_fusion", "Adaptive fusion", "The blend's leg weights (chinvex.retrieval.fusion.fts_share) on every visible set, with leave-one-set-out and 5-fold cross-validation of the fitting; needs the indexes quality.py builds."),

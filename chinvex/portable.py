@@ -3,14 +3,17 @@
 Every line is one record `{"kind": ..., "v": 1, ...}`: a `header` (the context's settings, its
 embedder), then `source` (fingerprints), `document` (with its origins and conversation turns),
 `chunk` (with its vector when asked for), `memory` (knowledge items) and `feedback` records, and
-an `end` record with the counts. The export reads row by row, so memory stays flat however large
-the context; the `end` record lets an import tell a file cut short from a complete one.
+an `end` record with the counts. The export reads row by row (a document's chunks and vectors a
+page at a time), so memory stays flat however large the context; the `end` record lets an
+import tell a file cut short from a complete one.
 
 Import checks every line before it writes anything (JSON, kind, version, fields, the counts of
 `end`), so a damaged file changes nothing and the error names the first bad line. Then it writes
 through the ingest's writer (Chroma, then SQLite, journalled) under the target context's lock:
 vectors from the file when the embedder is the same, else embedded again; a document already
-there with the same content is left alone, so importing a file twice changes nothing.
+there with the same content is left alone, so importing a file twice changes nothing. It reads
+the file line by line and writes a batch of documents at a time, keeping only that batch's
+vectors, so its memory too is bounded (bench/export_stream.py measures both on a 1 GB file).
 
 An imported document keeps its source (origin) and fingerprint: an ingest of the target context
 keeps the documents whose sources are among its own and removes the others, as it would for a
@@ -40,6 +43,15 @@ KINDS = ("header", "source", "document", "chunk", "memory", "feedback", "end")
 FINGERPRINT_COLUMNS = ("source_uri", "source_type", "doc_id", "size_bytes", "mtime_unix", "content_sha256",
                        "thread_updated_at", "last_turn_id", "parser_version", "chunker_version", "embedded_model",
                        "last_ingested_at_unix", "last_status", "last_error", "source_root")
+
+
+EXPORT_PAGE = 256
+"""Chunks (and their vectors) read at a time by an export."""
+IMPORT_BATCH_CHUNKS = 256
+IMPORT_BATCH_DOCS = 400
+"""An import writes a batch of documents once it holds this many chunks or documents (the
+ingest's batch sizes), then forgets the batch's vectors: its memory stays that of one batch and
+of the largest document, not of the file."""
 
 
 class ImportFileError(UsageError):
@@ -84,17 +96,23 @@ def export(config: ContextConfig, out: IO[bytes], *, include_vectors: bool = Fal
                 "SELECT turn_json FROM conversation_turns WHERE doc_id=? ORDER BY turn_index", (doc["doc_id"],))]
             out.write(_line({"kind": "document", **record}))
             counts["document"] += 1
-            chunks = [dict(r) for r in conn.execute(
-                "SELECT chunk_id, doc_id, chunk_index, text, search_text, embed_hash, char_start, char_end, "
-                "line_start, line_end, metadata_json FROM chunks WHERE doc_id=? ORDER BY chunk_index", (doc["doc_id"],))]
-            vectors = store.embeddings([c["chunk_id"] for c in chunks]) if store is not None and chunks else {}
-            for chunk in chunks:
-                chunk["metadata"] = orjson.loads(chunk.pop("metadata_json") or "{}")
-                vector = vectors.get(chunk["chunk_id"])
-                if vector is not None:
-                    chunk["vector"] = [float(x) for x in vector]
-                out.write(_line({"kind": "chunk", **chunk}))
-                counts["chunk"] += 1
+            last = -1
+            while True:  # a page of chunks at a time, however long the document
+                chunks = [dict(r) for r in conn.execute(
+                    "SELECT chunk_id, doc_id, chunk_index, text, search_text, embed_hash, char_start, char_end, "
+                    "line_start, line_end, metadata_json FROM chunks WHERE doc_id=? AND chunk_index>? "
+                    "ORDER BY chunk_index LIMIT ?", (doc["doc_id"], last, EXPORT_PAGE))]
+                if not chunks:
+                    break
+                last = chunks[-1]["chunk_index"]
+                vectors = store.embeddings([c["chunk_id"] for c in chunks]) if store is not None else {}
+                for chunk in chunks:
+                    chunk["metadata"] = orjson.loads(chunk.pop("metadata_json") or "{}")
+                    vector = vectors.get(chunk["chunk_id"])
+                    if vector is not None:
+                        chunk["vector"] = [float(x) for x in vector]
+                    out.write(_line({"kind": "chunk", **chunk}))
+                    counts["chunk"] += 1
         for row in conn.execute("SELECT * FROM knowledge_items ORDER BY item_id"):
             out.write(_line({"kind": "memory", **dict(row)}))
             counts["memory"] += 1
@@ -188,10 +206,14 @@ def import_file(config: ContextConfig, path: Path) -> dict[str, Any]:
             if stored is not None and stored != embedder.name:
                 raise ChinvexError(f"context {config.name} holds vectors of {stored}, not {embedder.name}; "
                                    f"run 'chinvex ingest --context {config.name} --full' first")
-            if stored is None:
-                db.set_meta(conn, "embedder", embedder.name)
+            # What an ingest records about its embedder (`stats` shows it), the dimension once
+            # vectors were written.
+            db.set_meta(conn, "embedder", embedder.name)
+            db.set_meta(conn, "embedding_provider", embedder.provider)
+            db.set_meta(conn, "embedding_model", embedder.model)
             store = VectorStore.open(config, conn, create=True)
             vectors: dict[str, Any] = {}
+            dimension: list[int] = []
 
             class _Vectors:
                 """Vectors from the file for the texts it has them for, the embedder for the rest."""
@@ -203,15 +225,32 @@ def import_file(config: ContextConfig, path: Path) -> dict[str, Any]:
                     if missing:
                         vectors.update(zip(missing, embedder.embed_documents(missing)))
                         stats["chunks_embedded"] += len(missing)
-                    return np.stack([np.asarray(vectors[t], dtype=np.float32) for t in texts])
+                    stacked = np.stack([np.asarray(vectors[t], dtype=np.float32) for t in texts])
+                    dimension[:] = [stacked.shape[1]]
+                    return stacked
 
-            writer = IndexWriter(conn, lambda: store, lambda: _Vectors())
+            # The writer's own thresholds are out of reach; this loop flushes (see IMPORT_BATCH_*).
+            writer = IndexWriter(conn, lambda: store, lambda: _Vectors(),
+                                 max_pending_chunks=1 << 62, max_pending_docs=1 << 62)
             current: PreparedDoc | None = None
             origins: list[tuple[str, str, str]] = []
+            batch = {"docs": 0, "chunks": 0}
+
+            def flush() -> None:
+                writer.flush()
+                conn.executemany("INSERT INTO doc_origins(doc_id, origin_uri, precedence_json) VALUES(?,?,?) "
+                                 "ON CONFLICT(doc_id, origin_uri) DO NOTHING", origins)
+                origins.clear()
+                vectors.clear()
+                batch.update(docs=0, chunks=0)
 
             def finish() -> None:
                 if current is not None:
                     writer.add(current)
+                    batch["docs"] += 1
+                    batch["chunks"] += len(current.chunks)
+                    if batch["chunks"] >= IMPORT_BATCH_CHUNKS or batch["docs"] >= IMPORT_BATCH_DOCS:
+                        flush()
 
             for _, record in _records(path):
                 kind = record.pop("kind")
@@ -270,9 +309,9 @@ def import_file(config: ContextConfig, path: Path) -> dict[str, Any]:
                                                  "context", "duplicate_of", "created_at")])
                     stats["feedback"] += 1
             finish()
-            writer.flush()
-            conn.executemany("INSERT INTO doc_origins(doc_id, origin_uri, precedence_json) VALUES(?,?,?) "
-                             "ON CONFLICT(doc_id, origin_uri) DO NOTHING", origins)
+            flush()
+            if dimension:
+                db.set_meta(conn, "embedding_dimension", str(dimension[0]))
     except sqlite3.Error as exc:
         raise ChinvexError(f"import into {config.name} failed: {exc}") from None
     finally:

@@ -19,7 +19,10 @@ The same query on an unchanged index gives the same bytes in every process: Chro
 index (saved after every write, so that every process searches the same graph: SYNC_THRESHOLD
 in chinvex/storage/vectors.py) only chooses the vector neighbours, every cosine is computed from
 the stored vectors by chinvex/retrieval/exact.py, and every ordering ends in an exact tie-break
-(BM25 ties by rowid, cosine ties and fusion ties by chunk id).
+(BM25 ties by rowid, cosine ties and fusion ties by chunk id). Up to EXHAUSTIVE_LIMIT chunks the
+vector leg is exhaustive, so any store holding the same vectors (an imported copy, a rebuilt
+store) gives the same results too; above it, another build of the graph may choose slightly
+different neighbours.
 
 A search that asks for vectors also reports how many of the searched chunks have one
 (chinvex/retrieval/coverage.py), and warns when not all do: it never calls itself hybrid for
@@ -57,6 +60,17 @@ from chinvex.storage import db
 
 DEFAULT_FTS_DEPTH = 30
 DEFAULT_VECTOR_DEPTH = 30
+EXHAUSTIVE_LIMIT = 1_000
+"""Up to this many chunks the vector leg is exact: Chroma is asked for this many neighbours,
+which widens its HNSW beam (ef) to the whole collection, so every vector is scored. Above it the
+neighbours are the approximate graph's, and Chroma builds that graph differently every time
+(a batch's vectors are inserted in parallel, in no fixed order): two stores holding the same
+vectors (an imported copy, a store rebuilt by `doctor --repair`) answered weak queries with
+different neighbours, and hybrid results differed between them. Costs ~2 ms more per search at
+650 chunks, ~3 ms at 1,000 (~5 ms at 2,000, hence the limit); larger contexts pay a 12 us count."""
+RESCORE_MARGIN = 10
+"""An exact search rescores (chinvex.retrieval.exact) this many neighbours past the depth, in
+Chroma's own (float32) order, and keeps the exact top `depth`."""
 FTS_SCORE_BUDGET = 10_000
 """Chunks the lexical leg may rank with BM25 for one query before it takes its candidates from
 the rarer terms only (see lexical.rare_terms): ~10 ms of FTS5 ranking on the bench machine."""
@@ -437,6 +451,7 @@ class Searcher:
                     warnings.append(f"{config.name}: vector search failed ({exc.message}); results are FTS only")
                     vec, cosines = None, {}
             if vec is not None:
+                vec = vec[:vec_depth]  # an exact search rescored RESCORE_MARGIN more
                 legs.add("vector")
                 for rank, (cid, sim) in enumerate(vec, start=1):
                     hits[cid] = _Hit(config.name, cid, vector=sim, vector_rank=rank)
@@ -572,7 +587,7 @@ class Searcher:
                 query_vectors[embedder.name] = embedder.embed_query(req.query)
             vector = query_vectors[embedder.name] = _resolved(query_vectors[embedder.name])
             if allowed is None:
-                found = store.query(vector, depth, source_types=req.source_types)
+                found = _neighbours(h.conn, store, vector, depth, req.source_types)
             else:
                 found = _filtered_neighbours(h.conn, store, vector, depth, req.filter, allowed)
         except ChinvexError as exc:
@@ -703,6 +718,18 @@ def _allowed_among(conn: sqlite3.Connection, allowed: _Allowed, chunk_ids: Seque
             f"SELECT c.chunk_id, c.doc_id FROM chunks c WHERE c.chunk_id IN ({marks})", part)
             if row[1] in docs)
     return found
+
+
+def _neighbours(conn: sqlite3.Connection, store: Any, vector: Any, depth: int,
+                source_types: Sequence[str] | None) -> list[tuple[str, float]]:
+    """The nearest chunks, best first. An index of at most EXHAUSTIVE_LIMIT chunks is searched
+    exhaustively (the same answer from any store holding the same vectors) and its top `depth`
+    plus RESCORE_MARGIN are returned for exact rescoring; a larger one through the approximate
+    graph, its top `depth`. The count stops at the limit (never a scan of a large table)."""
+    small = conn.execute("SELECT 1 FROM chunks LIMIT 1 OFFSET ?", (EXHAUSTIVE_LIMIT,)).fetchone() is None
+    if not small or depth >= EXHAUSTIVE_LIMIT:
+        return store.query(vector, depth, source_types=source_types)
+    return store.query(vector, EXHAUSTIVE_LIMIT, source_types=source_types)[:depth + RESCORE_MARGIN]
 
 
 def _filtered_neighbours(conn: sqlite3.Connection, store: Any, vector: Any, depth: int,
