@@ -47,6 +47,7 @@ BENCHES = [
     ("mcp_server", "MCP server", "Handshake with a 10k-chunk index, warm tool latency, server RSS."),
     ("fault_injection", "Fault injection", "SIGKILL at every write point of an ingest and while a lost store is healed; doctor right after each kill; convergence with an uninterrupted run."),
     ("mcp_load", "MCP under load", "8 MCP clients x 200 calls while ingests of the same context run: errors, latency, top results that moved."),
+    ("ui_pages", "Web UI pages", "Server-side render time of each `chinvex ui` page at ~10k and ~100k chunks."),
 ]
 
 
