@@ -269,5 +269,5 @@ def test_json_output_is_the_schema_document_exactly(lore, monkeypatch):
     assert set(doc) == {"schema_version", "context", "query", "grounded", "answer", "citations",
                         "evidence_pack", "retrieval", "errors"}
     citation = doc["citations"][0]
-    assert set(citation) == {"chunk_id", "source_uri", "range", "where"} and citation["where"]
+    assert set(citation) == {"chunk_id", "source_uri", "range", "where", "quote"} and citation["where"]
     assert citation["range"]["char_start"] is not None  # a conversation chunk: a char range

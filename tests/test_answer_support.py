@@ -115,10 +115,24 @@ def test_a_when_answer_carries_the_resolved_date():
     analysis, weights, verdict, stemmer = verdict_for(
         "When did Caroline go to the LGBTQ support group?", [result(TALK)], said_on=date(2023, 5, 8))
     assert verdict.ok, verdict.reason
-    text = compose(pick(verdict.best, verdict.ranked), terms=analysis.terms, expects="date", stemmer=stemmer,
-                   weights=weights, said_on=lambda c: date(2023, 5, 8))
-    assert text.startswith("7 May 2023: Caroline: “I went to a LGBTQ support group yesterday")
-    assert text.endswith("[chunk:c00000000000]")
+    composed = compose(pick(verdict.best, verdict.ranked), terms=analysis.terms, expects="date", stemmer=stemmer,
+                       weights=weights, said_on=lambda c: date(2023, 5, 8))
+    # the answer is the date; the words it rests on go with the citation
+    assert composed.text == "7 May 2023 [chunk:c00000000000]"
+    assert composed.quotes["c00000000000"].startswith("Caroline: “I went to a LGBTQ support group yesterday")
+
+
+def test_a_when_answer_without_a_time_expression_is_bounded_by_the_day_it_was_said():
+    analysis, weights, verdict, stemmer = verdict_for(
+        "When did Melanie run a charity race?", [result("**[D1:1] Caroline:** How have you been?\n\n"
+                                                  "**[D1:2] Melanie:** I ran a charity race for mental health.\n\n"
+                                                  "**[D1:3] Caroline:** That's great!")],
+        said_on=date(2023, 5, 8))
+    assert verdict.ok, verdict.reason
+    composed = compose([verdict.best], terms=analysis.terms, expects="date", stemmer=stemmer, weights=weights,
+                       said_on=lambda c: date(2023, 5, 8))
+    assert composed.text == "By 8 May 2023 [chunk:c00000000000]"
+    assert composed.quotes["c00000000000"] == "Melanie: “I ran a charity race for mental health.”"
 
 
 # -- whom it is about -------------------------------------------------------------------------
@@ -215,7 +229,7 @@ def test_the_definition_a_question_names_answers_it():
     analysis, weights, verdict, stemmer = verdict_for("How are chunk ids computed?", [result(code, path="src/ids.py")])
     assert verdict.ok, verdict.reason
     text = compose([verdict.best], terms=analysis.terms, expects="manner", stemmer=stemmer, weights=weights,
-                   said_on=lambda c: None)
+                   said_on=lambda c: None).text
     assert text.startswith("`src/ids.py:1-2`: First 12 hex digits of sha256") and "[chunk:" in text
 
 

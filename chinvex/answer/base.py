@@ -68,6 +68,9 @@ class Generated:
     reason: str | None = None
     """Why a generator refused, when it can say (shown as the GROUNDING_FAILED detail)."""
     notes: dict[str, object] = field(default_factory=dict)
+    quotes: dict[str, str] = field(default_factory=dict)
+    """Chunk id -> the words of that chunk the answer rests on, when the generator knows them
+    (the extractive one does); each citation carries its quote."""
 
 
 class Generator(Protocol):

@@ -4,13 +4,16 @@ An answer is read by a person or an agent who asked one thing, so it says that t
 one to three short sentences, each the clause of an evidence sentence that carries the question's
 terms (a sentence of chat is often three thoughts joined by commas and dashes), each citing its
 chunk. A code answer names the definition, where it is, and the first sentence of its docstring.
-A "when" answer leads with the date the words point to, resolved against the day they were said.
+A "when" answer is the date the words point to, resolved against the day they were said (or the
+day itself, "By <day>", when the words carry no time): the date is what was asked, and the words
+it rests on go with its citation as a quote (`Composed.quotes`), where a reader checks them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import date
 
 from chinvex.answer.answer_types import holds
@@ -26,6 +29,7 @@ SUMMARY_WORDS = 15
 """A docstring sentence shorter than this is a summary line; the answer adds the next one."""
 MAX_STATEMENT_WORDS = 48
 MAX_CODE_WORDS = 30
+MAX_QUOTE_WORDS = 40
 _BOUNDARY = re.compile(
     r"\s*(?:[;:—–]|,(?!\d)|\s-\s|\.\.\.|…)\s*|\s+(?=(?:but|because|which|while|though|although|"
     r"whereas|cause)\s)",
@@ -98,25 +102,53 @@ def _cap(text: str, limit: int = 0) -> str:
     return text.rstrip(" ,;:") 
 
 
+@dataclass
+class Composed:
+    text: str
+    quotes: dict[str, str] = field(default_factory=dict)
+    """Chunk id -> the words of that chunk the answer rests on (`Speaker: “…”` for a turn), shown
+    with its citation."""
+
+
 def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None) -> str:
     """One answer sentence for a chosen candidate (`text`: its clause, or for code what its
-    docstring says), ending with its citation."""
+    docstring says), ending with its citation. A "when" answer is the date alone."""
     item = candidate.item
     unit = candidate.unit
     marker = cite(item.chunk_id)
     if candidate.kind == "code":
         return _code_sentence(candidate, text, marker)
-    when = ""
-    if expects in ("date", "duration") and said_on is not None:
-        found = resolve(unit.text, said_on)
-        if found is not None and expects == "date":
-            when = f"{found.meaning[0].upper()}{found.meaning[1:]}: " if not found.meaning[0].isdigit() else f"{found.meaning}: "
-        elif found is None:
-            when = f"By {day_text(said_on)}: "
+    when = _when(unit.text, expects, said_on)
+    if when is not None:
+        return f"{when} {marker}"
     quoted = f"“{text}”"
     if unit.kind == "dialogue" and unit.speaker:
-        return f"{when}{unit.speaker}: {quoted} {marker}"
-    return f"{when}{quoted} {marker}"
+        return f"{unit.speaker}: {quoted} {marker}"
+    return f"{quoted} {marker}"
+
+
+def _when(text: str, expects: str, said_on: date | None) -> str | None:
+    """The answer to a "when" question from words said on `said_on`: the day their time
+    expression points to ("last Friday" -> "5 May 2023"), or "By <that day>" when they carry
+    none (what someone says they did, they did by the day they said it)."""
+    if expects != "date" or said_on is None:
+        return None
+    found = resolve(text, said_on)
+    if found is None:
+        return f"By {day_text(said_on)}"
+    return found.meaning[0].upper() + found.meaning[1:]
+
+
+def quote(candidate: Candidate) -> str:
+    """The words a chosen candidate's answer rests on: its whole sentence (or for code, the
+    definition's location and docstring are the answer itself, so nothing more), with the
+    speaker of a turn."""
+    unit = candidate.unit
+    if candidate.kind == "code":
+        return ""
+    words = _FILLER.sub("", " ".join(unit.text.split())).strip() or unit.text
+    words = _cap(words, MAX_QUOTE_WORDS)
+    return f"{unit.speaker}: “{words}”" if unit.kind == "dialogue" and unit.speaker else f"“{words}”"
 
 
 def _code_sentence(candidate: Candidate, summary: str, marker: str) -> str:
@@ -172,13 +204,25 @@ def _symbol(header: object) -> str:
 
 
 def compose(chosen: list[Candidate], *, terms: frozenset[str], expects: str, stemmer: Stemmer,
-            weights: TermWeights, said_on: Callable[[Candidate], date | None]) -> str:
-    """The answer text: one sentence per chosen candidate, best first."""
-    lines = []
+            weights: TermWeights, said_on: Callable[[Candidate], date | None]) -> Composed:
+    """The answer: one sentence per chosen candidate, best first (a sentence saying what an
+    earlier one said, as two turns giving the same date do, is left out), and the quote each
+    citation rests on."""
+    lines: list[str] = []
+    seen: set[str] = set()
+    quotes: dict[str, str] = {}
     for candidate in chosen:
         if candidate.kind == "code":
             text = code_statement(candidate.unit.text, terms, stemmer, weights)
         else:
             text = clause(candidate.unit.text, terms, expects, stemmer, weights, after=candidate.following)
-        lines.append(sentence(candidate, text, expects, said_on(candidate)))
-    return "\n\n".join(lines)
+        line = sentence(candidate, text, expects, said_on(candidate))
+        said = line.rsplit(" [chunk:", 1)[0].casefold()
+        if said in seen:
+            continue
+        seen.add(said)
+        lines.append(line)
+        words = quote(candidate)
+        if words:
+            quotes[candidate.item.chunk_id] = words
+    return Composed("\n\n".join(lines), quotes)

@@ -104,9 +104,9 @@ def citation_range(result: SearchResult) -> Range:
     return Range(char_start=r.char_start, char_end=r.char_end)
 
 
-def citation_for(item: Evidence) -> Citation:
+def citation_for(item: Evidence, quote: str | None = None) -> Citation:
     return Citation(chunk_id=item.chunk_id, source_uri=item.source_uri, range=citation_range(item.result),
-                    where=item.where())
+                    where=item.where(), quote=quote or None)
 
 
 def evidence_chunk(item: Evidence) -> EvidenceChunk:

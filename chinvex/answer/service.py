@@ -105,7 +105,7 @@ def _gate(response, generated: Generated, request: GenerationRequest, pack, grou
     by_id = {item.chunk_id: item for item in evidence}
     text = generated.text
     check = validate(text, by_id)
-    citations = [citation_for(by_id[cid]) for cid in check.cited]
+    citations = [citation_for(by_id[cid], quote=generated.quotes.get(cid)) for cid in check.cited]
     detail = generated.reason or check.detail
     if check.ok and request.analysis is not None:
         cited = set(check.cited)

@@ -114,7 +114,7 @@ def _finish(response, *, json_out: bool, grounded: bool, exit_status: int | None
 
 def _print_human(response) -> None:
     """The answer first (its `[chunk:id]` markers shown as numbered source references), then the
-    numbered sources, then one line saying why when the answer was refused."""
+    numbered sources with the words each answer rests on, then one line saying why when the answer was refused."""
     import sys
 
     from rich.markup import escape
@@ -144,7 +144,8 @@ def _print_human(response) -> None:
         lines.append("")
         lines.append("[bold]Sources[/bold]")
         for n, citation in enumerate(response.citations, start=1):
-            lines.append("  " + escape(f"[{n}] {_where(citation, chunks.get(citation.chunk_id))}"))
+            said = f" — {citation.quote}" if citation.quote else ""
+            lines.append("  " + escape(f"[{n}] {_where(citation, chunks.get(citation.chunk_id))}{said}"))
     if "GROUNDING_FAILED" in errors:
         lines.append("")
         lines.append(f"[yellow]refused:[/yellow] {escape(errors['GROUNDING_FAILED'])}")

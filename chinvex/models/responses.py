@@ -92,6 +92,9 @@ class Citation(_Strict):
     where: str | None = Field(
         None, description="Where a person finds it: `path:start-end` (relative to its source root), or a "
         "conversation's title with its turn range.")
+    quote: str | None = Field(
+        None, description="The words of the cited chunk the answer rests on (a sentence, with its speaker "
+        "for a conversation turn), when the generator can say; null otherwise.")
 
 
 class EvidenceScores(_Strict):

@@ -3,7 +3,7 @@
 It works below the chunk (support.py): every sentence, dialogue turn and code definition of the
 evidence is scored against the question; `judge` refuses when no sentence about the right person
 says enough of what is asked; otherwise the answer is the best sentence cut to the clause that
-answers (compose.py), plus at most two more from other chunks when they are nearly as good
+answers (compose.py; for "when", the date it points to), plus at most two more from other chunks when they are nearly as good
 (`SECOND_SHARE`), each citing its chunk. A "when" answer carries the date its words point to,
 resolved against the day they were said.
 """
@@ -44,9 +44,9 @@ class ExtractiveGenerator:
             if not verdict.ok or verdict.best is None:
                 return Generated(text=REFUSAL, reason=verdict.reason, notes=notes)
             chosen = pick(verdict.best, verdict.ranked)
-            text = compose(chosen, terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
-                           weights=weights, said_on=lambda c: _said_on(request, c))
-            return Generated(text=text, notes=notes)
+            composed = compose(chosen, terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
+                               weights=weights, said_on=lambda c: _said_on(request, c))
+            return Generated(text=composed.text, notes=notes, quotes=composed.quotes)
         finally:
             stemmer.close()
 
