@@ -4,862 +4,311 @@ MCP SDK and chinvex's tool definitions (see chinvex/mcp/handshake.py)."""
 REPLIES = {'sdk': '2.3.0',
  'protocol_versions': ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'],
  'latest': '2025-11-25',
- 'results': {'initialize': {'2024-11-05': 0, '2025-03-26': 6, '2025-06-18': 7, '2025-11-25': 8},
+ 'results': {'initialize': {'2024-11-05': 0, '2025-03-26': 0, '2025-06-18': 0, '2025-11-25': 0},
              'ping': {'2024-11-05': 1, '2025-03-26': 1, '2025-06-18': 1, '2025-11-25': 1},
              'tools/list': {'2024-11-05': 2, '2025-03-26': 2, '2025-06-18': 2, '2025-11-25': 2},
              'prompts/list': {'2024-11-05': 3, '2025-03-26': 3, '2025-06-18': 3, '2025-11-25': 3},
              'resources/list': {'2024-11-05': 4, '2025-03-26': 4, '2025-06-18': 4, '2025-11-25': 4},
-             'resources/templates/list': {'2024-11-05': 5,
-                                          '2025-03-26': 5,
-                                          '2025-06-18': 5,
-                                          '2025-11-25': 5},
-             'tools/list@all': {'2024-11-05': 9,
-                                '2025-03-26': 9,
-                                '2025-06-18': 9,
-                                '2025-11-25': 9}},
- 'distinct': [{'capabilities': {'prompts': {'listChanged': False},
-                                'resources': {'listChanged': False, 'subscribe': False},
-                                'tools': {'listChanged': False}},
-               'instructions': "chinvex searches the user's indexed knowledge: code repositories, "
-                               'notes, chat exports and agent sessions, grouped into contexts (one '
-                               'per project). Use chinvex_search or recall_search before '
-                               're-deriving something that may already be known; cite chunk ids. '
-                               'recall_add stores a decision, pattern or lesson so later sessions '
-                               'find it. Without a context argument, tools use the project context '
-                               "(the server's --context, CHINVEX_CONTEXT, or the context "
-                               "containing the working directory); a context named 'global' holds "
-                               'cross-project knowledge.',
-               'protocolVersion': '2024-11-05',
+             'resources/templates/list': {'2024-11-05': 5, '2025-03-26': 5, '2025-06-18': 5, '2025-11-25': 5},
+             'tools/list@all': {'2024-11-05': 6, '2025-03-26': 6, '2025-06-18': 6, '2025-11-25': 6}},
+ 'distinct': [{'capabilities': {'prompts': {'listChanged': False}, 'resources': {'listChanged': False, 'subscribe': False}, 'tools': {'listChanged': False}},
+               'instructions': "chinvex searches the user's indexed knowledge: code repositories, notes, chat exports and agent sessions, grouped into "
+                               'contexts (one per project). Use chinvex_search or recall_search before re-deriving something that may already be known; cite '
+                               'chunk ids. recall_add stores a decision, pattern or lesson so later sessions find it. Without a context argument, tools use '
+                               "the project context (the server's --context, CHINVEX_CONTEXT, or the context containing the working directory); a context "
+                               "named 'global' holds cross-project knowledge.",
                'serverInfo': {'name': 'chinvex', 'version': '0.1.0'}},
               {},
-              {'tools': [{'annotations': {'destructiveHint': False, 'readOnlyHint': True},
-                          'description': "Answer a question from the user's indexed code, notes "
-                                         'and sessions: 1-3 sentences from the sources citing '
-                                         "[chunk:<id>], plus where each citation is. Refuses ('Not "
-                                         "stated in retrieved sources.', grounded=false) when the "
-                                         'sources do not say it. For background to work from, use '
-                                         'chinvex_pack; to browse hits, chinvex_search.',
-                          'inputSchema': {'properties': {'query': {'description': 'The question.',
-                                                                   'type': 'string'},
-                                                         'context': {'default': '',
-                                                                     'description': 'Context name; '
-                                                                                    'omit for the '
-                                                                                    "project's.",
-                                                                     'type': 'string'},
-                                                         'k': {'default': 8,
-                                                               'description': 'Chunks to retrieve.',
-                                                               'maximum': 50,
-                                                               'minimum': 1,
-                                                               'type': 'integer'},
-                                                         'grounded': {'default': True,
-                                                                      'description': 'Refuse '
-                                                                                     'unless the '
-                                                                                     'sources '
-                                                                                     'support it.',
-                                                                      'type': 'boolean'},
-                                                         'source_types': {'default': [],
-                                                                          'description': 'Only: '
-                                                                                         'repo, '
-                                                                                         'codex_session, '
-                                                                                         'agent_session, '
-                                                                                         'chat, '
-                                                                                         'note, '
-                                                                                         'memory.',
-                                                                          'items': {'type': 'string'},
-                                                                          'type': 'array'},
-                                                         'include_evidence': {'default': False,
-                                                                              'description': 'Add '
-                                                                                             'the '
-                                                                                             'retrieved '
-                                                                                             'chunks.',
-                                                                              'type': 'boolean'},
-                                                         'max_tokens': {'default': 2000,
-                                                                        'description': 'Cap on '
-                                                                                       'returned '
-                                                                                       'text; says '
-                                                                                       'if cut.',
-                                                                        'maximum': 100000,
-                                                                        'minimum': 100,
-                                                                        'type': 'integer'}},
-                                          'required': ['query'],
-                                          'type': 'object'},
-                          'name': 'chinvex_answer'},
-                         {'annotations': {'destructiveHint': False,
-                                          'idempotentHint': True,
-                                          'openWorldHint': False,
-                                          'readOnlyHint': True},
-                          'description': 'Ranked chunks (hybrid full-text + vector) with chunk_id, '
-                                         'place, text, scores and staleness. Use to browse or find '
-                                         'exact spots; chinvex_answer for a short answer; '
-                                         'chinvex_get_chunks to read more around a hit.',
-                          'inputSchema': {'properties': {'query': {'description': 'Natural-language '
-                                                                                  'question or '
-                                                                                  'keywords (at '
-                                                                                  'most 10 KB).',
-                                                                   'type': 'string'},
-                                                         'context': {'default': '',
-                                                                     'description': 'Context name; '
-                                                                                    'omit for the '
-                                                                                    "project's.",
-                                                                     'type': 'string'},
-                                                         'contexts': {'default': [],
-                                                                      'description': 'Several '
-                                                                                     'contexts at '
-                                                                                     'once.',
-                                                                      'items': {'type': 'string'},
-                                                                      'type': 'array'},
-                                                         'k': {'default': 8,
-                                                               'description': 'Results.',
-                                                               'maximum': 50,
-                                                               'minimum': 1,
-                                                               'type': 'integer'},
-                                                         'source_types': {'default': [],
-                                                                          'description': 'Only: '
-                                                                                         'repo, '
-                                                                                         'codex_session, '
-                                                                                         'agent_session, '
-                                                                                         'chat, '
-                                                                                         'note, '
-                                                                                         'memory.',
-                                                                          'items': {'type': 'string'},
-                                                                          'type': 'array'},
-                                                         'max_tokens': {'default': 2000,
-                                                                        'description': 'Cap on '
-                                                                                       'returned '
-                                                                                       'text; says '
-                                                                                       'if cut.',
-                                                                        'maximum': 100000,
-                                                                        'minimum': 100,
-                                                                        'type': 'integer'},
-                                                         'filter': {'default': '',
-                                                                    'description': 'Exact '
-                                                                                   'predicate, '
-                                                                                   'e.g. doc.path '
-                                                                                   "GLOB 'src/**' "
-                                                                                   'AND doc.mtime '
-                                                                                   '>= '
-                                                                                   "'2026-03-01'.",
-                                                                    'type': 'string'}},
-                                          'required': ['query'],
-                                          'type': 'object'},
-                          'name': 'chinvex_search'},
-                         {'annotations': {'destructiveHint': False,
-                                          'idempotentHint': True,
-                                          'openWorldHint': False,
-                                          'readOnlyHint': True},
-                          'description': 'Background for a task: the best chunks fitted into a '
-                                         'hard token budget, same input same output, each with '
-                                         'path, lines, sha256 and mtime. Use before starting work '
-                                         'on something.',
-                          'inputSchema': {'properties': {'task': {'description': 'The task or '
-                                                                                 'question.',
-                                                                  'type': 'string'},
-                                                         'context': {'default': '',
-                                                                     'description': 'Context name; '
-                                                                                    'omit for the '
-                                                                                    "project's.",
-                                                                     'type': 'string'},
-                                                         'budget_tokens': {'default': 2000,
-                                                                           'description': 'Hard '
-                                                                                          'size '
-                                                                                          'limit.',
-                                                                           'maximum': 200000,
-                                                                           'minimum': 1,
-                                                                           'type': 'integer'},
-                                                         'diversity': {'default': 0,
-                                                                       'description': 'Max chunks '
-                                                                                      'per '
-                                                                                      'document; '
-                                                                                      '0: no '
-                                                                                      'limit.',
-                                                                       'maximum': 50,
-                                                                       'minimum': 0,
-                                                                       'type': 'integer'},
-                                                         'source_types': {'default': [],
-                                                                          'description': 'Only: '
-                                                                                         'repo, '
-                                                                                         'codex_session, '
-                                                                                         'agent_session, '
-                                                                                         'chat, '
-                                                                                         'note, '
-                                                                                         'memory.',
-                                                                          'items': {'type': 'string'},
-                                                                          'type': 'array'}},
-                                          'required': ['task'],
-                                          'type': 'object'},
-                          'name': 'chinvex_pack'},
-                         {'annotations': {'destructiveHint': False,
-                                          'idempotentHint': True,
-                                          'openWorldHint': False,
-                                          'readOnlyHint': True},
-                          'description': 'Read chunks by id (from results or citations): text, '
-                                         'ranges, metadata, and the previous and next chunk ids.',
-                          'inputSchema': {'properties': {'chunk_ids': {'description': 'Chunk ids '
-                                                                                      '(max 100).',
-                                                                       'items': {'type': 'string'},
-                                                                       'type': 'array'},
-                                                         'context': {'default': '',
-                                                                     'description': 'Context name; '
-                                                                                    'omit for the '
-                                                                                    "project's.",
-                                                                     'type': 'string'}},
-                                          'required': ['chunk_ids'],
-                                          'type': 'object'},
-                          'name': 'chinvex_get_chunks'}]},
+              {'tools': ['chinvex_answer', 'chinvex_search', 'chinvex_pack', 'chinvex_get_chunks']},
               {'prompts': []},
               {'resources': []},
               {'resourceTemplates': []},
-              {'capabilities': {'prompts': {'listChanged': False},
-                                'resources': {'listChanged': False, 'subscribe': False},
-                                'tools': {'listChanged': False}},
-               'instructions': "chinvex searches the user's indexed knowledge: code repositories, "
-                               'notes, chat exports and agent sessions, grouped into contexts (one '
-                               'per project). Use chinvex_search or recall_search before '
-                               're-deriving something that may already be known; cite chunk ids. '
-                               'recall_add stores a decision, pattern or lesson so later sessions '
-                               'find it. Without a context argument, tools use the project context '
-                               "(the server's --context, CHINVEX_CONTEXT, or the context "
-                               "containing the working directory); a context named 'global' holds "
-                               'cross-project knowledge.',
-               'protocolVersion': '2025-03-26',
-               'serverInfo': {'name': 'chinvex', 'version': '0.1.0'}},
-              {'capabilities': {'prompts': {'listChanged': False},
-                                'resources': {'listChanged': False, 'subscribe': False},
-                                'tools': {'listChanged': False}},
-               'instructions': "chinvex searches the user's indexed knowledge: code repositories, "
-                               'notes, chat exports and agent sessions, grouped into contexts (one '
-                               'per project). Use chinvex_search or recall_search before '
-                               're-deriving something that may already be known; cite chunk ids. '
-                               'recall_add stores a decision, pattern or lesson so later sessions '
-                               'find it. Without a context argument, tools use the project context '
-                               "(the server's --context, CHINVEX_CONTEXT, or the context "
-                               "containing the working directory); a context named 'global' holds "
-                               'cross-project knowledge.',
-               'protocolVersion': '2025-06-18',
-               'serverInfo': {'name': 'chinvex', 'version': '0.1.0'}},
-              {'capabilities': {'prompts': {'listChanged': False},
-                                'resources': {'listChanged': False, 'subscribe': False},
-                                'tools': {'listChanged': False}},
-               'instructions': "chinvex searches the user's indexed knowledge: code repositories, "
-                               'notes, chat exports and agent sessions, grouped into contexts (one '
-                               'per project). Use chinvex_search or recall_search before '
-                               're-deriving something that may already be known; cite chunk ids. '
-                               'recall_add stores a decision, pattern or lesson so later sessions '
-                               'find it. Without a context argument, tools use the project context '
-                               "(the server's --context, CHINVEX_CONTEXT, or the context "
-                               "containing the working directory); a context named 'global' holds "
-                               'cross-project knowledge.',
-               'protocolVersion': '2025-11-25',
-               'serverInfo': {'name': 'chinvex', 'version': '0.1.0'}},
-              {'tools': [{'annotations': {'destructiveHint': False, 'readOnlyHint': True},
-                          'description': "Answer a question from the user's indexed code, notes "
-                                         'and sessions: 1-3 sentences from the sources citing '
-                                         "[chunk:<id>], plus where each citation is. Refuses ('Not "
-                                         "stated in retrieved sources.', grounded=false) when the "
-                                         'sources do not say it. For background to work from, use '
-                                         'chinvex_pack; to browse hits, chinvex_search.',
-                          'inputSchema': {'properties': {'query': {'description': 'The question.',
-                                                                   'type': 'string'},
-                                                         'context': {'default': '',
-                                                                     'description': 'Context name; '
-                                                                                    'omit for the '
-                                                                                    "project's.",
-                                                                     'type': 'string'},
-                                                         'k': {'default': 8,
-                                                               'description': 'Chunks to retrieve.',
-                                                               'maximum': 50,
-                                                               'minimum': 1,
-                                                               'type': 'integer'},
-                                                         'grounded': {'default': True,
-                                                                      'description': 'Refuse '
-                                                                                     'unless the '
-                                                                                     'sources '
-                                                                                     'support it.',
-                                                                      'type': 'boolean'},
-                                                         'source_types': {'default': [],
-                                                                          'description': 'Only: '
-                                                                                         'repo, '
-                                                                                         'codex_session, '
-                                                                                         'agent_session, '
-                                                                                         'chat, '
-                                                                                         'note, '
-                                                                                         'memory.',
-                                                                          'items': {'type': 'string'},
-                                                                          'type': 'array'},
-                                                         'include_evidence': {'default': False,
-                                                                              'description': 'Add '
-                                                                                             'the '
-                                                                                             'retrieved '
-                                                                                             'chunks.',
-                                                                              'type': 'boolean'},
-                                                         'max_tokens': {'default': 2000,
-                                                                        'description': 'Cap on '
-                                                                                       'returned '
-                                                                                       'text; says '
-                                                                                       'if cut.',
-                                                                        'maximum': 100000,
-                                                                        'minimum': 100,
-                                                                        'type': 'integer'}},
-                                          'required': ['query'],
-                                          'type': 'object'},
-                          'name': 'chinvex_answer'},
-                         {'annotations': {'destructiveHint': False,
-                                          'idempotentHint': True,
-                                          'openWorldHint': False,
-                                          'readOnlyHint': True},
-                          'description': 'Ranked chunks (hybrid full-text + vector) with chunk_id, '
-                                         'place, text, scores and staleness. Use to browse or find '
-                                         'exact spots; chinvex_answer for a short answer; '
-                                         'chinvex_get_chunks to read more around a hit.',
-                          'inputSchema': {'properties': {'query': {'description': 'Natural-language '
-                                                                                  'question or '
-                                                                                  'keywords (at '
-                                                                                  'most 10 KB).',
-                                                                   'type': 'string'},
-                                                         'context': {'default': '',
-                                                                     'description': 'Context name; '
-                                                                                    'omit for the '
-                                                                                    "project's.",
-                                                                     'type': 'string'},
-                                                         'contexts': {'default': [],
-                                                                      'description': 'Several '
-                                                                                     'contexts at '
-                                                                                     'once.',
-                                                                      'items': {'type': 'string'},
-                                                                      'type': 'array'},
-                                                         'k': {'default': 8,
-                                                               'description': 'Results.',
-                                                               'maximum': 50,
-                                                               'minimum': 1,
-                                                               'type': 'integer'},
-                                                         'source_types': {'default': [],
-                                                                          'description': 'Only: '
-                                                                                         'repo, '
-                                                                                         'codex_session, '
-                                                                                         'agent_session, '
-                                                                                         'chat, '
-                                                                                         'note, '
-                                                                                         'memory.',
-                                                                          'items': {'type': 'string'},
-                                                                          'type': 'array'},
-                                                         'max_tokens': {'default': 2000,
-                                                                        'description': 'Cap on '
-                                                                                       'returned '
-                                                                                       'text; says '
-                                                                                       'if cut.',
-                                                                        'maximum': 100000,
-                                                                        'minimum': 100,
-                                                                        'type': 'integer'},
-                                                         'filter': {'default': '',
-                                                                    'description': 'Exact '
-                                                                                   'predicate, '
-                                                                                   'e.g. doc.path '
-                                                                                   "GLOB 'src/**' "
-                                                                                   'AND doc.mtime '
-                                                                                   '>= '
-                                                                                   "'2026-03-01'.",
-                                                                    'type': 'string'}},
-                                          'required': ['query'],
-                                          'type': 'object'},
-                          'name': 'chinvex_search'},
-                         {'annotations': {'destructiveHint': False,
-                                          'idempotentHint': True,
-                                          'openWorldHint': False,
-                                          'readOnlyHint': True},
-                          'description': 'Background for a task: the best chunks fitted into a '
-                                         'hard token budget, same input same output, each with '
-                                         'path, lines, sha256 and mtime. Use before starting work '
-                                         'on something.',
-                          'inputSchema': {'properties': {'task': {'description': 'The task or '
-                                                                                 'question.',
-                                                                  'type': 'string'},
-                                                         'context': {'default': '',
-                                                                     'description': 'Context name; '
-                                                                                    'omit for the '
-                                                                                    "project's.",
-                                                                     'type': 'string'},
-                                                         'budget_tokens': {'default': 2000,
-                                                                           'description': 'Hard '
-                                                                                          'size '
-                                                                                          'limit.',
-                                                                           'maximum': 200000,
-                                                                           'minimum': 1,
-                                                                           'type': 'integer'},
-                                                         'diversity': {'default': 0,
-                                                                       'description': 'Max chunks '
-                                                                                      'per '
-                                                                                      'document; '
-                                                                                      '0: no '
-                                                                                      'limit.',
-                                                                       'maximum': 50,
-                                                                       'minimum': 0,
-                                                                       'type': 'integer'},
-                                                         'source_types': {'default': [],
-                                                                          'description': 'Only: '
-                                                                                         'repo, '
-                                                                                         'codex_session, '
-                                                                                         'agent_session, '
-                                                                                         'chat, '
-                                                                                         'note, '
-                                                                                         'memory.',
-                                                                          'items': {'type': 'string'},
-                                                                          'type': 'array'}},
-                                          'required': ['task'],
-                                          'type': 'object'},
-                          'name': 'chinvex_pack'},
-                         {'annotations': {'destructiveHint': False,
-                                          'idempotentHint': True,
-                                          'openWorldHint': False,
-                                          'readOnlyHint': True},
-                          'description': 'Read chunks by id (from results or citations): text, '
-                                         'ranges, metadata, and the previous and next chunk ids.',
-                          'inputSchema': {'properties': {'chunk_ids': {'description': 'Chunk ids '
-                                                                                      '(max 100).',
-                                                                       'items': {'type': 'string'},
-                                                                       'type': 'array'},
-                                                         'context': {'default': '',
-                                                                     'description': 'Context name; '
-                                                                                    'omit for the '
-                                                                                    "project's.",
-                                                                     'type': 'string'}},
-                                          'required': ['chunk_ids'],
-                                          'type': 'object'},
-                          'name': 'chinvex_get_chunks'},
-                         {'annotations': {'destructiveHint': False,
-                                          'idempotentHint': True,
-                                          'openWorldHint': False,
-                                          'readOnlyHint': True},
-                          'description': 'List the contexts (name, aliases, number of sources of '
-                                         'each kind), which one is the project context for this '
-                                         'session and how it was chosen.',
-                          'inputSchema': {'properties': {}, 'type': 'object'},
-                          'name': 'chinvex_list_contexts'},
-                         {'annotations': {'destructiveHint': False,
-                                          'idempotentHint': False,
-                                          'openWorldHint': False,
-                                          'readOnlyHint': True},
-                          'description': 'Search organizational knowledge including code, '
-                                         'documentation, architecture decisions, and session '
-                                         'history. Returns ranked results (id, type, title, '
-                                         'content, score, metadata). Every call is logged to the '
-                                         'flight recorder as a retrieval_query.',
-                          'inputSchema': {'properties': {'query': {'description': 'Natural '
-                                                                                  'language search '
-                                                                                  'query.',
-                                                                   'type': 'string'},
-                                                         'types': {'anyOf': [{'items': {'type': 'string'},
-                                                                              'type': 'array'},
-                                                                             {'type': 'null'}],
-                                                                   'default': None,
-                                                                   'description': 'Filter by '
-                                                                                  'content types: '
-                                                                                  'code, doc '
-                                                                                  '(documentation), '
-                                                                                  'session, '
-                                                                                  'decision (adr), '
-                                                                                  'pattern, '
-                                                                                  'failure, '
-                                                                                  'context, '
-                                                                                  'runbook '
-                                                                                  '(playbook), or '
-                                                                                  'a type given to '
-                                                                                  'recall_add. '
-                                                                                  'Omit for all.'},
-                                                         'scope': {'default': 'all',
-                                                                   'description': "'project' = the "
-                                                                                  'current '
-                                                                                  "project's "
-                                                                                  'context, '
-                                                                                  "'global' = the "
-                                                                                  'context named '
-                                                                                  "'global' "
-                                                                                  '(cross-project '
-                                                                                  'knowledge), '
-                                                                                  "'all' = both.",
-                                                                   'enum': ['project',
-                                                                            'global',
-                                                                            'all'],
-                                                                   'type': 'string'},
-                                                         'limit': {'default': 10,
-                                                                   'description': 'Maximum number '
-                                                                                  'of results to '
-                                                                                  'return.',
+              {'tools': ['chinvex_answer',
+                         'chinvex_search',
+                         'chinvex_pack',
+                         'chinvex_get_chunks',
+                         'chinvex_list_contexts',
+                         'recall_search',
+                         'recall_get',
+                         'recall_list',
+                         'recall_context',
+                         'recall_index',
+                         'recall_promote',
+                         'recall_add',
+                         'recall_feedback',
+                         'flight_recorder_log']}],
+ 'tools': {'chinvex_answer': {'annotations': {'destructiveHint': False, 'readOnlyHint': True},
+                              'description': "Answer a question from the user's indexed code, notes and sessions: 1-3 short sentences extracted from the "
+                                             "sources (for 'when', the date), each citing [chunk:<id>], plus where each citation is and the words it rests on. "
+                                             "Refuses ('Not stated in retrieved sources.', grounded=false) when the sources do not say it. For background to "
+                                             'work from, use chinvex_pack; to browse hits, chinvex_search.',
+                              'inputSchema': {'properties': {'query': {'description': 'The question.', 'type': 'string'},
+                                                             'context': {'default': '',
+                                                                         'description': "Context name; omit for the project's.",
+                                                                         'type': 'string'},
+                                                             'k': {'default': 8,
+                                                                   'description': 'Chunks to retrieve.',
                                                                    'maximum': 50,
                                                                    'minimum': 1,
                                                                    'type': 'integer'},
-                                                         'max_tokens': {'default': 2000,
-                                                                        'description': 'Cap on '
-                                                                                       'returned '
-                                                                                       'text; says '
-                                                                                       'if cut.',
-                                                                        'maximum': 100000,
-                                                                        'minimum': 100,
-                                                                        'type': 'integer'},
-                                                         'filter': {'anyOf': [{'type': 'string'},
-                                                                              {'type': 'null'}],
-                                                                    'default': None,
-                                                                    'description': 'Exact '
-                                                                                   'predicate '
-                                                                                   '(filter '
-                                                                                   'expression '
-                                                                                   'language), '
-                                                                                   'e.g. '
-                                                                                   'doc.source_type '
-                                                                                   "= 'note'."}},
-                                          'required': ['query'],
-                                          'type': 'object'},
-                          'name': 'recall_search'},
-                         {'annotations': {'destructiveHint': False,
-                                          'idempotentHint': True,
-                                          'openWorldHint': False,
-                                          'readOnlyHint': True},
-                          'description': 'Retrieve the full content of a knowledge item or chunk '
-                                         'by its id (from recall_search results). Use after '
+                                                             'grounded': {'default': True,
+                                                                          'description': 'Refuse unless the sources support it.',
+                                                                          'type': 'boolean'},
+                                                             'source_types': {'default': [],
+                                                                              'description': 'Only: repo, codex_session, agent_session, chat, note, memory.',
+                                                                              'items': {'type': 'string'},
+                                                                              'type': 'array'},
+                                                             'include_evidence': {'default': False,
+                                                                                  'description': 'Add the retrieved chunks.',
+                                                                                  'type': 'boolean'},
+                                                             'max_tokens': {'default': 2000,
+                                                                            'description': 'Cap on returned text; says if cut.',
+                                                                            'maximum': 100000,
+                                                                            'minimum': 100,
+                                                                            'type': 'integer'}},
+                                              'required': ['query'],
+                                              'type': 'object'},
+                              'name': 'chinvex_answer'},
+           'chinvex_search': {'annotations': {'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False, 'readOnlyHint': True},
+                              'description': 'Ranked chunks (hybrid full-text + vector) with chunk_id, place, text, scores and staleness. Use to browse or '
+                                             'find exact spots; chinvex_answer for a short answer; chinvex_get_chunks to read more around a hit.',
+                              'inputSchema': {'properties': {'query': {'description': 'Natural-language question or keywords (at most 10 KB).',
+                                                                       'type': 'string'},
+                                                             'context': {'default': '',
+                                                                         'description': "Context name; omit for the project's.",
+                                                                         'type': 'string'},
+                                                             'contexts': {'default': [],
+                                                                          'description': 'Several contexts at once.',
+                                                                          'items': {'type': 'string'},
+                                                                          'type': 'array'},
+                                                             'k': {'default': 8, 'description': 'Results.', 'maximum': 50, 'minimum': 1, 'type': 'integer'},
+                                                             'source_types': {'default': [],
+                                                                              'description': 'Only: repo, codex_session, agent_session, chat, note, memory.',
+                                                                              'items': {'type': 'string'},
+                                                                              'type': 'array'},
+                                                             'max_tokens': {'default': 2000,
+                                                                            'description': 'Cap on returned text; says if cut.',
+                                                                            'maximum': 100000,
+                                                                            'minimum': 100,
+                                                                            'type': 'integer'},
+                                                             'filter': {'default': '',
+                                                                        'description': "Exact predicate, e.g. doc.path GLOB 'src/**' AND doc.mtime >= "
+                                                                                       "'2026-03-01'.",
+                                                                        'type': 'string'}},
+                                              'required': ['query'],
+                                              'type': 'object'},
+                              'name': 'chinvex_search'},
+           'chinvex_pack': {'annotations': {'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False, 'readOnlyHint': True},
+                            'description': 'Background for a task: the best chunks fitted into a hard token budget, same input same output, each with path, '
+                                           'lines, sha256 and mtime. Use before starting work on something.',
+                            'inputSchema': {'properties': {'task': {'description': 'The task or question.', 'type': 'string'},
+                                                           'context': {'default': '', 'description': "Context name; omit for the project's.", 'type': 'string'},
+                                                           'budget_tokens': {'default': 2000,
+                                                                             'description': 'Hard size limit.',
+                                                                             'maximum': 200000,
+                                                                             'minimum': 1,
+                                                                             'type': 'integer'},
+                                                           'diversity': {'default': 0,
+                                                                         'description': 'Max chunks per document; 0: no limit.',
+                                                                         'maximum': 50,
+                                                                         'minimum': 0,
+                                                                         'type': 'integer'},
+                                                           'source_types': {'default': [],
+                                                                            'description': 'Only: repo, codex_session, agent_session, chat, note, memory.',
+                                                                            'items': {'type': 'string'},
+                                                                            'type': 'array'}},
+                                            'required': ['task'],
+                                            'type': 'object'},
+                            'name': 'chinvex_pack'},
+           'chinvex_get_chunks': {'annotations': {'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False, 'readOnlyHint': True},
+                                  'description': 'Read chunks by id (from results or citations): text, ranges, metadata, and the previous and next chunk ids.',
+                                  'inputSchema': {'properties': {'chunk_ids': {'description': 'Chunk ids (max 100).',
+                                                                               'items': {'type': 'string'},
+                                                                               'type': 'array'},
+                                                                 'context': {'default': '',
+                                                                             'description': "Context name; omit for the project's.",
+                                                                             'type': 'string'}},
+                                                  'required': ['chunk_ids'],
+                                                  'type': 'object'},
+                                  'name': 'chinvex_get_chunks'},
+           'chinvex_list_contexts': {'annotations': {'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False, 'readOnlyHint': True},
+                                     'description': 'List the contexts (name, aliases, number of sources of each kind), which one is the project context for '
+                                                    'this session and how it was chosen.',
+                                     'inputSchema': {'properties': {}, 'type': 'object'},
+                                     'name': 'chinvex_list_contexts'},
+           'recall_search': {'annotations': {'destructiveHint': False, 'idempotentHint': False, 'openWorldHint': False, 'readOnlyHint': True},
+                             'description': 'Search organizational knowledge including code, documentation, architecture decisions, and session history. '
+                                            'Returns ranked results (id, type, title, content, score, metadata). Every call is logged to the flight recorder '
+                                            'as a retrieval_query.',
+                             'inputSchema': {'properties': {'query': {'description': 'Natural language search query.', 'type': 'string'},
+                                                            'types': {'anyOf': [{'items': {'type': 'string'}, 'type': 'array'}, {'type': 'null'}],
+                                                                      'default': None,
+                                                                      'description': 'Filter by content types: code, doc (documentation), session, decision '
+                                                                                     '(adr), pattern, failure, context, runbook (playbook), or a type given to '
+                                                                                     'recall_add. Omit for all.'},
+                                                            'scope': {'default': 'all',
+                                                                      'description': "'project' = the current project's context, 'global' = the context named "
+                                                                                     "'global' (cross-project knowledge), 'all' = both.",
+                                                                      'enum': ['project', 'global', 'all'],
+                                                                      'type': 'string'},
+                                                            'limit': {'default': 10,
+                                                                      'description': 'Maximum number of results to return.',
+                                                                      'maximum': 50,
+                                                                      'minimum': 1,
+                                                                      'type': 'integer'},
+                                                            'max_tokens': {'default': 2000,
+                                                                           'description': 'Cap on returned text; says if cut.',
+                                                                           'maximum': 100000,
+                                                                           'minimum': 100,
+                                                                           'type': 'integer'},
+                                                            'filter': {'anyOf': [{'type': 'string'}, {'type': 'null'}],
+                                                                       'default': None,
+                                                                       'description': 'Exact predicate (filter expression language), e.g. doc.source_type = '
+                                                                                      "'note'."}},
+                                             'required': ['query'],
+                                             'type': 'object'},
+                             'name': 'recall_search'},
+           'recall_get': {'annotations': {'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False, 'readOnlyHint': True},
+                          'description': 'Retrieve the full content of a knowledge item or chunk by its id (from recall_search results). Use after '
                                          'recall_search to get complete context.',
-                          'inputSchema': {'properties': {'id': {'description': 'Item id from '
-                                                                               'search results '
-                                                                               '(e.g. D-1a2b3c4d '
-                                                                               'or a chunk id).',
+                          'inputSchema': {'properties': {'id': {'description': 'Item id from search results (e.g. D-1a2b3c4d or a chunk id).',
                                                                 'type': 'string'},
                                                          'include_parent': {'default': False,
-                                                                            'description': 'For a '
-                                                                                           'chunk, '
-                                                                                           'also '
-                                                                                           'return '
-                                                                                           'its '
-                                                                                           'whole '
-                                                                                           "document's "
-                                                                                           'text '
-                                                                                           'as '
+                                                                            'description': "For a chunk, also return its whole document's text as "
                                                                                            'parent_content.',
                                                                             'type': 'boolean'}},
                                           'required': ['id'],
                                           'type': 'object'},
                           'name': 'recall_get'},
-                         {'annotations': {'destructiveHint': False,
-                                          'idempotentHint': True,
-                                          'openWorldHint': False,
-                                          'readOnlyHint': True},
-                          'description': 'List what the knowledge base holds of one type, newest '
-                                         'first (or by title): code or documentation files, '
-                                         'sessions, ADRs/decisions, playbooks, patterns, or any '
-                                         'recall_add type. Use it to browse; use recall_search to '
-                                         'find something by meaning.',
-                          'inputSchema': {'properties': {'type': {'description': 'code, '
-                                                                                 'documentation, '
-                                                                                 'session, adr '
-                                                                                 '(decision), '
-                                                                                 'playbook '
-                                                                                 '(runbook), '
-                                                                                 'pattern, '
-                                                                                 'failure, lesson, '
-                                                                                 'or a type given '
-                                                                                 'to recall_add.',
-                                                                  'type': 'string'},
-                                                         'scope': {'default': 'project',
-                                                                   'description': "'project' = the "
-                                                                                  "project's "
-                                                                                  'context, '
-                                                                                  "'global' = the "
-                                                                                  "'global' "
-                                                                                  "context, 'all' "
-                                                                                  '= both.',
-                                                                   'enum': ['project',
-                                                                            'global',
-                                                                            'all'],
+           'recall_list': {'annotations': {'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False, 'readOnlyHint': True},
+                           'description': 'List what the knowledge base holds of one type, newest first (or by title): code or documentation files, sessions, '
+                                          'ADRs/decisions, playbooks, patterns, or any recall_add type. Use it to browse; use recall_search to find something '
+                                          'by meaning.',
+                           'inputSchema': {'properties': {'type': {'description': 'code, documentation, session, adr (decision), playbook (runbook), pattern, '
+                                                                                  'failure, lesson, or a type given to recall_add.',
                                                                    'type': 'string'},
-                                                         'limit': {'default': 20,
-                                                                   'description': 'Maximum number '
-                                                                                  'of entries.',
-                                                                   'maximum': 100,
-                                                                   'minimum': 1,
-                                                                   'type': 'integer'},
-                                                         'sort': {'default': 'updated_at',
-                                                                  'description': 'Newest first by '
-                                                                                 'updated_at or '
-                                                                                 'created_at, or '
-                                                                                 'A-Z by title.',
-                                                                  'enum': ['updated_at',
-                                                                           'created_at',
-                                                                           'title'],
-                                                                  'type': 'string'}},
-                                          'required': ['type'],
-                                          'type': 'object'},
-                          'name': 'recall_list'},
-                         {'annotations': {'destructiveHint': False,
-                                          'idempotentHint': True,
-                                          'openWorldHint': False,
-                                          'readOnlyHint': True},
-                          'description': 'Everything known about one file before you edit it: its '
-                                         'indexed chunks (definitions and line ranges), docs and '
-                                         'notes that mention it, sessions and chats that read or '
-                                         'changed it, and decisions recorded about it. Use it '
-                                         "instead of several searches for the file's name.",
-                          'inputSchema': {'properties': {'file_path': {'description': 'The file, '
-                                                                                      'absolute or '
-                                                                                      'relative to '
-                                                                                      'the '
-                                                                                      'project.',
-                                                                       'type': 'string'},
-                                                         'context_types': {'anyOf': [{'items': {'type': 'string'},
-                                                                                      'type': 'array'},
-                                                                                     {'type': 'null'}],
-                                                                           'default': None,
-                                                                           'description': 'Sections: '
-                                                                                          'related_code, '
-                                                                                          'documentation, '
-                                                                                          'adrs, '
-                                                                                          'recent_changes, '
-                                                                                          'ownership. '
-                                                                                          'Omit '
-                                                                                          'for '
-                                                                                          'related_code, '
-                                                                                          'documentation '
-                                                                                          'and '
-                                                                                          'adrs.'}},
-                                          'required': ['file_path'],
-                                          'type': 'object'},
-                          'name': 'recall_context'},
-                         {'annotations': {'destructiveHint': False,
-                                          'idempotentHint': False,
-                                          'openWorldHint': False,
-                                          'readOnlyHint': False},
-                          'description': 'Index a file or folder of the project now (e.g. a note '
-                                         'you just wrote), instead of waiting for the next ingest. '
-                                         "Only paths inside the project context's source folders; "
-                                         "it runs that context's incremental ingest. Use "
-                                         'sparingly.',
-                          'inputSchema': {'properties': {'path': {'description': 'File or folder, '
-                                                                                 'absolute or '
-                                                                                 'relative to the '
-                                                                                 'project.',
+                                                          'scope': {'default': 'project',
+                                                                    'description': "'project' = the project's context, 'global' = the 'global' context, 'all' "
+                                                                                   '= both.',
+                                                                    'enum': ['project', 'global', 'all'],
+                                                                    'type': 'string'},
+                                                          'limit': {'default': 20,
+                                                                    'description': 'Maximum number of entries.',
+                                                                    'maximum': 100,
+                                                                    'minimum': 1,
+                                                                    'type': 'integer'},
+                                                          'sort': {'default': 'updated_at',
+                                                                   'description': 'Newest first by updated_at or created_at, or A-Z by title.',
+                                                                   'enum': ['updated_at', 'created_at', 'title'],
+                                                                   'type': 'string'}},
+                                           'required': ['type'],
+                                           'type': 'object'},
+                           'name': 'recall_list'},
+           'recall_context': {'annotations': {'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False, 'readOnlyHint': True},
+                              'description': 'Everything known about one file before you edit it: its indexed chunks (definitions and line ranges), docs and '
+                                             'notes that mention it, sessions and chats that read or changed it, and decisions recorded about it. Use it '
+                                             "instead of several searches for the file's name.",
+                              'inputSchema': {'properties': {'file_path': {'description': 'The file, absolute or relative to the project.', 'type': 'string'},
+                                                             'context_types': {'anyOf': [{'items': {'type': 'string'}, 'type': 'array'}, {'type': 'null'}],
+                                                                               'default': None,
+                                                                               'description': 'Sections: related_code, documentation, adrs, recent_changes, '
+                                                                                              'ownership. Omit for related_code, documentation and adrs.'}},
+                                              'required': ['file_path'],
+                                              'type': 'object'},
+                              'name': 'recall_context'},
+           'recall_index': {'annotations': {'destructiveHint': False, 'idempotentHint': False, 'openWorldHint': False, 'readOnlyHint': False},
+                            'description': 'Index a file or folder of the project now (e.g. a note you just wrote), instead of waiting for the next ingest. '
+                                           "Only paths inside the project context's source folders; it runs that context's incremental ingest. Use sparingly.",
+                            'inputSchema': {'properties': {'path': {'description': 'File or folder, absolute or relative to the project.', 'type': 'string'},
+                                                           'recursive': {'default': False,
+                                                                         'description': 'Accepted for RECALL compatibility: a folder is always indexed whole, '
+                                                                                        "as its context's ingest walks it.",
+                                                                         'type': 'boolean'},
+                                                           'type_hint': {'anyOf': [{'type': 'string'}, {'type': 'null'}],
+                                                                         'default': None,
+                                                                         'description': 'code, documentation, adr or playbook; informational, the reading '
+                                                                                        'adapter decides.'}},
+                                            'required': ['path'],
+                                            'type': 'object'},
+                            'name': 'recall_index'},
+           'recall_promote': {'annotations': {'destructiveHint': False, 'idempotentHint': False, 'openWorldHint': False, 'readOnlyHint': False},
+                              'description': "Move a project's knowledge item (from recall_add) to the global context, for knowledge that holds across "
+                                             'projects. Its id keeps working: the project keeps a pointer that recall_get follows.',
+                              'inputSchema': {'properties': {'item_id': {'description': "The item's id, e.g. D-1a2b3c4d.", 'type': 'string'}},
+                                              'required': ['item_id'],
+                                              'type': 'object'},
+                              'name': 'recall_promote'},
+           'recall_add': {'annotations': {'destructiveHint': False, 'idempotentHint': False, 'openWorldHint': False, 'readOnlyHint': False},
+                          'description': 'Add a knowledge item (a decision, pattern, failure, lesson, runbook, ...) to the knowledge base; it is searchable at '
+                                         'once. Returns its id ({P,F,D,C,X,O,R,I}-xxxxxxxx). Secrets in the text are redacted before storing.',
+                          'inputSchema': {'properties': {'type': {'description': 'Kind of knowledge: pattern, failure, decision, context, code, doc, runbook, '
+                                                                                 'lesson, note, ...',
                                                                   'type': 'string'},
-                                                         'recursive': {'default': False,
-                                                                       'description': 'Accepted '
-                                                                                      'for RECALL '
-                                                                                      'compatibility: '
-                                                                                      'a folder is '
-                                                                                      'always '
-                                                                                      'indexed '
-                                                                                      'whole, as '
-                                                                                      'its '
-                                                                                      "context's "
-                                                                                      'ingest '
-                                                                                      'walks it.',
-                                                                       'type': 'boolean'},
-                                                         'type_hint': {'anyOf': [{'type': 'string'},
-                                                                                 {'type': 'null'}],
-                                                                       'default': None,
-                                                                       'description': 'code, '
-                                                                                      'documentation, '
-                                                                                      'adr or '
-                                                                                      'playbook; '
-                                                                                      'informational, '
-                                                                                      'the reading '
-                                                                                      'adapter '
-                                                                                      'decides.'}},
-                                          'required': ['path'],
-                                          'type': 'object'},
-                          'name': 'recall_index'},
-                         {'annotations': {'destructiveHint': False,
-                                          'idempotentHint': False,
-                                          'openWorldHint': False,
-                                          'readOnlyHint': False},
-                          'description': "Move a project's knowledge item (from recall_add) to the "
-                                         'global context, for knowledge that holds across '
-                                         'projects. Its id keeps working: the project keeps a '
-                                         'pointer that recall_get follows.',
-                          'inputSchema': {'properties': {'item_id': {'description': "The item's "
-                                                                                    'id, e.g. '
-                                                                                    'D-1a2b3c4d.',
-                                                                     'type': 'string'}},
-                                          'required': ['item_id'],
-                                          'type': 'object'},
-                          'name': 'recall_promote'},
-                         {'annotations': {'destructiveHint': False,
-                                          'idempotentHint': False,
-                                          'openWorldHint': False,
-                                          'readOnlyHint': False},
-                          'description': 'Add a knowledge item (a decision, pattern, failure, '
-                                         'lesson, runbook, ...) to the knowledge base; it is '
-                                         'searchable at once. Returns its id '
-                                         '({P,F,D,C,X,O,R,I}-xxxxxxxx). Secrets in the text are '
-                                         'redacted before storing.',
-                          'inputSchema': {'properties': {'type': {'description': 'Kind of '
-                                                                                 'knowledge: '
-                                                                                 'pattern, '
-                                                                                 'failure, '
-                                                                                 'decision, '
-                                                                                 'context, code, '
-                                                                                 'doc, runbook, '
-                                                                                 'lesson, note, '
-                                                                                 '...',
-                                                                  'type': 'string'},
-                                                         'title': {'description': 'Brief title (at '
-                                                                                  'most 500 '
-                                                                                  'characters).',
-                                                                   'type': 'string'},
-                                                         'content': {'description': 'Full content '
-                                                                                    'of the '
-                                                                                    'knowledge '
-                                                                                    'item (at most '
-                                                                                    '1 MB).',
-                                                                     'type': 'string'},
-                                                         'tags': {'anyOf': [{'items': {'type': 'string'},
-                                                                             'type': 'array'},
-                                                                            {'type': 'null'}],
+                                                         'title': {'description': 'Brief title (at most 500 characters).', 'type': 'string'},
+                                                         'content': {'description': 'Full content of the knowledge item (at most 1 MB).', 'type': 'string'},
+                                                         'tags': {'anyOf': [{'items': {'type': 'string'}, 'type': 'array'}, {'type': 'null'}],
                                                                   'default': None,
-                                                                  'description': 'Optional tags '
-                                                                                 'for '
-                                                                                 'categorization.'},
+                                                                  'description': 'Optional tags for categorization.'},
                                                          'scope': {'default': 'project',
-                                                                   'description': 'Where to store: '
-                                                                                  "the project's "
-                                                                                  'context, or the '
-                                                                                  'context named '
-                                                                                  "'global'.",
+                                                                   'description': "Where to store: the project's context, or the context named 'global'.",
                                                                    'enum': ['project', 'global'],
                                                                    'type': 'string'},
-                                                         'related_files': {'anyOf': [{'items': {'type': 'string'},
-                                                                                      'type': 'array'},
-                                                                                     {'type': 'null'}],
+                                                         'related_files': {'anyOf': [{'items': {'type': 'string'}, 'type': 'array'}, {'type': 'null'}],
                                                                            'default': None,
-                                                                           'description': 'File '
-                                                                                          'paths '
-                                                                                          'this '
-                                                                                          'knowledge '
-                                                                                          'relates '
-                                                                                          'to.'}},
+                                                                           'description': 'File paths this knowledge relates to.'}},
                                           'required': ['type', 'title', 'content'],
                                           'type': 'object'},
                           'name': 'recall_add'},
-                         {'annotations': {'destructiveHint': False,
-                                          'idempotentHint': False,
-                                          'openWorldHint': False,
-                                          'readOnlyHint': False},
-                          'description': 'Record whether a retrieved item was useful for the '
-                                         'current task (use after recall_search). Give '
-                                         'useful=true/false, or feedback = useful | not_useful | '
-                                         "outdated | duplicate. Returns the item's updated counts.",
-                          'inputSchema': {'properties': {'item_id': {'description': 'ID of the '
-                                                                                    'item (from '
-                                                                                    'recall_search '
-                                                                                    'results).',
-                                                                     'type': 'string'},
-                                                         'useful': {'anyOf': [{'type': 'boolean'},
-                                                                              {'type': 'null'}],
-                                                                    'default': None,
-                                                                    'description': 'True if the '
-                                                                                   'item helped, '
-                                                                                   'false if not.'},
-                                                         'feedback': {'anyOf': [{'enum': ['useful',
-                                                                                          'not_useful',
-                                                                                          'outdated',
-                                                                                          'duplicate'],
-                                                                                 'type': 'string'},
-                                                                                {'type': 'null'}],
-                                                                      'default': None,
-                                                                      'description': 'Finer '
-                                                                                     'feedback '
-                                                                                     'than useful: '
-                                                                                     'outdated '
-                                                                                     '(stale '
-                                                                                     'information), '
-                                                                                     'duplicate '
-                                                                                     '(same as '
-                                                                                     'another '
-                                                                                     'item).'},
-                                                         'context': {'anyOf': [{'type': 'string'},
-                                                                               {'type': 'null'}],
-                                                                     'default': None,
-                                                                     'description': 'Optional '
-                                                                                    'reason why '
-                                                                                    'the item was '
-                                                                                    "or wasn't "
-                                                                                    'useful.'},
-                                                         'duplicate_of': {'anyOf': [{'type': 'string'},
-                                                                                    {'type': 'null'}],
-                                                                          'default': None,
-                                                                          'description': 'With '
-                                                                                         "feedback='duplicate': "
-                                                                                         'the id '
-                                                                                         'of the '
-                                                                                         'item '
-                                                                                         'this one '
-                                                                                         'duplicates.'}},
-                                          'required': ['item_id'],
-                                          'type': 'object'},
-                          'name': 'recall_feedback'},
-                         {'annotations': {'destructiveHint': False,
-                                          'idempotentHint': False,
-                                          'openWorldHint': False,
-                                          'readOnlyHint': False},
-                          'description': 'Log a significant event to the local flight recorder for '
-                                         'session continuity: decisions (with rationale), errors '
-                                         '(with resolution), milestones, agent switches, '
-                                         'observations, retrieval_judgment. Stored locally, never '
-                                         'indexed for search.',
-                          'inputSchema': {'properties': {'type': {'description': 'Event type: '
-                                                                                 'decision, error, '
-                                                                                 'milestone, '
-                                                                                 'agent_switch, '
-                                                                                 'observation, '
-                                                                                 'retrieval_judgment, '
-                                                                                 '...',
-                                                                  'type': 'string'},
-                                                         'content': {'description': 'Brief '
-                                                                                    'description '
-                                                                                    'of the event.',
-                                                                     'type': 'string'},
-                                                         'rationale': {'anyOf': [{'type': 'string'},
-                                                                                 {'type': 'null'}],
-                                                                       'default': None,
-                                                                       'description': 'For '
-                                                                                      'decisions: '
-                                                                                      'why this '
-                                                                                      'choice was '
-                                                                                      'made.'},
-                                                         'metadata': {'anyOf': [{'additionalProperties': True,
-                                                                                 'type': 'object'},
-                                                                                {'type': 'null'}],
-                                                                      'default': None,
-                                                                      'description': 'Any JSON '
-                                                                                     'object, e.g. '
-                                                                                     '{"kept": '
-                                                                                     '[...], '
-                                                                                     '"dropped": '
-                                                                                     '[...]} for a '
-                                                                                     'retrieval_judgment.'},
-                                                         'resolution': {'anyOf': [{'type': 'string'},
-                                                                                  {'type': 'null'}],
-                                                                        'default': None,
-                                                                        'description': 'For '
-                                                                                       'errors: '
-                                                                                       'how it was '
-                                                                                       'resolved.'},
-                                                         'from_agent': {'anyOf': [{'type': 'string'},
-                                                                                  {'type': 'null'}],
-                                                                        'default': None,
-                                                                        'description': 'For '
-                                                                                       'agent_switch: '
-                                                                                       'previous '
-                                                                                       'agent '
-                                                                                       'mode.'},
-                                                         'to_agent': {'anyOf': [{'type': 'string'},
-                                                                                {'type': 'null'}],
-                                                                      'default': None,
-                                                                      'description': 'For '
-                                                                                     'agent_switch: '
-                                                                                     'new agent '
-                                                                                     'mode.'},
-                                                         'related_files': {'anyOf': [{'items': {'type': 'string'},
-                                                                                      'type': 'array'},
+           'recall_feedback': {'annotations': {'destructiveHint': False, 'idempotentHint': False, 'openWorldHint': False, 'readOnlyHint': False},
+                               'description': 'Record whether a retrieved item was useful for the current task (use after recall_search). Give '
+                                              "useful=true/false, or feedback = useful | not_useful | outdated | duplicate. Returns the item's updated counts.",
+                               'inputSchema': {'properties': {'item_id': {'description': 'ID of the item (from recall_search results).', 'type': 'string'},
+                                                              'useful': {'anyOf': [{'type': 'boolean'}, {'type': 'null'}],
+                                                                         'default': None,
+                                                                         'description': 'True if the item helped, false if not.'},
+                                                              'feedback': {'anyOf': [{'enum': ['useful', 'not_useful', 'outdated', 'duplicate'],
+                                                                                      'type': 'string'},
                                                                                      {'type': 'null'}],
                                                                            'default': None,
-                                                                           'description': 'Files '
-                                                                                          'related '
-                                                                                          'to this '
-                                                                                          'event.'}},
-                                          'required': ['type', 'content'],
-                                          'type': 'object'},
-                          'name': 'flight_recorder_log'}]}]}
+                                                                           'description': 'Finer feedback than useful: outdated (stale information), duplicate '
+                                                                                          '(same as another item).'},
+                                                              'context': {'anyOf': [{'type': 'string'}, {'type': 'null'}],
+                                                                          'default': None,
+                                                                          'description': "Optional reason why the item was or wasn't useful."},
+                                                              'duplicate_of': {'anyOf': [{'type': 'string'}, {'type': 'null'}],
+                                                                               'default': None,
+                                                                               'description': "With feedback='duplicate': the id of the item this one "
+                                                                                              'duplicates.'}},
+                                               'required': ['item_id'],
+                                               'type': 'object'},
+                               'name': 'recall_feedback'},
+           'flight_recorder_log': {'annotations': {'destructiveHint': False, 'idempotentHint': False, 'openWorldHint': False, 'readOnlyHint': False},
+                                   'description': 'Log a significant event to the local flight recorder for session continuity: decisions (with rationale), '
+                                                  'errors (with resolution), milestones, agent switches, observations, retrieval_judgment. Stored locally, '
+                                                  'never indexed for search.',
+                                   'inputSchema': {'properties': {'type': {'description': 'Event type: decision, error, milestone, agent_switch, observation, '
+                                                                                          'retrieval_judgment, ...',
+                                                                           'type': 'string'},
+                                                                  'content': {'description': 'Brief description of the event.', 'type': 'string'},
+                                                                  'rationale': {'anyOf': [{'type': 'string'}, {'type': 'null'}],
+                                                                                'default': None,
+                                                                                'description': 'For decisions: why this choice was made.'},
+                                                                  'metadata': {'anyOf': [{'additionalProperties': True, 'type': 'object'}, {'type': 'null'}],
+                                                                               'default': None,
+                                                                               'description': 'Any JSON object, e.g. {"kept": [...], "dropped": [...]} for a '
+                                                                                              'retrieval_judgment.'},
+                                                                  'resolution': {'anyOf': [{'type': 'string'}, {'type': 'null'}],
+                                                                                 'default': None,
+                                                                                 'description': 'For errors: how it was resolved.'},
+                                                                  'from_agent': {'anyOf': [{'type': 'string'}, {'type': 'null'}],
+                                                                                 'default': None,
+                                                                                 'description': 'For agent_switch: previous agent mode.'},
+                                                                  'to_agent': {'anyOf': [{'type': 'string'}, {'type': 'null'}],
+                                                                               'default': None,
+                                                                               'description': 'For agent_switch: new agent mode.'},
+                                                                  'related_files': {'anyOf': [{'items': {'type': 'string'}, 'type': 'array'}, {'type': 'null'}],
+                                                                                    'default': None,
+                                                                                    'description': 'Files related to this event.'}},
+                                                   'required': ['type', 'content'],
+                                                   'type': 'object'},
+                                   'name': 'flight_recorder_log'}}}

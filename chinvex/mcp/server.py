@@ -148,7 +148,8 @@ def _add_chinvex_tools(server: ChinvexMCPServer, state: ServerState) -> None:
 
     @server.tool(name="chinvex_answer", annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False),
                  description="Answer a question from the user's indexed code, notes and sessions: 1-3 "
-                 "sentences from the sources citing [chunk:<id>], plus where each citation is. Refuses "
+                 "short sentences extracted from the sources (for 'when', the date), each citing "
+                 "[chunk:<id>], plus where each citation is and the words it rests on. Refuses "
                  "('Not stated in retrieved sources.', grounded=false) when the sources do not say it. "
                  "For background to work from, use chinvex_pack; to browse hits, chinvex_search.")
     def chinvex_answer(
