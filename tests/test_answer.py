@@ -93,6 +93,24 @@ def test_dialogue_units_know_whom_a_sentence_is_about():
     assert about["Your bowl is lovely."] == ({"caroline"}, False)
 
 
+def test_a_short_reaction_is_about_what_the_other_just_told():
+    text = ("**[D5:1] Melanie:** My son got into an accident last week, he's ok now.\n\n"
+            "**[D5:2] Caroline:** Sorry 'bout the accident! Started pottery again last week.\n\n"
+            "**[D5:3] Melanie:** How was pottery?\n\n"
+            "**[D5:4] Caroline:** Pottery was relaxing.\n\n"
+            "**[D5:5] Melanie:** Good luck with your pottery class!\n\n"
+            "**[D5:6] Caroline:** The class is going great!")
+    _, units = split_evidence([(text, "note", {})])
+    about = {u.text: set(u.about) for u in units}
+    # names a topic of Melanie's statement: a comment on her accident, not Caroline's
+    assert about["Sorry 'bout the accident!"] == {"melanie"}
+    # no topic of hers: Caroline's own news; after a question, the reply is the speaker's own
+    assert about["Started pottery again last week."] == {"caroline"}
+    assert about["Pottery was relaxing."] == {"caroline"}
+    # a comment on what the other said of the speaker ("your class") stays the speaker's
+    assert about["The class is going great!"] == {"caroline"}
+
+
 def test_labels_that_are_not_voices():
     docstring = '"""Parse.\n\nArgs:\n    path: the file\nReturns:\n    the tree\nRaises:\n    OSError\n"""'
     kinds, _ = split_evidence([(docstring, "note", {})])

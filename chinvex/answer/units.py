@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from chinvex.answer.text import content_words
 from chinvex.retrieval.lexical import index_text
 
 # `**[D1:3] Caroline:** text`, `Caroline: text`, `> **Bob (PM):** text`, `- Alice: text`.
@@ -222,9 +223,10 @@ def _dialogue_units(turns: list[_Turn], chunk: int, speakers: frozenset[str] = f
                     if _same_person(word, n):
                         about.add(n)
             if not first and not second and not about:
-                # "That race sounds great, Mel!" comments on the one addressed; "Started hitting
-                # the gym last week." drops its "I" and is the speaker's.
-                about = set(called) if called else {speaker}
+                # "That race sounds great, Mel!" comments on the one addressed, and so does
+                # "Sorry 'bout the accident!" after the other told of an accident; "Started
+                # hitting the gym last week." drops its "I" and is the speaker's.
+                about = set(called) or set(_reacted_to(analysed, turns, i, units)) or {speaker}
             frozen = frozenset(about)
             units.append(Unit(
                 chunk=chunk, order=len(units), text=sentence, analysed=analysed, kind="dialogue",
@@ -232,6 +234,31 @@ def _dialogue_units(turns: list[_Turn], chunk: int, speakers: frozenset[str] = f
                 line_start=turn.line, line_end=turn.line + max(0, len(turn.body) - 1), block=i,
             ))
     return units
+
+
+REACTION_WORDS = 10
+"""A reaction is short ("Sorry 'bout the accident!"); a longer sentence states something of its own."""
+_NOT_TOPICS = frozenset("""sounds looks seems must amazing awesome great glad happy sorry cool nice
+    time times today yesterday tomorrow week weeks weekend month months year years night days last
+    next""".split())
+"""Words two turns share without sharing a topic (beside function words): praise and time."""
+
+
+def _reacted_to(sentence: str, turns: list[_Turn], i: int, earlier: list[Unit]) -> frozenset[str]:
+    """Whom a short sentence without "I" or "you" comments on, when it comments on what the
+    other speaker just told (not asked): the people the told sentences sharing its topic are
+    about. "Sorry 'bout the accident!" after "My son got into an accident." is about the one
+    who had it; "The store's doing great!" after "Good luck with your store!" stays the
+    speaker's, whose store it is. Empty when it is no such comment."""
+    if i == 0 or turns[i - 1].name.lower() == turns[i].name.lower() or len(sentence.split()) > REACTION_WORDS:
+        return frozenset()
+    told = [u for u in earlier if u.block == i - 1 and not u.question]
+    topics = {w.lower() for w in content_words(sentence)} - _NOT_TOPICS
+    about: set[str] = set()
+    for unit in told:
+        if topics & {w.lower() for w in content_words(unit.text)}:
+            about |= unit.about
+    return frozenset(about)
 
 
 def _addressee(turns: list[_Turn], i: int, names: set[str]) -> str | None:
