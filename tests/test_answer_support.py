@@ -15,7 +15,7 @@ from chinvex.answer.evidence import build_evidence
 from chinvex.answer.generators.extractive import pick
 from chinvex.answer.question import analyse_question
 from chinvex.answer.roles import role_of, role_weight
-from chinvex.answer.support import analyse, judge, question_names
+from chinvex.answer.support import CONTRAST, analyse, judge, question_names
 from chinvex.answer.text import Stemmer, TermWeights
 from chinvex.models import Range, Scores, SearchResult
 
@@ -146,6 +146,17 @@ def test_the_subject_check_refuses_what_the_sources_say_of_someone_else():
     # "you" in a reply is the one spoken to: Caroline's comment is about Melanie's race
     _, _, also, _ = verdict_for("What did Melanie run for mental health?", [result(TALK)])
     assert also.ok and "charity race" in also.best.unit.text
+
+
+def test_a_clear_statement_of_the_one_asked_about_is_not_outweighed_by_a_fuller_one_of_another():
+    both = ("**[D3:1] Caroline:** I'm reading a book about painting.\n\n"
+            "**[D3:2] Melanie:** I'm reading a great book about painting landscapes with watercolors.\n\n"
+            "**[D3:3] Caroline:** Cool!")
+    analysis, _, verdict, _ = verdict_for("What book about painting landscapes is Caroline reading?", [result(both)])
+    # Melanie's sentence covers every term, Caroline's most of them: she says it herself
+    assert verdict.ok and verdict.best.unit.speaker == "Caroline", verdict.reason
+    rival = max((c for c in analysis.candidates if c.unit.speaker == "Melanie"), key=lambda c: c.support)
+    assert rival.support >= verdict.best.support + CONTRAST
 
 
 def test_a_question_naming_what_no_source_mentions_is_refused():

@@ -44,7 +44,11 @@ from chinvex.retrieval.lexical import index_text
 MIN_SUPPORT = {"dialogue": 0.4, "prose": 0.45, "code": 0.45}
 """Least support of the chosen sentence, per kind of evidence."""
 CONTRAST = 0.1
-"""Refuse when a sentence about someone else supports the question by this much more."""
+"""Refuse when a sentence about someone else supports the question by this much more..."""
+CONFIDENT = 0.6
+"""...unless the best sentence about the right person supports it at least this well: two
+people can both have done what is asked (both paint, both read), and a clear statement of the
+one asked about is not outweighed by a fuller one of the other."""
 RELATED_COSINE = {"builtin": 0.3}
 """Per embedder, the raw cosine of the best chunk below which nothing retrieved is about the
 question. Measured for the built-in model: questions about a repository (this one's golden set)
@@ -305,7 +309,7 @@ def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Cand
         need = MIN_SUPPORT[strongest.kind] if strongest else MIN_SUPPORT["prose"]
         return Verdict(False, strongest, f"No retrieved passage says what the question asks (the best "
                                          f"covers {have:.0%} of its terms, needs {need:.0%}).", [])
-    if rival is not None and rival.support >= have + CONTRAST:
+    if rival is not None and rival.support >= have + CONTRAST and have < CONFIDENT:
         return Verdict(False, strongest, f"The sources say this about someone other than {who} "
                                          f"({rival.support:.0%} vs {have:.0%} of its terms).", [])
     eligible = [c for c in fitting if c.own >= MIN_OWN and c.support >= MIN_SUPPORT[c.kind]]
