@@ -41,7 +41,7 @@ from chinvex.answer.text import Stemmer, TermWeights
 from chinvex.answer.units import Unit, _same_person, split_evidence
 from chinvex.retrieval.lexical import index_text
 
-MIN_SUPPORT = {"dialogue": 0.4, "prose": 0.45, "code": 0.45}
+MIN_SUPPORT = {"dialogue": 0.35, "prose": 0.45, "code": 0.45}
 """Least support of the chosen sentence, per kind of evidence."""
 CONTRAST = 0.1
 """Refuse when a sentence about someone else supports the question by this much more..."""
