@@ -11,7 +11,7 @@ import pytest
 
 from chinvex.retrieval.fusion import (SHARE_BASE, SHARE_IDENTIFIER, SHARE_NATURAL_CODE, Candidate, QuerySignals,
                                       fts_share, fuse, query_signals)
-from conftest import assert_no_traceback, run_cli
+from conftest import assert_no_traceback, run_cli, run_cli_in_process
 
 
 def cand(key: str, kind: str | None, fts: float | None = None, vector: float | None = None) -> Candidate:
@@ -74,8 +74,8 @@ def indexed(tmp_path_factory):
         "    cache.popitem(last=False)\n")
     (repo / "notes.md").write_text("# Notes\n\nThe cache keeps recent entries; files are checked before reading.\n")
     env = {"CHINVEX_HOME": str(base / "home")}
-    assert run_cli("context", "create", "Fusion", "--repo", str(repo), env=env).code == 0
-    assert run_cli("ingest", "--context", "Fusion", env=env).code == 0
+    assert run_cli_in_process("context", "create", "Fusion", "--repo", str(repo), env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "Fusion", env=env).code == 0
     return {"env": env, "home": base / "home"}
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BENCH_DATA, FIXTURES, REPO_ROOT, assert_no_traceback, run_cli
+from conftest import BENCH_DATA, FIXTURES, REPO_ROOT, assert_no_traceback, run_cli, run_cli_in_process
 
 from chinvex.answer.grounding import REFUSAL, cited_ids, paragraphs, validate
 from chinvex.answer.text import Stemmer, content_words
@@ -132,8 +132,8 @@ def code_context(tmp_path_factory):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO_ROOT / rel, root / rel)
     env = {"CHINVEX_HOME": str(base / "home")}
-    assert run_cli("context", "create", "code", "--repo", str(root), env=env).code == 0
-    ingest = run_cli("ingest", "--context", "code", "--json", env=env)
+    assert run_cli_in_process("context", "create", "code", "--repo", str(root), env=env).code == 0
+    ingest = run_cli_in_process("ingest", "--context", "code", "--json", env=env)
     assert ingest.code == 0, ingest
     return {"env": env, "root": root, "home": base / "home"}
 
@@ -240,9 +240,9 @@ def talk(tmp_path_factory):
     for n in (1, 2, 3, 4):
         shutil.copy2(LOCOMO / "conv-26" / f"session_0{n}.md", notes)
     env = {"CHINVEX_HOME": str(base / "home")}
-    assert run_cli("context", "create", "talk", "--note-root", str(notes),
-                   "--chat-root", str(FIXTURES / "chatgpt-export" / "chatlore"), env=env).code == 0
-    assert run_cli("ingest", "--context", "talk", env=env).code == 0
+    assert run_cli_in_process("context", "create", "talk", "--note-root", str(notes),
+                              "--chat-root", str(FIXTURES / "chatgpt-export" / "chatlore"), env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "talk", env=env).code == 0
     return env
 
 

@@ -19,7 +19,7 @@ from chinvex.ids import thread_doc_id
 from chinvex.models import ConversationDoc
 from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
 from chinvex_adapters.claude_code import ClaudeCodeAdapter, parse_transcript
-from conftest import FIXTURES
+from conftest import FIXTURES, run_cli_in_process
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CLAUDE = FIXTURES / "claude-code"
@@ -450,10 +450,10 @@ def test_memory_is_ingested_searchable_and_incremental(tmp_path):
     shutil.copytree(MEMORY_PROJECTS, projects)
     memory = projects / "-home-dev-code-atlas" / "memory"
     shutil.copy(REWIND, memory.parent / "5f0c2a9e-8d41-4b7a-9c3e-2e6f1a7b9d10.jsonl")
-    assert run_cli("context", "create", "Atlas", "--claude-sessions", str(projects)).code == 0
+    assert run_cli_in_process("context", "create", "Atlas", "--claude-sessions", str(projects)).code == 0
 
     def ingest() -> dict:
-        result = run_cli("ingest", "--context", "Atlas", "--json")
+        result = run_cli_in_process("ingest", "--context", "Atlas", "--json")
         assert_no_traceback(result)
         assert result.code == 0, result
         return result.json

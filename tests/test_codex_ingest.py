@@ -57,7 +57,7 @@ from chinvex_adapters.cx_appserver.adapter import AppServerSettings, CodexAppSer
 from chinvex_adapters.cx_appserver.source import AppServerSource, client_factory_from
 from chinvex_adapters.cx_sessions_jsonl import CodexRolloutAdapter
 from chinvex_adapters.cx_sessions_jsonl.reader import open_stream
-from conftest import FIXTURES, CliResult, assert_no_traceback, run_cli
+from conftest import FIXTURES, CliResult, assert_no_traceback, run_cli, run_cli_in_process
 from test_cx_appserver_live import record_paginated_thread, squash_ws, turn_kind
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -236,8 +236,9 @@ def listed_ids(binary: str, home: Path) -> set[str]:
 # -- contexts and runs --------------------------------------------------------------------------
 
 def create_context(chinvex_home: Path, name: str, codex_home: Path, settings: dict) -> None:
+    """Set-up, in this process (conftest.run_cli_in_process); the ingests are processes."""
     env = {"CHINVEX_HOME": str(chinvex_home)}
-    result = run_cli("context", "create", name, "--codex-sessions", str(codex_home), env=env)
+    result = run_cli_in_process("context", "create", name, "--codex-sessions", str(codex_home), env=env)
     assert result.code == 0, result
     path = chinvex_home / "contexts" / name / "context.json"
     data = json.loads(path.read_text())

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import CHINVEX_BIN, REPO_ROOT, assert_no_traceback, run_cli
+from conftest import CHINVEX_BIN, REPO_ROOT, assert_no_traceback, run_cli, run_cli_in_process
 from hostile import corpus as corpus_mod
 
 TESTS_DIR = REPO_ROOT / "tests"
@@ -52,7 +52,7 @@ def _rewrite_modules(corpus: corpus_mod.Corpus, seed: int) -> None:
 
 def test_second_ingest_fails_fast_or_waits(tmp_path: Path, chinvex_home: Path):
     corpus = corpus_mod.build(tmp_path / "corpus")
-    assert run_cli("context", "create", "Busy", *corpus.cli_flags()).code == 0
+    assert run_cli_in_process("context", "create", "Busy", *corpus.cli_flags()).code == 0
     holder = chinvex_home / "indexes" / "Busy" / "chinvex.holder"
     first = _popen("ingest", "--context", "Busy", "--json")
     _wait_for(lambda: holder.exists() or first.poll() is not None)
@@ -83,8 +83,8 @@ def test_second_ingest_fails_fast_or_waits(tmp_path: Path, chinvex_home: Path):
 
 def test_searches_during_an_ingest_see_only_committed_chunks(tmp_path: Path, chinvex_home: Path):
     corpus = corpus_mod.build(tmp_path / "corpus")
-    assert run_cli("context", "create", "Live", *corpus.cli_flags()).code == 0
-    assert run_cli("ingest", "--context", "Live").code == 0
+    assert run_cli_in_process("context", "create", "Live", *corpus.cli_flags()).code == 0
+    assert run_cli_in_process("ingest", "--context", "Live").code == 0
     before = _chunk_ids(chinvex_home, "Live")
     _rewrite_modules(corpus, seed=99)
 
@@ -139,8 +139,8 @@ def test_a_warm_searcher_sees_what_a_later_ingest_committed(tmp_path: Path, chin
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "old.md").write_text("# Old\n\nGardening notes about tomatoes and basil.\n")
-    assert run_cli("context", "create", "Warm", "--note-root", str(notes)).code == 0
-    assert run_cli("ingest", "--context", "Warm").code == 0
+    assert run_cli_in_process("context", "create", "Warm", "--note-root", str(notes)).code == 0
+    assert run_cli_in_process("ingest", "--context", "Warm").code == 0
     config = Registry().resolve("Warm")
     searcher = Searcher()
     try:
@@ -165,7 +165,7 @@ def test_doctor_beside_a_running_ingest(tmp_path: Path, chinvex_home: Path):
     """A plain doctor takes no lock and must neither fail nor make the ingest fail (FTS5's
     integrity-check holds SQLite's write lock, so it is skipped while an ingest writes)."""
     corpus = corpus_mod.build(tmp_path / "corpus")
-    assert run_cli("context", "create", "Side", *corpus.cli_flags()).code == 0
+    assert run_cli_in_process("context", "create", "Side", *corpus.cli_flags()).code == 0
     holder = chinvex_home / "indexes" / "Side" / "chinvex.holder"
     ingest = _popen("ingest", "--context", "Side", "--json")
     _wait_for(lambda: holder.exists() or ingest.poll() is not None)
@@ -200,8 +200,8 @@ def _warm_context(tmp_path: Path):
     notes.mkdir()
     (notes / "a.md").write_text("# Garden\n\nTomatoes, basil and peppers need full sun.\n")
     (notes / "b.md").write_text("# Cluster\n\nKubernetes evicts pods under memory pressure.\n")
-    assert run_cli("context", "create", "Raw", "--note-root", str(notes)).code == 0
-    assert run_cli("ingest", "--context", "Raw").code == 0
+    assert run_cli_in_process("context", "create", "Raw", "--note-root", str(notes)).code == 0
+    assert run_cli_in_process("ingest", "--context", "Raw").code == 0
     return Registry().resolve("Raw")
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, assert_no_traceback, run_cli
+from conftest import FIXTURES, assert_no_traceback, run_cli, run_cli_in_process
 
 # source_uri suffix of the document's winning copy -> (source_type, {role: count})
 EXPECTED = {
@@ -119,14 +119,14 @@ def test_append_reingests_only_the_new_turns(tmp_path: Path):
     turn2 = (FIXTURES / "codex-rollout/public/codemie-code/incremental/turn-2.jsonl").read_bytes()
     assert turn2.startswith(turn1)
     target.write_bytes(turn1)
-    assert run_cli("context", "create", "App", "--codex-sessions", str(tmp_path / "codex")).code == 0
-    first = run_cli("ingest", "--context", "App", "--json")
+    assert run_cli_in_process("context", "create", "App", "--codex-sessions", str(tmp_path / "codex")).code == 0
+    first = run_cli_in_process("ingest", "--context", "App", "--json")
     assert first.code == 0, first
     with open(target, "ab") as handle:
         handle.write(turn2[len(turn1):])
-    second = run_cli("ingest", "--context", "App", "--json")
+    second = run_cli_in_process("ingest", "--context", "App", "--json")
     assert second.code == 0, second
-    home = Path(run_cli("context", "show", "App", "--json").json["context"]["index"]["sqlite_path"]).parent
+    home = Path(run_cli_in_process("context", "show", "App", "--json").json["context"]["index"]["sqlite_path"]).parent
     with sqlite3.connect(home / "hybrid.db") as conn:
         turns = conn.execute("SELECT COUNT(*) FROM conversation_turns").fetchone()[0]
         metas = [json.loads(r[0]) for r in conn.execute("SELECT metadata_json FROM chunks")]
@@ -139,7 +139,7 @@ def test_append_reingests_only_the_new_turns(tmp_path: Path):
     # so nothing is compared and the reason is what was seen; resuming finds nothing new.
     stat = target.stat()
     os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns + 3_000_000_000))
-    touched = run_cli("ingest", "--context", "App", "--json")
+    touched = run_cli_in_process("ingest", "--context", "App", "--json")
     assert touched.code == 0, touched
     assert touched.json["sources"]["reasons"] == {"mtime_changed": 1}
     assert touched.json["chunks"]["embedded"] == 0 and touched.json["chunks"]["deleted"] == 0
@@ -175,7 +175,7 @@ def _plant_secrets(codex_root: Path) -> tuple[str, str, str, str]:
 
 def _set_redaction(context: str, enabled: bool) -> None:
     """Edit context.json as a user would."""
-    path = Path(run_cli("context", "show", context, "--json").json["path"])
+    path = Path(run_cli_in_process("context", "show", context, "--json").json["path"])
     data = json.loads(path.read_text())
     data["redaction"] = {"enabled": enabled}
     path.write_text(json.dumps(data, indent=2))
@@ -190,8 +190,8 @@ def test_planted_secrets_are_redacted_and_counted(tmp_path: Path):
     from chinvex.redaction import redact  # noqa: F401  (the module under test runs in the CLI)
 
     aws, github, openai, pem_body = _plant_secrets(tmp_path / "codex")
-    assert run_cli("context", "create", "Sec", "--codex-sessions", str(tmp_path / "codex")).code == 0
-    summary = run_cli("ingest", "--context", "Sec", "--json").json
+    assert run_cli_in_process("context", "create", "Sec", "--codex-sessions", str(tmp_path / "codex")).code == 0
+    summary = run_cli_in_process("ingest", "--context", "Sec", "--json").json
     counts = summary["redactions"]
     assert counts.get("aws_access_key") == 1 and counts.get("github_token") == 1
     assert counts.get("openai_key") == 1 and counts.get("private_key") == 1
@@ -200,7 +200,7 @@ def test_planted_secrets_are_redacted_and_counted(tmp_path: Path):
     for secret in (aws, github, openai, pem_body):
         hits = run_cli("search", "--context", "Sec", secret, "--json", "--mode", "fts").json["results"]
         assert all(secret not in r["text"] for r in hits)
-    db = Path(run_cli("context", "show", "Sec", "--json").json["context"]["index"]["sqlite_path"])
+    db = Path(run_cli_in_process("context", "show", "Sec", "--json").json["context"]["index"]["sqlite_path"])
     raw = db.read_bytes() + b"".join(p.read_bytes() for p in db.parent.rglob("*") if p.is_file())
     for secret in (aws, github, openai, pem_body):
         assert secret.encode() not in raw, "a secret reached the index files"
@@ -212,14 +212,14 @@ def test_switching_redaction_on_redacts_what_was_stored_verbatim(tmp_path: Path)
     version, so the session is re-read as `chunker_upgraded`, and from its start: a resumed
     (append-aware) read would keep the stored, unredacted turns."""
     aws, github, openai, pem_body = _plant_secrets(tmp_path / "codex")
-    assert run_cli("context", "create", "Toggle", "--codex-sessions", str(tmp_path / "codex")).code == 0
+    assert run_cli_in_process("context", "create", "Toggle", "--codex-sessions", str(tmp_path / "codex")).code == 0
     _set_redaction("Toggle", False)
-    plain = run_cli("ingest", "--context", "Toggle", "--json")
+    plain = run_cli_in_process("ingest", "--context", "Toggle", "--json")
     assert plain.code == 0, plain
     assert plain.json["redactions"] == {}
     assert github in _texts("Toggle", "zorblax deployment finished")
     _set_redaction("Toggle", True)
-    redacted = run_cli("ingest", "--context", "Toggle", "--json")
+    redacted = run_cli_in_process("ingest", "--context", "Toggle", "--json")
     assert redacted.code == 0, redacted
     assert redacted.json["sources"]["reasons"] == {"chunker_upgraded": 1}
     assert redacted.json["redactions"].get("github_token") == 1
@@ -228,7 +228,7 @@ def test_switching_redaction_on_redacts_what_was_stored_verbatim(tmp_path: Path)
     for secret in (aws, github, openai, pem_body):
         assert secret not in texts
         assert secret not in _texts("Toggle", secret, "--mode", "fts")
-    home = Path(run_cli("context", "show", "Toggle", "--json").json["context"]["index"]["sqlite_path"])
+    home = Path(run_cli_in_process("context", "show", "Toggle", "--json").json["context"]["index"]["sqlite_path"])
     with sqlite3.connect(home) as conn:
         stored = "".join(r[0] for r in conn.execute(
             "SELECT turn_json FROM conversation_turns UNION ALL SELECT text FROM chunks"))
@@ -248,9 +248,9 @@ def test_bad_conversation_inputs_are_per_source_errors(tmp_path: Path):
                                   "output": "megabyte line " + "x" * 5_000_000}})
     head = (FIXTURES / "codex-rollout/public/codemie-code/incremental/turn-1.jsonl").read_text()
     (codex / "rollout-2026-01-01T00-00-00-bigline.jsonl").write_text(head + big + "\n")
-    assert run_cli("context", "create", "BadConv", "--chat-root", str(chats),
-                   "--codex-sessions", str(tmp_path / "codex")).code == 0
-    result = run_cli("ingest", "--context", "BadConv", "--json")
+    assert run_cli_in_process("context", "create", "BadConv", "--chat-root", str(chats),
+                              "--codex-sessions", str(tmp_path / "codex")).code == 0
+    result = run_cli_in_process("ingest", "--context", "BadConv", "--json")
     assert_no_traceback(result)
     assert result.code == 1
     messages = {Path(e["source_uri"]).name: e["message"] for e in result.json["errors"]}

@@ -14,7 +14,7 @@ import pytest
 
 from chinvex.default_context import contexts_containing, resolve_default
 from chinvex.registry import Registry
-from conftest import assert_no_traceback, run_cli
+from conftest import assert_no_traceback, run_cli, run_cli_in_process
 
 
 @dataclass
@@ -56,10 +56,10 @@ def nest(tmp_path_factory) -> Nest:
     (docs / "guides" / "onboarding.md").write_text(
         "# Onboarding\n\nNew engineers pair with a mentor for their first sprint.\n", encoding="utf-8")
     nest = Nest(home=base / "home", proj=proj, docs=docs, outside=outside)
-    _ok(run_cli("context", "create", "outer", "--repo", str(proj), env=nest.env()))
-    _ok(run_cli("context", "create", "inner", "--note-root", str(docs), env=nest.env()))
-    _ok(run_cli("ingest", "--context", "outer", env=nest.env()))
-    _ok(run_cli("ingest", "--context", "inner", env=nest.env()))
+    _ok(run_cli_in_process("context", "create", "outer", "--repo", str(proj), env=nest.env()))
+    _ok(run_cli_in_process("context", "create", "inner", "--note-root", str(docs), env=nest.env()))
+    _ok(run_cli_in_process("ingest", "--context", "outer", env=nest.env()))
+    _ok(run_cli_in_process("ingest", "--context", "inner", env=nest.env()))
     return nest
 
 
@@ -188,8 +188,8 @@ def test_search_with_a_name_and_its_alias_searches_the_context_once(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "notes.md").write_text("# Retry policy\n\nRetries back off exponentially up to five times.\n")
-    assert run_cli("context", "create", "Bx", "--alias", "bx", "--repo", str(repo)).code == 0
-    assert run_cli("ingest", "--context", "Bx").code == 0
+    assert run_cli_in_process("context", "create", "Bx", "--alias", "bx", "--repo", str(repo)).code == 0
+    assert run_cli_in_process("ingest", "--context", "Bx").code == 0
     result = run_cli("search", "--context", "bx", "--context", "Bx", "retry policy", "--json")
     assert result.code == 0, result
     ids = [r["chunk_id"] for r in result.json["results"]]

@@ -3,7 +3,9 @@ what it can (re-embeds missing vectors, drops orphans, rebuilds FTS, clears fing
 says plainly what it cannot.
 
 Each test damages a real index (real SQLite, real Chroma, the real embedder) the way a crash,
-a bug or a user could, and checks the report before and after the repair.
+a bug or a user could, and checks the report before and after the repair. `chinvex doctor` runs
+as a real process where its exit codes, its lock or a damaged store are the point, and in this
+process (conftest.run_cli_in_process) elsewhere.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import FIXTURES, assert_no_traceback, run_cli
+from conftest import FIXTURES, assert_no_traceback, run_cli, run_cli_in_process
 from hostile import corpus as corpus_mod
 
 REQUIRED_CHECKS = {
@@ -280,7 +282,7 @@ def test_documents_of_a_vanished_unrecorded_source_are_removed(index: Index):
 def test_embedder_mismatch_is_reported_and_not_repaired(index: Index):
     with index.conn() as conn:
         conn.execute("UPDATE meta SET value='ollama:nomic-embed-text' WHERE key='embedder'")
-    result = run_cli("doctor", "--context", "Doc", "--repair", "--json")
+    result = run_cli_in_process("doctor", "--context", "Doc", "--repair", "--json")
     assert_no_traceback(result)
     assert result.code == 1
     checks = {c["name"]: c for c in result.json["checks"]}
@@ -301,7 +303,7 @@ def test_context_json_problems(index: Index, chinvex_home: Path):
     import shutil
 
     shutil.rmtree(index.notes)
-    result = run_cli("doctor", "--context", "Doc", "--json")
+    result = run_cli_in_process("doctor", "--context", "Doc", "--json")
     assert result.code == 1
     check = {c["name"]: c for c in result.json["checks"]}["context_config"]
     assert check["status"] == "error" and str(index.notes) in check["examples"][0]
@@ -311,13 +313,13 @@ def test_context_json_problems(index: Index, chinvex_home: Path):
     data = json.loads(path.read_text())
     data["weights"] = "heavy"
     path.write_text(json.dumps(data))
-    result = run_cli("doctor", "--context", "Doc", "--json")
+    result = run_cli_in_process("doctor", "--context", "Doc", "--json")
     assert_no_traceback(result)
     assert result.code == 1
     [check] = result.json["checks"]
     assert check["name"] == "context_config" and "weights" in check["examples"][0]
     path.write_text("{not json")
-    human = run_cli("doctor", "--context", "Doc")
+    human = run_cli_in_process("doctor", "--context", "Doc")
     assert_no_traceback(human)
     assert human.code == 1 and "not valid JSON" in human.stdout
 
@@ -337,7 +339,7 @@ def test_stale_and_failed_sources_are_warnings_only(index: Index):
     failed = checks["failed_sources"]
     assert failed.status == "warning" and "not a Codex rollout" in failed.examples[0]
     assert checks["last_ingest"].status == "warning"  # completed with errors
-    result = run_cli("doctor", "--context", "Doc")
+    result = run_cli_in_process("doctor", "--context", "Doc")
     assert result.code == 0 and "modified" in result.stdout
 
 
@@ -355,7 +357,7 @@ def test_interrupted_run_and_stale_lock_note(index: Index):
     assert report.ok
     assert checks["last_ingest"].status == "warning" and "interrupted" in checks["last_ingest"].message
     assert checks["lock"].status == "warning" and checks["lock"].repairable
-    result = run_cli("doctor", "--context", "Doc", "--repair", "--json")
+    result = run_cli_in_process("doctor", "--context", "Doc", "--repair", "--json")
     assert result.code == 0, result
     checks = {c["name"]: c for c in result.json["checks"]}
     assert checks["lock"]["repaired"]
@@ -437,7 +439,7 @@ def test_damaged_database_is_moved_aside_and_rebuilt_from_the_sources(index: Ind
     path.write_bytes(bytes(data))
     damaged = path.read_bytes()
 
-    checked = run_cli("doctor", "--context", "Doc", "--json")
+    checked = run_cli_in_process("doctor", "--context", "Doc", "--json")
     assert_no_traceback(checked)
     assert checked.code == 1
     integrity = {c["name"]: c for c in checked.json["checks"]}["sqlite_integrity"]
@@ -445,7 +447,7 @@ def test_damaged_database_is_moved_aside_and_rebuilt_from_the_sources(index: Ind
     assert "doctor --context Doc --repair" in integrity["message"]
     assert path.read_bytes() == damaged  # checking never writes
 
-    result = run_cli("doctor", "--context", "Doc", "--repair", "--json")
+    result = run_cli_in_process("doctor", "--context", "Doc", "--repair", "--json")
     assert_no_traceback(result)
     assert result.code == 0, result
     kept = [p for p in path.parent.iterdir() if p.name.startswith("hybrid.db.damaged-")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from chinvex.entry import plain_mcp_serve
-from conftest import run_cli
+from conftest import run_cli, run_cli_in_process
 
 
 @pytest.mark.parametrize("argv, expected", [
@@ -74,8 +74,8 @@ def test_search_exits_with_its_status_and_complete_output(tmp_path):
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "a.md").write_text("# Otter\n\n" + "The otter holds a pebble while it sleeps. " * 400)
-    assert run_cli("context", "create", "N", "--note-root", str(notes), env=env).code == 0
-    assert run_cli("ingest", "--context", "N", env=env).code == 0
+    assert run_cli_in_process("context", "create", "N", "--note-root", str(notes), env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "N", env=env).code == 0
     found = run_cli("search", "--context", "N", "otter pebble", "--json", "--k", "20", env=env)
     assert found.code == 0, found
     data = json.loads(found.stdout)  # the whole document arrived (no truncated buffer)

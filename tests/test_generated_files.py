@@ -24,7 +24,7 @@ from chinvex.excludes import may_match_inside
 from chinvex.ingest.summary import skip_lines
 from chinvex.sources import AdapterOptions, SkippedSource, SourceCandidate
 from chinvex_adapters.repo import RepoAdapter, generated
-from conftest import assert_no_traceback, run_cli
+from conftest import assert_no_traceback, run_cli, run_cli_in_process
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -318,7 +318,7 @@ def test_skip_lines() -> None:
 
 
 def _ingest(context: str, *extra: str):
-    result = run_cli("ingest", "--context", context, *extra)
+    result = run_cli_in_process("ingest", "--context", context, *extra)
     assert_no_traceback(result)
     assert result.code == 0, result
     return result
@@ -353,7 +353,7 @@ def _cli_repo(root: Path) -> dict[str, str]:
 
 def test_include_generated_takes_effect_on_the_next_ingest(chinvex_home: Path, tmp_path: Path) -> None:
     uris = _cli_repo(tmp_path / "repo")
-    assert run_cli("context", "create", "Gen", "--repo", str(tmp_path / "repo")).code == 0
+    assert run_cli_in_process("context", "create", "Gen", "--repo", str(tmp_path / "repo")).code == 0
     first = _ingest("Gen", "--json").json
     assert _indexed(chinvex_home, "Gen") == {uris["src/app.py"]}
     assert first["sources"]["skipped"]["generated"] == 3
@@ -382,7 +382,7 @@ def test_include_generated_takes_effect_on_the_next_ingest(chinvex_home: Path, t
 
 def test_verbose_lists_generated_files_and_the_summary_counts_them(chinvex_home: Path, tmp_path: Path) -> None:
     uris = _cli_repo(tmp_path / "repo")
-    assert run_cli("context", "create", "Gen", "--repo", str(tmp_path / "repo")).code == 0
+    assert run_cli_in_process("context", "create", "Gen", "--repo", str(tmp_path / "repo")).code == 0
     out = _ingest("Gen", "--verbose").stdout
     assert f"excluded: generated  {uris['tokenizer.json']} (vocabulary)" in out
     assert f"excluded: generated  {uris['package-lock.json']} (lock file)" in out

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from chinvex import fmt
-from conftest import assert_no_traceback, run_cli
+from conftest import assert_no_traceback, run_cli, run_cli_in_process
 
 LONG_FLOAT = re.compile(r"\d\.\d{4,}")
 ISO_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
@@ -42,7 +42,7 @@ def demo(tmp_path_factory) -> dict:
     env = {"CHINVEX_HOME": str(base / "home"), "CHINVEX_CONTEXT": "", "EDI_PROJECT_PATH": ""}
     for args in (("context", "create", "demo", "--alias", "dm", "--repo", str(repo), "--note-root", str(notes)),
                  ("ingest", "--context", "demo")):
-        result = run_cli(*args, env=env)
+        result = run_cli_in_process(*args, env=env)  # set-up; the outputs under test are processes
         assert result.code == 0, result
     chunk = run_cli("search", "--context", "demo", "backoff", "--json", env=env).json["results"][0]["chunk_id"]
     return {"env": env, "golden": golden, "chunk": chunk, "repo": repo}

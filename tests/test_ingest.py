@@ -1,5 +1,9 @@
 """Issue 3: incremental ingest of repositories and notes, end to end, with the real built-in
-embedder and a real Chroma store."""
+embedder and a real Chroma store.
+
+Most ingests run the CLI in this process (conftest.run_cli_in_process); the first test, the
+error exit of a missing root, a busy context, the progress display and `stats` in human form
+run a real `chinvex` process, and searches always do."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_no_traceback, run_cli, without_dac_override
+from conftest import assert_no_traceback, run_cli, run_cli_in_process, without_dac_override
 
 
 def _db(home: Path, context: str) -> sqlite3.Connection:
@@ -34,11 +38,14 @@ def _vector_ids(home: Path, context: str) -> set[str]:
         name = conn.execute("SELECT value FROM meta WHERE key='chroma_collection'").fetchone()[0]
     client = chromadb.PersistentClient(path=str(home / "indexes" / context / "chroma"),
                                        settings=Settings(anonymized_telemetry=False))
-    return set(client.get_collection(name).get(include=[])["ids"])
+    try:
+        return set(client.get_collection(name).get(include=[])["ids"])
+    finally:
+        client.close()  # the next command reads the store from its files, not through this client
 
 
 def _ingest(context: str, *extra: str):
-    result = run_cli("ingest", "--context", context, "--json", *extra)
+    result = run_cli_in_process("ingest", "--context", context, "--json", *extra)
     assert_no_traceback(result)
     return result
 
@@ -73,7 +80,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_seed_3_second_ingest_skips_unchanged(chinvex_home: Path, repo: Path):
-    assert run_cli("context", "create", "Test", "--repo", str(repo)).code == 0
+    assert run_cli_in_process("context", "create", "Test", "--repo", str(repo)).code == 0
     first = run_cli("ingest", "--context", "Test", "--verbose")
     assert first.code == 0, first
     assert f"ingested: new_file  {repo / 'hello.py'}" in first.stdout
@@ -94,7 +101,7 @@ def test_editing_one_function_re_embeds_only_its_chunks(chinvex_home: Path, tmp_
     root.mkdir()
     target = root / "metrics.py"
     _write_functions(target, 40)
-    assert run_cli("context", "create", "Big", "--repo", str(root)).code == 0
+    assert run_cli_in_process("context", "create", "Big", "--repo", str(root)).code == 0
     first = _ingest("Big").json
     before = _chunk_ids(chinvex_home, "Big")
     assert first["chunks"]["embedded"] == len(before) >= 20
@@ -110,7 +117,7 @@ def test_editing_one_function_re_embeds_only_its_chunks(chinvex_home: Path, tmp_
 
 def test_deleting_a_file_removes_it_from_search(chinvex_home: Path, repo: Path):
     (repo / "unique.txt").write_text("The zanzibarian quokka protocol is deprecated.\n")
-    assert run_cli("context", "create", "Del", "--repo", str(repo)).code == 0
+    assert run_cli_in_process("context", "create", "Del", "--repo", str(repo)).code == 0
     _ingest("Del")
     hit = run_cli("search", "--context", "Del", "zanzibarian quokka", "--json").json
     assert hit["results"][0]["source_uri"] == str(repo / "unique.txt")
@@ -126,7 +133,7 @@ def test_deleting_a_file_removes_it_from_search(chinvex_home: Path, repo: Path):
 
 
 def test_full_reingest_with_same_embedder_embeds_nothing(chinvex_home: Path, repo: Path):
-    assert run_cli("context", "create", "Full", "--repo", str(repo)).code == 0
+    assert run_cli_in_process("context", "create", "Full", "--repo", str(repo)).code == 0
     first = _ingest("Full").json
     assert first["chunks"]["embedded"] > 0
     full = _ingest("Full", "--full").json
@@ -136,7 +143,7 @@ def test_full_reingest_with_same_embedder_embeds_nothing(chinvex_home: Path, rep
 
 
 def test_touch_without_change_only_refreshes_fingerprint(chinvex_home: Path, repo: Path):
-    assert run_cli("context", "create", "Touch", "--repo", str(repo)).code == 0
+    assert run_cli_in_process("context", "create", "Touch", "--repo", str(repo)).code == 0
     _ingest("Touch")
     stat = (repo / "hello.py").stat()
     os.utime(repo / "hello.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
@@ -152,7 +159,7 @@ def test_touch_without_change_only_refreshes_fingerprint(chinvex_home: Path, rep
 def test_same_size_edit_is_content_changed(chinvex_home: Path, repo: Path):
     """Same size, new mtime: the stored hash is compared and differs, so the reason says the
     content changed (not merely the mtime)."""
-    assert run_cli("context", "create", "Same", "--repo", str(repo)).code == 0
+    assert run_cli_in_process("context", "create", "Same", "--repo", str(repo)).code == 0
     _ingest("Same")
     target = repo / "hello.py"
     edited = target.read_text().replace("hello", "howdy").replace("greet", "salut")
@@ -172,7 +179,7 @@ def test_index_from_an_older_parser_or_chunker_is_rebuilt_with_that_reason(chinv
     """An index written by an older chinvex (its fingerprints name older parser and chunker
     versions) is re-read on the next ingest although no file changed; unchanged chunk texts
     keep their vectors, so nothing is embedded again."""
-    assert run_cli("context", "create", "Old", "--repo", str(repo)).code == 0
+    assert run_cli_in_process("context", "create", "Old", "--repo", str(repo)).code == 0
     _ingest("Old")
     with _db(chinvex_home, "Old") as conn:
         conn.execute("UPDATE source_fingerprints SET parser_version='repo-0' WHERE source_uri=?",
@@ -196,7 +203,7 @@ def test_full_after_an_embedder_change_reports_embed_model_changed(chinvex_home:
 
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(var, raising=False)  # the loopback server must not be reached via a proxy
-    assert run_cli("context", "create", "Model", "--repo", str(repo)).code == 0
+    assert run_cli_in_process("context", "create", "Model", "--repo", str(repo)).code == 0
     path = chinvex_home / "contexts" / "Model" / "context.json"
     data = json.loads(path.read_text())
     server = FakeOllama(serve_embeddings(dim=16, models=("mxbai-embed-large",)))
@@ -221,9 +228,9 @@ def test_removed_source_root_leaves_the_index(chinvex_home: Path, repo: Path, tm
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "idea.md").write_text("# Idea\n\nA note about the flux capacitor.\n")
-    assert run_cli("context", "create", "Roots", "--repo", str(repo), "--note-root", str(notes)).code == 0
+    assert run_cli_in_process("context", "create", "Roots", "--repo", str(repo), "--note-root", str(notes)).code == 0
     _ingest("Roots")
-    assert run_cli("context", "remove-source", "Roots", str(notes)).code == 0
+    assert run_cli_in_process("context", "remove-source", "Roots", str(notes)).code == 0
     summary = _ingest("Roots").json
     assert summary["sources"]["removed"] == 1
     with _db(chinvex_home, "Roots") as conn:
@@ -235,7 +242,7 @@ def test_missing_repo_path_is_an_error_and_keeps_its_index(chinvex_home: Path, r
     other = tmp_path / "other"
     other.mkdir()
     (other / "keep.py").write_text("def keep():\n    return 'kept'\n")
-    assert run_cli("context", "create", "Miss", "--repo", str(repo), "--repo", str(other)).code == 0
+    assert run_cli_in_process("context", "create", "Miss", "--repo", str(repo), "--repo", str(other)).code == 0
     _ingest("Miss")
     before = _chunk_ids(chinvex_home, "Miss")
     moved = tmp_path / "other-moved"
@@ -254,7 +261,7 @@ def test_missing_repo_path_is_an_error_and_keeps_its_index(chinvex_home: Path, r
 
 
 def test_bad_files_are_reported_and_the_index_stays_intact(chinvex_home: Path, repo: Path):
-    assert run_cli("context", "create", "Bad", "--repo", str(repo)).code == 0
+    assert run_cli_in_process("context", "create", "Bad", "--repo", str(repo)).code == 0
     _ingest("Bad")
     before = _chunk_ids(chinvex_home, "Bad")
     latin1 = "Dessert recipe notes for the team dinner, saved by an old editor.\n" * 6
@@ -313,7 +320,7 @@ def test_unreadable_file_is_an_error_and_keeps_what_was_indexed(chinvex_home: Pa
     prefix = without_dac_override(tmp_path)
     locked = repo / "locked.py"
     locked.write_text("def hidden():\n    return 'the marmoset ledger is balanced'\n")
-    assert run_cli("context", "create", "Perm", "--repo", str(repo)).code == 0
+    assert run_cli_in_process("context", "create", "Perm", "--repo", str(repo)).code == 0
     assert _ingest("Perm").json["sources"]["indexed"] == 3
     with _db(chinvex_home, "Perm") as conn:
         locked_chunks = {r[0] for r in conn.execute(
@@ -347,7 +354,7 @@ def test_concurrent_ingest_gets_a_clear_busy_message(chinvex_home: Path, repo: P
     from chinvex.locking import context_lock
     from chinvex.registry import Registry
 
-    assert run_cli("context", "create", "Busy", "--repo", str(repo)).code == 0
+    assert run_cli_in_process("context", "create", "Busy", "--repo", str(repo)).code == 0
     with context_lock(Registry().resolve("Busy"), purpose="test"):
         result = run_cli("ingest", "--context", "Busy", "--json")
     assert result.code == 1 and result.json["error"]["code"] == "LOCKED"
@@ -355,9 +362,9 @@ def test_concurrent_ingest_gets_a_clear_busy_message(chinvex_home: Path, repo: P
 
 
 def test_stats(chinvex_home: Path, repo: Path):
-    assert run_cli("context", "create", "St", "--repo", str(repo)).code == 0
+    assert run_cli_in_process("context", "create", "St", "--repo", str(repo)).code == 0
     _ingest("St")
-    stats = run_cli("stats", "--context", "St", "--json").json
+    stats = run_cli_in_process("stats", "--context", "St", "--json").json
     assert stats["totals"]["documents"] == 2
     assert stats["by_source_type"]["repo"]["chunks"] >= 2
     assert stats["embedder"]["embedder"].startswith("builtin:")
@@ -411,7 +418,7 @@ def test_unrecorded_documents_stay_while_their_root_cannot_be_listed(chinvex_hom
     other.mkdir()
     (other / "keep.py").write_text("def keep():\n    return 'kept while the disk is away'\n")
     (other / "pend.py").write_text("def pend():\n    return 'pending when the run died'\n")
-    assert run_cli("context", "create", "Unrec", "--repo", str(repo), "--repo", str(other)).code == 0
+    assert run_cli_in_process("context", "create", "Unrec", "--repo", str(repo), "--repo", str(other)).code == 0
     _ingest("Unrec")
     with _db(chinvex_home, "Unrec") as conn:
         # keep.py as an index written before the pending-sources journal; pend.py as a run
@@ -449,7 +456,7 @@ def test_exclude_glob_added_later_removes_indexed_files(chinvex_home: Path, repo
     (repo / "generated" / "schema_gen.py").write_text(
         "def xylophonic_schema():\n    return 'the xylophonic schema generator output'\n")
     (repo / "plan.draft.md").write_text("# Draft\n\nThe quasar onboarding plan is not final.\n")
-    assert run_cli("context", "create", "Excl", "--repo", str(repo)).code == 0
+    assert run_cli_in_process("context", "create", "Excl", "--repo", str(repo)).code == 0
     assert _ingest("Excl").json["sources"]["indexed"] == 4
     excluded = {str(repo / "generated" / "schema_gen.py"), str(repo / "plan.draft.md")}
     with _db(chinvex_home, "Excl") as conn:
@@ -544,7 +551,7 @@ def _ingest_on_a_terminal(context: str, *args: str, stdout_tty: bool = True,
 
 def test_progress_bar_is_drawn_on_a_terminal_and_nowhere_else(chinvex_home: Path, repo: Path):
     _write_functions(repo / "metrics.py", 12)
-    assert run_cli("context", "create", "Bar", "--repo", str(repo)).code == 0
+    assert run_cli_in_process("context", "create", "Bar", "--repo", str(repo)).code == 0
 
     code, screen, _ = _ingest_on_a_terminal("Bar")
     assert code == 0, screen.decode(errors="replace")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_no_traceback, run_cli
+from conftest import assert_no_traceback, run_cli, run_cli_in_process
 
 
 def _free_port() -> int:
@@ -83,9 +83,9 @@ def test_ingest_into_a_chroma_server(chinvex_home: Path, repo: Path, chroma_serv
     from chromadb.config import Settings
 
     url, pid = chroma_server
-    assert run_cli("context", "create", "Srv", "--repo", str(repo)).code == 0
+    assert run_cli_in_process("context", "create", "Srv", "--repo", str(repo)).code == 0
     _set(chinvex_home, "Srv", index__chroma_url=url)
-    result = run_cli("ingest", "--context", "Srv", "--json")
+    result = run_cli_in_process("ingest", "--context", "Srv", "--json")
     assert result.code == 0, result
     assert not (chinvex_home / "indexes" / "Srv" / "chroma" / "chroma.sqlite3").exists()
     with sqlite3.connect(chinvex_home / "indexes" / "Srv" / "hybrid.db") as conn:
@@ -103,9 +103,9 @@ def test_ingest_into_a_chroma_server(chinvex_home: Path, repo: Path, chroma_serv
 
 
 def test_unreachable_chroma_server_is_a_clear_error(chinvex_home: Path, repo: Path):
-    assert run_cli("context", "create", "Down", "--repo", str(repo)).code == 0
+    assert run_cli_in_process("context", "create", "Down", "--repo", str(repo)).code == 0
     _set(chinvex_home, "Down", index__chroma_url=f"http://127.0.0.1:{_free_port()}")
-    result = run_cli("ingest", "--context", "Down", "--json")
+    result = run_cli_in_process("ingest", "--context", "Down", "--json")
     assert result.code == 1, result
     assert "Chroma" in result.json["error"]["message"]
     assert_no_traceback(result)
@@ -116,14 +116,14 @@ def test_ollama_provider_and_refusal_to_mix_models(chinvex_home: Path, repo: Pat
 
     server = FakeOllama(serve_embeddings(dim=16, models=("mxbai-embed-large",)))
     try:
-        assert run_cli("context", "create", "Oll", "--repo", str(repo)).code == 0
+        assert run_cli_in_process("context", "create", "Oll", "--repo", str(repo)).code == 0
         _set(chinvex_home, "Oll", embedding={"provider": "ollama", "host": server.host})
-        first = run_cli("ingest", "--context", "Oll", "--json")
+        first = run_cli_in_process("ingest", "--context", "Oll", "--json")
         assert first.code == 0, first
         assert first.json["embedder"] == "ollama:mxbai-embed-large"
         assert first.json["chunks"]["embedded"] >= 2
         assert server.requests, "the real ollama client reached the loopback server"
-        stats = run_cli("stats", "--context", "Oll", "--json").json
+        stats = run_cli_in_process("stats", "--context", "Oll", "--json").json
         assert stats["embedder"]["embedding_dimension"] == "16"
     finally:
         server.close()
@@ -136,13 +136,13 @@ def test_ollama_provider_and_refusal_to_mix_models(chinvex_home: Path, repo: Pat
     # Back to the built-in model: mixing 16-d and 384-d vectors must be refused.
     _set(chinvex_home, "Oll", embedding={"provider": "builtin"})
     (repo / "server.py").write_text("def start_server(port):\n    return port + 1\n")
-    refused = run_cli("ingest", "--context", "Oll", "--json")
+    refused = run_cli_in_process("ingest", "--context", "Oll", "--json")
     assert refused.code == 1
     assert refused.json["error"]["code"] == "EMBEDDER_MISMATCH"
     assert "--full" in refused.json["error"]["message"]
     searched = run_cli("search", "--context", "Oll", "server", "--json").json
     assert searched["stats"]["mode"] == "fts" and "ingest --full" in searched["stats"]["warnings"][0]
-    full = run_cli("ingest", "--context", "Oll", "--full", "--json")
+    full = run_cli_in_process("ingest", "--context", "Oll", "--full", "--json")
     assert full.code == 0, full
     assert full.json["embedder"].startswith("builtin:")
     assert run_cli("search", "--context", "Oll", "server", "--json").json["stats"]["mode"] == "hybrid"

@@ -8,7 +8,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, run_cli, run_cli_in_process
 
 CHATLORE = FIXTURES / "chatgpt-export" / "chatlore" / "conversations.json"
 
@@ -43,8 +43,8 @@ def test_newest_export_wins_and_nothing_is_lost(chinvex_home: Path, tmp_path: Pa
     old, new = root / "2025" / "conversations.json", root / "2026" / "conversations.json"
     _export(old, "oldcopymarker", 1_700_000_000.0)
     _export(new, "newcopymarker", 1_800_000_000.0)
-    assert run_cli("context", "create", "Chats", "--chat-root", str(root)).code == 0
-    first = run_cli("ingest", "--context", "Chats", "--json")
+    assert run_cli_in_process("context", "create", "Chats", "--chat-root", str(root)).code == 0
+    first = run_cli_in_process("ingest", "--context", "Chats", "--json")
     assert first.code == 0, first
     docs = _docs(chinvex_home)
     assert len(docs) == 2 and set(docs.values()) == {str(new)}
@@ -53,25 +53,25 @@ def test_newest_export_wins_and_nothing_is_lost(chinvex_home: Path, tmp_path: Pa
     # Touching and changing the older export does not let it overwrite the newer copy.
     _export(old, "oldcopymarker", 1_700_000_001.0)
     os.utime(old, None)
-    assert run_cli("ingest", "--context", "Chats").code == 0
+    assert run_cli_in_process("ingest", "--context", "Chats").code == 0
     assert set(_docs(chinvex_home).values()) == {str(new)}
 
     # Deleting the older export keeps the conversations (the newer export still has them).
     old.unlink()
-    assert run_cli("ingest", "--context", "Chats").code == 0
+    assert run_cli_in_process("ingest", "--context", "Chats").code == 0
     assert set(_docs(chinvex_home).values()) == {str(new)}
     assert _marker_hits("newcopymarker") >= 1
 
     # Bring the old one back, then delete the newer: the old copy is rewritten in the same run.
     _export(old, "oldcopymarker", 1_700_000_000.0)
-    assert run_cli("ingest", "--context", "Chats").code == 0
+    assert run_cli_in_process("ingest", "--context", "Chats").code == 0
     new.unlink()
-    summary = run_cli("ingest", "--context", "Chats", "--json").json
+    summary = run_cli_in_process("ingest", "--context", "Chats", "--json").json
     assert summary["sources"]["reasons"].get("origin_changed") == 1
     assert set(_docs(chinvex_home).values()) == {str(old)}
     assert _marker_hits("oldcopymarker") >= 1 and _marker_hits("newcopymarker") == 0
 
     # And when no source has them any more, they leave the index.
     old.unlink()
-    assert run_cli("ingest", "--context", "Chats").code == 0
+    assert run_cli_in_process("ingest", "--context", "Chats").code == 0
     assert _docs(chinvex_home) == {}

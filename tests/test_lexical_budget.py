@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from chinvex.retrieval.lexical import rare_terms
-from conftest import run_cli
+from conftest import run_cli_in_process
 
 
 def test_under_the_budget_every_term_is_kept():
@@ -44,8 +44,8 @@ def index(tmp_path_factory):
                                "Sweep the lantern cache twice"]):
         (notes / f"rare{i}.md").write_text(f"# Rare {i}\n\n{extra}. " + COMMON * (1 + i % 2))
     env = {"CHINVEX_HOME": str(home)}
-    assert run_cli("context", "create", "B", "--note-root", str(notes), env=env).code == 0
-    assert run_cli("ingest", "--context", "B", env=env).code == 0
+    assert run_cli_in_process("context", "create", "B", "--note-root", str(notes), env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "B", env=env).code == 0
     return home
 
 

@@ -21,7 +21,7 @@ import psutil
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import CHINVEX_BIN, assert_no_traceback, run_cli
+from conftest import CHINVEX_BIN, assert_no_traceback, run_cli, run_cli_in_process
 
 TOOLS = {
     "chinvex_answer", "chinvex_search", "chinvex_get_chunks", "chinvex_list_contexts",
@@ -60,7 +60,8 @@ class World:
 
 
 def _cli(world: World, *args: str):
-    result = run_cli(*args, env=world.env(CHINVEX_CONTEXT=""))
+    """A set-up command, run in this process (conftest.run_cli_in_process)."""
+    result = run_cli_in_process(*args, env=world.env(CHINVEX_CONTEXT=""))
     assert_no_traceback(result)
     assert result.code == 0, result
     return result

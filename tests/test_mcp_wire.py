@@ -30,7 +30,7 @@ from mcp.shared.message import SessionMessage
 from chinvex.mcp.limits import DEPTH_MAX, INVALID_REQUEST, LINE_MAX_BYTES, PARSE_ERROR
 from chinvex.mcp.transport import END, read_frame
 from chinvex.mcp.wire import WireError, decode_line, recover_id
-from conftest import CHINVEX_BIN, run_cli
+from conftest import CHINVEX_BIN, run_cli, run_cli_in_process
 
 
 def _call(request_id: Any, tool: str, arguments_json: str) -> str:
@@ -343,9 +343,9 @@ def small_context(tmp_path_factory):
     (notes / "settlement.md").write_text("# Settlement\n\nSettlement batches close at midnight UTC and are "
                                          "reconciled against the acquirer report.\n", encoding="utf-8")
     env = {"CHINVEX_HOME": str(home)}
-    created = run_cli("context", "create", "wire", "--note-root", str(notes), env=env)
+    created = run_cli_in_process("context", "create", "wire", "--note-root", str(notes), env=env)
     assert created.code == 0, created
-    ingested = run_cli("ingest", "--context", "wire", env=env)
+    ingested = run_cli_in_process("ingest", "--context", "wire", env=env)
     assert ingested.code == 0, ingested
     return {"home": home, "notes": notes, "base": base, "env": env}
 

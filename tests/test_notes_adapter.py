@@ -19,7 +19,7 @@ from chinvex.models import Document
 from chinvex.sources import Adapter, AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
 from chinvex_adapters.notes import NotesAdapter
 from chinvex_adapters.notes.obsidian import inline_tags, mask_code, wikilinks
-from conftest import FIXTURES
+from conftest import FIXTURES, run_cli_in_process
 
 
 
@@ -427,8 +427,8 @@ def test_front_matter_is_found_with_the_note_not_as_a_chunk(tmp_path: Path) -> N
         "description: Who carries the pager each week\ncreated: 2026-01-05\n---\n"
         "# Rotation\n\nEach engineer takes one week in turn; swaps go through the team channel.\n"))
     write(vault, "other.md", "# Groceries\n\nApples, bread and coffee beans.\n")
-    assert run_cli("context", "create", "Vault", "--note-root", str(vault)).code == 0
-    ingest = run_cli("ingest", "--context", "Vault", "--json")
+    assert run_cli_in_process("context", "create", "Vault", "--note-root", str(vault)).code == 0
+    ingest = run_cli_in_process("ingest", "--context", "Vault", "--json")
     assert_no_traceback(ingest)
     assert ingest.code == 0, ingest
     for query in ("pagerduty", "Pager schedule", "who carries the pager"):

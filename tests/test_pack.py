@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from chinvex.embedding.tokenizer import count_tokens
 from chinvex.pack.assemble import MIN_TRUNCATED_TOKENS, PackCandidate, assemble, pack_order
 from chinvex.pack.service import prefix_of
-from conftest import assert_no_traceback, run_cli
+from conftest import assert_no_traceback, run_cli, run_cli_in_process
 
 _words = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=0, max_size=400)
 
@@ -101,8 +101,8 @@ def notes_context(tmp_path_factory):
         Webhook deliveries are retried with exponential backoff and full jitter, five attempts.
         """))
     env = {"CHINVEX_HOME": str(base / "home")}
-    assert run_cli("context", "create", "packs", "--note-root", str(notes), env=env).code == 0
-    assert run_cli("ingest", "--context", "packs", env=env).code == 0
+    assert run_cli_in_process("context", "create", "packs", "--note-root", str(notes), env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "packs", env=env).code == 0
     return env
 
 

@@ -12,16 +12,17 @@ from pathlib import Path
 import pytest
 
 from chinvex.retrieval.search import EXHAUSTIVE_LIMIT
-from conftest import FIXTURES, REPO_ROOT, assert_no_traceback, run_cli
+from conftest import FIXTURES, REPO_ROOT, assert_no_traceback, run_cli, run_cli_in_process
 
 GOLDEN = REPO_ROOT / "golden_queries" / "fixtures.json"
 """The golden queries written for the fixtures context (golden_queries/README.md)."""
 
 
 def _create(env, name: str) -> None:
-    created = run_cli("context", "create", name, "--codex-sessions", str(FIXTURES / "codex-rollout"),
-                      "--chat-root", str(FIXTURES / "chatgpt-export"),
-                      "--claude-sessions", str(FIXTURES / "claude-code"), env=env)
+    created = run_cli_in_process("context", "create", name,
+                                 "--codex-sessions", str(FIXTURES / "codex-rollout"),
+                                 "--chat-root", str(FIXTURES / "chatgpt-export"),
+                                 "--claude-sessions", str(FIXTURES / "claude-code"), env=env)
     assert created.code == 0, created
 
 
@@ -32,11 +33,11 @@ def _ranked(env, context: str, query: str, mode: str = "fts") -> list[tuple[str,
 
 
 def _golden_results(env, context: str, mode: str, out: Path) -> dict[str, list[tuple[str, float]]]:
-    """Each golden query's top 10 as (chunk id, score), unrounded: one `chinvex eval` process
-    for all of them."""
+    """Each golden query's top 10 as (chunk id, score), unrounded: one `chinvex eval` run
+    for all of them (in this process)."""
     file = out / f"{context}-{mode}.jsonl"
-    done = run_cli("eval", "--context", context, "--golden", str(GOLDEN), "--k", "10", "--mode", mode,
-                   "--output", str(file), "--json", env=env)
+    done = run_cli_in_process("eval", "--context", context, "--golden", str(GOLDEN), "--k", "10",
+                              "--mode", mode, "--output", str(file), "--json", env=env)
     assert done.code == 0, done
     records = [json.loads(line) for line in file.read_text().splitlines()]
     assert len(records) == len(json.loads(GOLDEN.read_text())["queries"])
@@ -46,7 +47,7 @@ def _golden_results(env, context: str, mode: str, out: Path) -> dict[str, list[t
 def _comparable_stats(env, context: str) -> dict:
     """`stats` without what names this context (its name, its files and their sizes) and without
     the last ingest run, which the import is not."""
-    stats = run_cli("stats", "--context", context, "--json", env=env).json
+    stats = run_cli_in_process("stats", "--context", context, "--json", env=env).json
     return {k: v for k, v in stats.items() if k not in ("context", "index", "last_run")}
 
 
@@ -54,7 +55,7 @@ def _comparable_stats(env, context: str) -> dict:
 def exported(fixtures_context, tmp_path_factory):
     env = fixtures_context["env"]
     out = tmp_path_factory.mktemp("export") / "fixtures.jsonl"
-    done = run_cli("export", "--context", "fixtures", "--out", str(out), "--include-vectors", env=env)
+    done = run_cli_in_process("export", "--context", "fixtures", "--out", str(out), "--include-vectors", env=env)
     assert done.code == 0, done
     return {"env": env, "file": out}
 
@@ -66,7 +67,7 @@ def test_round_trip_gives_the_same_search_results_and_stats(exported):
     assert {"header", "source", "document", "chunk", "end"} <= kinds and all(r["v"] == 1 for r in lines)
     assert all("vector" in r for r in lines if r["kind"] == "chunk")
     _create(env, "copy")
-    imported = run_cli("import", str(file), "--context", "copy", "--json", env=env)
+    imported = run_cli_in_process("import", str(file), "--context", "copy", "--json", env=env)
     assert imported.code == 0, imported
     assert imported.json["vectors_reused"] and imported.json["chunks_embedded"] == 0
     assert imported.json["documents_imported"] == sum(1 for r in lines if r["kind"] == "document")
@@ -81,9 +82,9 @@ def test_round_trip_gives_the_same_search_results_and_stats(exported):
     stats = _comparable_stats(env, "fixtures")
     assert stats["totals"]["chunks"] <= EXHAUSTIVE_LIMIT  # else the vector leg is approximate
     assert _comparable_stats(env, "copy") == stats
-    again = run_cli("import", str(file), "--context", "copy", "--json", env=env)
+    again = run_cli_in_process("import", str(file), "--context", "copy", "--json", env=env)
     assert again.code == 0 and again.json["documents_imported"] == 0 and again.json["chunks_imported"] == 0
-    ingest = run_cli("ingest", "--context", "copy", "--json", env=env)  # its sources: nothing to do
+    ingest = run_cli_in_process("ingest", "--context", "copy", "--json", env=env)  # its sources: nothing to do
     assert ingest.json["sources"]["indexed"] == 0 and ingest.json["sources"]["removed"] == 0
 
 
@@ -95,11 +96,11 @@ def test_without_vectors_the_import_embeds_and_ranks_the_same(tmp_path):
         (notes / f"n{i}.md").write_text(f"# Note {i}\n\nWe decided on {topic} after the incident review.\n")
     env = {"CHINVEX_HOME": str(tmp_path / "home")}
     for name in ("src", "dst"):
-        assert run_cli("context", "create", name, "--note-root", str(notes), env=env).code == 0
-    assert run_cli("ingest", "--context", "src", env=env).code == 0
+        assert run_cli_in_process("context", "create", name, "--note-root", str(notes), env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "src", env=env).code == 0
     plain = tmp_path / "plain.jsonl"
-    assert run_cli("export", "--context", "src", "--out", str(plain), env=env).code == 0
-    imported = run_cli("import", str(plain), "--context", "dst", "--json", env=env)
+    assert run_cli_in_process("export", "--context", "src", "--out", str(plain), env=env).code == 0
+    imported = run_cli_in_process("import", str(plain), "--context", "dst", "--json", env=env)
     assert imported.code == 0 and imported.json["chunks_embedded"] > 0 and not imported.json["vectors_reused"]
     for query in ("how are webhooks retried", "when does settlement happen"):
         assert _ranked(env, "dst", query) == _ranked(env, "src", query)
@@ -127,7 +128,7 @@ def test_a_damaged_file_changes_nothing_and_names_the_line(exported, tmp_path, d
     result = run_cli("import", str(bad), "--context", name, env=env)
     assert_no_traceback(result)
     assert result.code == 2 and line_hint in result.stderr, result
-    stats = run_cli("stats", "--context", name, "--json", env=env).json
+    stats = run_cli_in_process("stats", "--context", name, "--json", env=env).json
     assert not stats["totals"].get("documents"), stats["totals"]
 
 

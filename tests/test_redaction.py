@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chinvex.redaction import KINDS, REDACTION_VERSION, RedactionResult, redact
-from conftest import FIXTURES
+from conftest import FIXTURES, run_cli_in_process
 from secret_corpus import false_positive_lines
 
 
@@ -497,7 +497,7 @@ def test_redaction_switch_in_context_json(tmp_path: Path):
     repo.mkdir()
     (repo / "deploy-notes.md").write_text(
         f"# Deploy\n\nThe quokkaflux release step reads GITHUB_TOKEN={GH_CLASSIC} from CI.\n")
-    created = run_cli("context", "create", "Red", "--repo", str(repo), "--json")
+    created = run_cli_in_process("context", "create", "Red", "--repo", str(repo), "--json")
     assert created.code == 0, created
     context_file = Path(created.json["path"])
     assert "redaction" not in json.loads(context_file.read_text())
@@ -507,7 +507,7 @@ def test_redaction_switch_in_context_json(tmp_path: Path):
         assert result.code == 0, result
         return "\n".join(r["text"] for r in result.json["results"])
 
-    default = run_cli("ingest", "--context", "Red", "--json")
+    default = run_cli_in_process("ingest", "--context", "Red", "--json")
     assert default.code == 0, default
     assert default.json["redactions"] == {"github_token": 1}
     found = texts("quokkaflux release step")
@@ -519,7 +519,7 @@ def test_redaction_switch_in_context_json(tmp_path: Path):
     data = json.loads(context_file.read_text())
     data["redaction"] = {"enabled": False}
     context_file.write_text(json.dumps(data, indent=2))
-    verbatim = run_cli("ingest", "--context", "Red", "--json")
+    verbatim = run_cli_in_process("ingest", "--context", "Red", "--json")
     assert verbatim.code == 0, verbatim
     assert verbatim.json["sources"]["reasons"] == {"chunker_upgraded": 1}
     assert verbatim.json["redactions"] == {}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, assert_no_traceback, run_cli
+from conftest import REPO_ROOT, assert_no_traceback, run_cli, run_cli_in_process
 
 CHATS = REPO_ROOT / "tests" / "fixtures" / "samples" / "chatgpt-export" / "chatlore"
 
@@ -22,8 +22,9 @@ def ctx(tmp_path: Path):
     (repo / "keep.md").write_text("# Keep\n\nThe heron note stays in the index.\n")
     (repo / "drop.md").write_text("# Drop\n\nThe cormorantmarker note is removed by the user.\n")
     env = {"CHINVEX_HOME": str(tmp_path / "home")}
-    assert run_cli("context", "create", "R", "--repo", str(repo), "--chat-root", str(chats), env=env).code == 0
-    assert run_cli("ingest", "--context", "R", env=env).code == 0
+    assert run_cli_in_process("context", "create", "R", "--repo", str(repo), "--chat-root", str(chats),
+                              env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "R", env=env).code == 0
     return {"env": env, "repo": repo, "chats": chats}
 
 
@@ -33,7 +34,7 @@ def _found(env, term: str) -> bool:
 
 
 def _doctor_clean(env) -> None:
-    doctor = run_cli("doctor", "--context", "R", "--json", env=env)
+    doctor = run_cli_in_process("doctor", "--context", "R", "--json", env=env)
     assert_no_traceback(doctor)
     bad = [c for c in doctor.json["checks"] if c["status"] != "ok"]
     assert doctor.code == 0 and not bad, bad
@@ -58,7 +59,7 @@ def test_removed_documents_stay_removed_until_they_change(ctx):
     (repo / "keep.md").write_text("# Keep\n\nThe heron note stays in the index. Edited.\n")
     export = ctx["chats"] / "conversations.json"
     export.write_text(export.read_text() + "\n")  # the export is read again, its conversations unchanged
-    again = run_cli("ingest", "--context", "R", "--json", env=env)
+    again = run_cli_in_process("ingest", "--context", "R", "--json", env=env)
     assert again.code == 0, again
     assert not _found(env, "cormorantmarker")
     got = run_cli("get", chat["chunk_id"], "--context", "R", env=env)
@@ -66,7 +67,7 @@ def test_removed_documents_stay_removed_until_they_change(ctx):
     _doctor_clean(env)
 
     (repo / "drop.md").write_text("# Drop\n\nThe cormorantmarker note, rewritten: it is wanted again.\n")
-    back = run_cli("ingest", "--context", "R", env=env)
+    back = run_cli_in_process("ingest", "--context", "R", env=env)
     assert back.code == 0 and _found(env, "cormorantmarker")
     _doctor_clean(env)
 
@@ -79,7 +80,7 @@ def test_purge_brings_documents_back_and_compact_reports_sizes(ctx):
     assert purged.json["tombstones_purged"] == 1
     sizes = purged.json["compact"]
     assert sizes["after"]["total"] > 0 and set(sizes["before"]) == {"hybrid_db", "chroma", "total"}
-    assert run_cli("ingest", "--context", "R", env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "R", env=env).code == 0
     assert _found(env, "cormorantmarker")  # purged: read again, indexed again
     _doctor_clean(env)
     compacted = run_cli("compact", "--context", "R", "--json", env=env)

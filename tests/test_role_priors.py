@@ -11,7 +11,7 @@ import pytest
 
 from chinvex.retrieval.fusion import Candidate, fuse
 from chinvex.retrieval.roles import ROLE_WEIGHTS, about_tests, role_weight
-from conftest import assert_no_traceback, run_cli
+from conftest import assert_no_traceback, run_cli, run_cli_in_process
 
 RETRY_CODE = (
     "import time\n\n\ndef retry_with_backoff(call, attempts=5):\n"
@@ -75,8 +75,8 @@ def indexed(tmp_path_factory):
     for name, text in UNRELATED.items():
         (repo / name).write_text(text)
     env = {"CHINVEX_HOME": str(base / "home")}
-    assert run_cli("context", "create", "Roles", "--repo", str(repo), env=env).code == 0
-    assert run_cli("ingest", "--context", "Roles", env=env).code == 0
+    assert run_cli_in_process("context", "create", "Roles", "--repo", str(repo), env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "Roles", env=env).code == 0
     return {"env": env, "home": base / "home"}
 
 

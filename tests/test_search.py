@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import assert_no_traceback, run_cli
+from conftest import assert_no_traceback, run_cli, run_cli_in_process
 
 SHARED_PARAGRAPH = (
     "The lantern cache evicts entries with a clock sweep; a cold entry survives one sweep and "
@@ -43,11 +43,11 @@ def corpus(tmp_path_factory):
         "We agreed to migrate the billing service to the new queue before the summer.\n")
     (side / "garden.md").write_text("# Garden\n\nTomatoes need staking once they reach knee height.\n")
     env = {"CHINVEX_HOME": str(home)}
-    assert run_cli("context", "create", "Main", "--repo", str(repo), "--chat-root", str(chats),
-                   "--note-root", str(notes), env=env).code == 0
-    assert run_cli("context", "create", "Side", "--note-root", str(side), env=env).code == 0
+    assert run_cli_in_process("context", "create", "Main", "--repo", str(repo), "--chat-root", str(chats),
+                              "--note-root", str(notes), env=env).code == 0
+    assert run_cli_in_process("context", "create", "Side", "--note-root", str(side), env=env).code == 0
     for name in ("Main", "Side"):
-        result = run_cli("ingest", "--context", name, "--json", env=env)
+        result = run_cli_in_process("ingest", "--context", name, "--json", env=env)
         assert result.code == 0, result
     return {"env": env, "home": home, "repo": repo, "chats": chats, "notes": notes}
 
@@ -251,12 +251,12 @@ def deep(tmp_path_factory):
         "rain, the brake pads wear down on the hill, and the saddle bag holds a spare tube. "
         "A small lantern clips to the handlebar.\n")
     env = {"CHINVEX_HOME": str(home)}
-    assert run_cli("context", "create", "Deep", "--note-root", str(notes), env=env).code == 0
+    assert run_cli_in_process("context", "create", "Deep", "--note-root", str(notes), env=env).code == 0
     path = home / "contexts" / "Deep" / "context.json"
     data = json.loads(path.read_text())
     data["retrieval"] = {"fts_depth": DEEP_DEPTH, "vector_depth": DEEP_DEPTH}
     path.write_text(json.dumps(data))
-    result = run_cli("ingest", "--context", "Deep", "--json", env=env)
+    result = run_cli_in_process("ingest", "--context", "Deep", "--json", env=env)
     assert result.code == 0, result
     return {"env": env, "home": home}
 

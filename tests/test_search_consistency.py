@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_no_traceback, run_cli
+from conftest import assert_no_traceback, run_cli, run_cli_in_process
 
 WORDS = (
     "cache queue index vector lock retry backoff socket thread parser token schema migration "
@@ -55,8 +55,8 @@ def notes(tmp_path_factory):
         (root / f"note-{i:03d}.md").write_text(f"# Note {i}\n\n{text}.\n", encoding="utf-8")
     home = base / "home"
     env = {"CHINVEX_HOME": str(home)}
-    assert run_cli("context", "create", "Notes", "--note-root", str(root), env=env).code == 0
-    ingested = run_cli("ingest", "--context", "Notes", "--json", env=env)
+    assert run_cli_in_process("context", "create", "Notes", "--note-root", str(root), env=env).code == 0
+    ingested = run_cli_in_process("ingest", "--context", "Notes", "--json", env=env)
     assert ingested.code == 0, ingested
     assert ingested.json["chunks"]["embedded"] >= NOTES
     return {"base": base, "home": home, "env": env, "root": root}
@@ -171,8 +171,8 @@ def test_a_store_older_than_the_index_is_reported_as_partly_hybrid(notes, tmp_pa
     rng = random.Random(7)
     for i in range(50):
         (root / f"more-{i:02d}.md").write_text(f"# More {i}\n\n{_sentence(rng, 12)}.\n", encoding="utf-8")
-    assert run_cli("context", "add-source", "Notes", "--note-root", str(root), env=env).code == 0
-    assert run_cli("ingest", "--context", "Notes", env=env).code == 0
+    assert run_cli_in_process("context", "add-source", "Notes", "--note-root", str(root), env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "Notes", env=env).code == 0
     shutil.rmtree(index / "chroma")
     shutil.copytree(backup, index / "chroma")
     chunks = sqlite3.connect(index / "hybrid.db").execute("SELECT COUNT(*) FROM chunks").fetchone()[0]

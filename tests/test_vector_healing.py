@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_no_traceback, run_cli
+from conftest import assert_no_traceback, run_cli, run_cli_in_process
 from hostile import corpus as corpus_mod
 
 
@@ -69,8 +69,9 @@ def healed(tmp_path: Path):
     for i, marker in enumerate(["alphamarker", "betamarker", "gammamarker"]):
         (repo / f"m{i}.py").write_text(corpus_mod.python_module(corpus_mod.random.Random(i), marker, 4))
     (repo / "notes.md").write_text("# Falconry\n\nThe gyrfalcon is the largest falcon.\n")
-    assert run_cli("context", "create", "Heal", "--repo", str(repo)).code == 0
-    first = run_cli("ingest", "--context", "Heal", "--json")
+    # Set-up in this process (conftest.run_cli_in_process); the ingests under test are processes.
+    assert run_cli_in_process("context", "create", "Heal", "--repo", str(repo)).code == 0
+    first = run_cli_in_process("ingest", "--context", "Heal", "--json")
     assert first.code == 0, first
     return repo
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from chinvex.watch import IGNORED_DIRS, Target, may_be_source, owners
-from conftest import CHINVEX_BIN, REPO_ROOT, assert_no_traceback, run_cli
+from conftest import CHINVEX_BIN, REPO_ROOT, assert_no_traceback, run_cli, run_cli_in_process
 
 INCR = REPO_ROOT / "tests" / "fixtures" / "samples" / "codex-rollout" / "public" / "codemie-code" / "incremental"
 ROLLOUT = "rollout-2026-05-12T10-00-00-0196c0de-0000-7000-8000-000000000001.jsonl"
@@ -98,8 +98,8 @@ def watched(tmp_path: Path):
     transcript.write_text(_claude_line("user", "Where is the engine started?", 1)
                           + _claude_line("assistant", "In pkg/core.py, function start.", 2))
     env = {"CHINVEX_HOME": str(tmp_path / "home"), "ANONYMIZED_TELEMETRY": "False"}
-    created = run_cli("context", "create", "W", "--repo", str(repo), "--codex-sessions",
-                      str(tmp_path / "codex"), "--claude-sessions", str(tmp_path / "claude"), env=env)
+    created = run_cli_in_process("context", "create", "W", "--repo", str(repo), "--codex-sessions",
+                                 str(tmp_path / "codex"), "--claude-sessions", str(tmp_path / "claude"), env=env)
     assert created.code == 0, created
     return {"env": env, "repo": repo, "rollout": sessions / ROLLOUT, "transcript": transcript}
 
@@ -196,7 +196,7 @@ def test_watch_usage_errors(watched, tmp_path: Path):
     assert unknown.code != 0 and "Nope" in unknown.stderr
     gone = tmp_path / "gone"
     gone.mkdir()
-    assert run_cli("context", "create", "Gone", "--repo", str(gone), env=env).code == 0
+    assert run_cli_in_process("context", "create", "Gone", "--repo", str(gone), env=env).code == 0
     gone.rmdir()
     nothing = run_cli("watch", "--context", "Gone", env=env)
     assert_no_traceback(nothing)
