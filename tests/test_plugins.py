@@ -46,7 +46,7 @@ class ConstantEmbedder:
 
 
 @pytest.fixture
-def installed_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def installed_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     (tmp_path / "chinvex_echo_plugin.py").write_text(PLUGIN, "utf-8")
     info = tmp_path / "chinvex_echo_plugin-0.1.dist-info"
     info.mkdir()
@@ -60,7 +60,9 @@ def installed_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         constant = chinvex_echo_plugin:ConstantEmbedder
         """), "utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    return tmp_path
+    plugins.rescan()  # entry points are read once per process; this one just gained some
+    yield tmp_path
+    plugins.rescan()
 
 
 def _config(**answer) -> ContextConfig:

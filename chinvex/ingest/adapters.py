@@ -5,7 +5,6 @@ adapters through the entry-point group `chinvex.adapters` (an object or class wi
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib.metadata import entry_points
 
 from chinvex import plugins
 from chinvex.sources import Adapter
@@ -39,7 +38,7 @@ def adapter(name: str) -> Adapter:
 
 def adapters_for(include_key: str) -> list[str]:
     names = [name for name, (_, key) in BUILTIN.items() if key == include_key]
-    for ep in entry_points(group=GROUP):
+    for ep in plugins.group_entry_points(GROUP):
         if ep.name not in BUILTIN:
             try:
                 if getattr(adapter(ep.name), "include_key", None) == include_key:

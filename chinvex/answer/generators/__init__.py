@@ -35,7 +35,7 @@ def generator_names() -> list[str]:
 
 def generator_name(requested: str | None, config: ContextConfig) -> str:
     name = (requested or (config.answer.generator if config.answer else None) or DEFAULT_GENERATOR).strip().lower()
-    if name not in generator_names():
+    if name not in BUILTIN and name not in generator_names():
         where = "--generator" if requested else "context.json answer.generator"
         raise UsageError(f"{where} {name!r}: expected one of {', '.join(generator_names())}")
     return name
