@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install Debian's Chromium and its WebDriver for the browser tests (tests/test_web_browser.py),
+# Install Debian's Chromium and its WebDriver for the browser tests (tests/web/test_web_browser.py),
 # which drive a real headless Chromium through Selenium. Nothing is downloaded by the tests
 # themselves: they use /usr/bin/chromium and /usr/bin/chromedriver, and skip (saying why) when
 # those are missing. Idempotent: does nothing when both are already installed.

@@ -1,27 +1,17 @@
-"""Shared test fixtures. Every test runs against its own CHINVEX_HOME so nothing touches the
-user's real data; CLI tests drive the installed `chinvex` command as a subprocess (`run_cli`),
-or its entry point in this process where the process itself is not the point
-(`run_cli_in_process`)."""
+"""Fixtures and hooks for the whole suite. Every test runs against its own CHINVEX_HOME so
+nothing touches the user's real data. What tests share besides fixtures is in helpers.py."""
 
 from __future__ import annotations
 
-import io
-import json
 import os
 import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = REPO_ROOT / "tests" / "fixtures" / "samples"
-"""Real Codex / Claude Code / ChatGPT sample files (provenance: FIXTURES / "PROVENANCE.md")."""
-BENCH_DATA = REPO_ROOT / "bench" / "data"
-"""The public evaluation sets (bench/data/README.md); tests read LoCoMo's transcripts from here."""
-CHINVEX_BIN = Path(sys.executable).parent / "chinvex"
+from helpers import CHINVEX_BIN, FIXTURES, CliResult, assert_no_traceback, run_cli, snapshot_repository
 
 
 @pytest.fixture(autouse=True)
@@ -35,162 +25,9 @@ def chinvex_home(tmp_path_factory, monkeypatch) -> Path:
     return home
 
 
-class CliResult:
-    def __init__(self, proc: subprocess.CompletedProcess[str]):
-        self.proc = proc
-        self.code = proc.returncode
-        self.stdout = proc.stdout
-        self.stderr = proc.stderr
-
-    @property
-    def json(self):
-        try:
-            return json.loads(self.stdout)
-        except json.JSONDecodeError as exc:  # make failures readable
-            raise AssertionError(
-                f"stdout is not JSON ({exc}):\n{self.stdout}\nstderr:\n{self.stderr}"
-            ) from None
-
-    def __repr__(self) -> str:
-        return f"<exit {self.code}\nstdout:\n{self.stdout}\nstderr:\n{self.stderr}>"
-
-
-def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600,
-            cwd: str | Path | None = None, input: str | None = None) -> CliResult:
-    full_env = dict(os.environ)
-    if env:
-        full_env.update(env)
-    proc = subprocess.run(
-        [str(CHINVEX_BIN), *args], capture_output=True, text=True, env=full_env,
-        timeout=timeout, cwd=cwd, input=input,
-    )
-    return CliResult(proc)
-
-
-READ_ONLY_PROCESS_COMMANDS = frozenset({"search", "answer", "pack", "query"})
-
-
-def _open_stores() -> dict:
-    """This process's shared Chroma clients (chinvex.storage.vectors), by store."""
-    vectors = sys.modules.get("chinvex.storage.vectors")
-    return dict(vectors._SharedClient._registry) if vectors is not None else {}
-
-
-def _close_stores_opened_since(before: set) -> None:
-    """What the end of a `chinvex` process does to the Chroma clients its command opened: they
-    are closed, so that the next command opens the store from its files again, as a new
-    process would, instead of reusing this one's client."""
-    vectors = sys.modules.get("chinvex.storage.vectors")
-    if vectors is None:
-        return
-    shared_client = vectors._SharedClient
-    with shared_client._registry_lock:
-        opened = [shared_client._registry.pop(key) for key in list(shared_client._registry)
-                  if key not in before]
-    for shared in opened:
-        with shared.lock:
-            shared.drop_client()
-            if shared.gate is not None:
-                shared.gate.close()
-
-
-def run_cli_in_process(*args: str, env: dict[str, str] | None = None, cwd: str | Path | None = None,
-                       input: str | None = None) -> CliResult:
-    """`run_cli` without starting an interpreter: the same command line through the CLI's own
-    entry point (`chinvex.cli.main`: parsing, the command, its output and the exit-code mapping)
-    in this process, with `env` added to the environment and `cwd` as the working directory for
-    the call, stdin, stdout and stderr replaced by pipes of bytes (not terminals, like the
-    subprocess's) and decoded the way `run_cli` decodes them. The environment, the working
-    directory and the standard streams are restored afterwards.
-
-    A `chinvex` process costs 0.3 s (`context`) to 1.5 s (`ingest`, `search`: interpreter,
-    chromadb, onnxruntime) before it does anything; tests whose point is what a command does,
-    not how a process starts or ends, use this. Process-level behaviour (exit codes and stderr
-    of a real process, start-up, signals, locks and concurrency between processes) is tested
-    through `run_cli`, which every command keeps at least one test of. Not thread-safe.
-
-    Not for the commands that declare their process read-only for good (`search`, `answer`,
-    `pack`, `query`: chinvex.storage.vectors.read_only_process), which would change how this
-    process opens vector stores from then on."""
-    from chinvex.cli import main
-
-    if args and args[0] in READ_ONLY_PROCESS_COMMANDS:
-        raise ValueError(f"chinvex {args[0]} makes its process read-only: use run_cli")
-
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
-    saved_streams = sys.stdin, sys.stdout, sys.stderr
-    stores_before = set(_open_stores())
-    out, err = io.BytesIO(), io.BytesIO()
-    stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
-    stderr = io.TextIOWrapper(err, encoding="utf-8", write_through=True)
-    stdin = io.TextIOWrapper(io.BytesIO((input or "").encode("utf-8")), encoding="utf-8")
-    code = 0
-    try:
-        if env:
-            os.environ.update(env)
-        if cwd is not None:
-            os.chdir(cwd)
-        sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
-        try:
-            main(list(args))
-        except SystemExit as exc:
-            if exc.code is None:
-                code = 0
-            elif isinstance(exc.code, int):
-                code = exc.code
-            else:  # what the interpreter does with sys.exit("message")
-                stderr.write(f"{exc.code}\n")
-                code = 1
-        stdout.flush()
-        stderr.flush()
-    finally:
-        sys.stdin, sys.stdout, sys.stderr = saved_streams
-        _close_stores_opened_since(stores_before)
-        os.chdir(saved_cwd)
-        for key in set(os.environ) - set(saved_env):
-            del os.environ[key]
-        for key, value in saved_env.items():
-            if os.environ.get(key) != value:
-                os.environ[key] = value
-
-    def decoded(data: bytes) -> str:  # as subprocess.run(text=True) reads a pipe
-        return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
-
-    return CliResult(subprocess.CompletedProcess(["chinvex", *args], code, decoded(out.getvalue()),
-                                                 decoded(err.getvalue())))
-
-
 @pytest.fixture
 def cli():
     return run_cli
-
-
-def assert_no_traceback(result: CliResult) -> None:
-    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result
-
-
-def snapshot_repository(target: Path) -> Path:
-    """Copy this repository's engine source and docs (as tracked by git, or as on disk) so that
-    tests indexing "this repository" see a stable tree while people keep editing."""
-    import shutil
-
-    files: list[str]
-    try:
-        out = subprocess.run(["git", "-C", str(REPO_ROOT), "ls-files", "-co", "--exclude-standard",
-                              "chinvex", "adapters", "docs", "README.md"],
-                             capture_output=True, text=True, check=True).stdout
-        files = [line for line in out.splitlines() if line]
-    except (OSError, subprocess.CalledProcessError):
-        files = [str(p.relative_to(REPO_ROOT)) for base in ("chinvex", "adapters", "docs")
-                 for p in (REPO_ROOT / base).rglob("*") if p.is_file()] + ["README.md"]
-    for rel in files:
-        if "__pycache__" in rel:
-            continue
-        source = REPO_ROOT / rel
-        if source.is_file():
-            (target / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / rel)
-    return target
 
 
 # -- the session's shared indexes, built in the background ------------------------------------
@@ -386,42 +223,3 @@ def fixtures_context(_shared_index_builds, tmp_path_factory):
     return {**extra, "summary": summary}
 
 
-DAC_CAPS = "dac_override,dac_read_search"
-
-
-def without_dac_override(probe_dir: Path) -> list[str]:
-    """A command prefix under which a child of this process obeys file permissions (it is
-    refused a mode-000 file, and writes into a mode-0555 folder).
-
-    Tests run as root here, and root reads any file through CAP_DAC_OVERRIDE and
-    CAP_DAC_READ_SEARCH; the prefix runs the child as root with those two dropped from its
-    bounding, inheritable and ambient sets (util-linux setpriv, else libcap's capsh), so it
-    keeps root's ownership of the index files and of the venv (which may sit under root's home,
-    mode 0700, where an unprivileged user such as `nobody` cannot even start it). Each candidate
-    is checked on a real mode-000 file before it is trusted; the test is skipped only when none
-    works, naming what was tried and how it failed. Not root: permissions already apply, no prefix."""
-    probe = probe_dir / "probe-mode-000"
-    probe.write_text("must not be readable")
-    probe.chmod(0)
-    if os.geteuid() != 0:
-        candidates = [("the current (unprivileged) user", [])]
-    else:
-        candidates = []
-        if setpriv := shutil.which("setpriv"):
-            drop = ",".join(f"-{cap}" for cap in DAC_CAPS.split(","))
-            candidates.append(("setpriv", [setpriv, f"--bounding-set={drop}", f"--inh-caps={drop}",
-                                           f"--ambient-caps={drop}", "--"]))
-        if capsh := shutil.which("capsh"):
-            drop = ",".join(f"cap_{cap}" for cap in DAC_CAPS.split(","))
-            candidates.append(("capsh", [capsh, f"--drop={drop}", "--inh=", "--", "-c",
-                                         'exec "$@"', "capsh"]))
-    tried: list[str] = []
-    for name, prefix in candidates:
-        check = subprocess.run([*prefix, sys.executable, "-c", f"open({str(probe)!r}).read()"],
-                               capture_output=True, text=True, timeout=60)
-        if check.returncode != 0 and "PermissionError" in check.stderr:
-            return prefix
-        why = (check.stderr.strip().splitlines() or ["it could read the mode-000 file"])[-1]
-        tried.append(f"{name}: exit {check.returncode}: {why}")
-    pytest.skip("no way to run the CLI without the right to read a mode-000 file: "
-                + ("; ".join(tried) or "running as root and neither setpriv nor capsh is installed"))

@@ -1,6 +1,6 @@
 """A planted-secret corpus: fake credentials of the real shapes in the places they turn up.
 
-Used by tests/test_redaction.py (recall >= 0.98, false positives), tests/test_secrets_never_stored.py
+Used by tests/redaction/test_redaction.py (recall >= 0.98, false positives), tests/redaction/test_secrets_never_stored.py
 and bench/redaction.py. Everything is generated from a seeded generator and every vendor prefix is
 assembled from pieces, so this file holds no literal a secret scanner would flag and the same
 seed always gives the same corpus. No value is a real key.
@@ -265,7 +265,7 @@ def leaked(redacted: str, item: Planted) -> bool:
 
 def false_positive_lines(paths: list[Path]) -> tuple[int, list[str]]:
     """Redaction of real files that hold no secret: (lines read, every line redaction changed,
-    as "file: line"). The false-positive rate of tests/test_redaction.py and bench/redaction.py."""
+    as "file: line"). The false-positive rate of tests/redaction/test_redaction.py and bench/redaction.py."""
     from chinvex.redaction import redact
 
     lines = 0

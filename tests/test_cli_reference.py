@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from chinvex import cli_reference
-from conftest import run_cli
+from helpers import run_cli
 
 
 def test_cli_reference_is_up_to_date():

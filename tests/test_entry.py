@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from chinvex.entry import plain_mcp_serve
-from conftest import run_cli, run_cli_in_process
+from helpers import run_cli, run_cli_in_process
 
 
 @pytest.mark.parametrize("argv, expected", [

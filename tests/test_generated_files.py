@@ -24,16 +24,9 @@ from chinvex.excludes import may_match_inside
 from chinvex.ingest.summary import skip_lines
 from chinvex.sources import AdapterOptions, SkippedSource, SourceCandidate
 from chinvex_adapters.repo import RepoAdapter, generated
-from conftest import assert_no_traceback, run_cli, run_cli_in_process
+from helpers import assert_no_traceback, run_cli, run_cli_in_process, write
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-
-
-def write(root: Path, rel: str, data: str | bytes) -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode() if isinstance(data, str) else data)
-    return path
 
 
 def screen(root: Path, **settings) -> tuple[set[str], dict[str, tuple[str, str]]]:

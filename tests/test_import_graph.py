@@ -8,9 +8,8 @@ registry is `answer/generators.py`)."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-from conftest import REPO_ROOT
+from helpers import REPO_ROOT
 
 
 def _graph() -> dict[str, set[str]]:

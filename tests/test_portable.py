@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from chinvex.retrieval.search import EXHAUSTIVE_LIMIT
-from conftest import FIXTURES, REPO_ROOT, assert_no_traceback, run_cli, run_cli_in_process
+from helpers import FIXTURES, REPO_ROOT, assert_no_traceback, run_cli, run_cli_in_process
 
 GOLDEN = REPO_ROOT / "golden_queries" / "fixtures.json"
 """The golden queries written for the fixtures context (golden_queries/README.md)."""

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, assert_no_traceback, run_cli, run_cli_in_process
+from helpers import FIXTURES, assert_no_traceback, run_cli, run_cli_in_process
 
-CHATS = REPO_ROOT / "tests" / "fixtures" / "samples" / "chatgpt-export" / "chatlore"
+CHATS = FIXTURES / "chatgpt-export" / "chatlore"
 
 
 @pytest.fixture

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 import tomllib
 from pathlib import Path
 
 from chinvex import schema_export
+from helpers import REPO_ROOT
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = REPO_ROOT
 
 
 def test_schema_files_are_up_to_date():

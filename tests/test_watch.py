@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from chinvex.watch import IGNORED_DIRS, Target, may_be_source, owners
-from conftest import CHINVEX_BIN, REPO_ROOT, assert_no_traceback, run_cli, run_cli_in_process
+from helpers import CHINVEX_BIN, FIXTURES, assert_no_traceback, run_cli, run_cli_in_process
 
-INCR = REPO_ROOT / "tests" / "fixtures" / "samples" / "codex-rollout" / "public" / "codemie-code" / "incremental"
+INCR = FIXTURES / "codex-rollout" / "public" / "codemie-code" / "incremental"
 ROLLOUT = "rollout-2026-05-12T10-00-00-0196c0de-0000-7000-8000-000000000001.jsonl"
 LIMIT_S = 5.0
 

@@ -18,7 +18,7 @@ that error path only), so callers classify them as before.
 
 `open_reader` returns None when the installed bindings do not have the expected shape (a
 chromadb release that changed them); the caller then uses `chromadb.PersistentClient`, and
-`tests/test_chroma_reader.py` compares both on the same store.
+`tests/storage/test_chroma_reader.py` compares both on the same store.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import FIXTURES  # tests/ is on sys.path wherever `hostile` imports
+from helpers import FIXTURES  # tests/ is on sys.path wherever `hostile` imports
 
 CHATGPT = FIXTURES / "chatgpt-export"
 ROLLOUTS = FIXTURES / "codex-rollout" / "public"

@@ -18,7 +18,7 @@ CLI SIGKILLs itself at that point, and then
    each with the reference's vector (cosine >= 0.999) and metadata; FTS indexing every chunk;
 4. doctor must then find nothing at all.
 
-Shared by tests/test_fault_injection.py (a sample of points) and bench/fault_injection.py (every
+Shared by tests/ingest/test_fault_injection.py (a sample of points) and bench/fault_injection.py (every
 point, 100 and more).
 """
 
@@ -257,8 +257,6 @@ def index_state(config) -> dict:
 
 def compare(got: dict, want: dict) -> list[str]:
     """Each way `got` differs from `want`, one line each."""
-    import numpy as np
-
     problems: list[str] = []
     for key in ("chunks", "docs", "fingerprints", "origins", "turns"):
         extra, missing = got[key] - want[key], want[key] - got[key]
@@ -273,10 +271,20 @@ def compare(got: dict, want: dict) -> list[str]:
                         f"{len(chunk_ids - set(got['vectors']))} missing")
     if got["fts_rows"] != len(chunk_ids):
         problems.append(f"FTS indexes {got['fts_rows']} rows for {len(chunk_ids)} chunks")
-    for cid, (vector, meta) in want["vectors"].items():
-        if cid not in got["vectors"]:
+    problems.extend(vector_problems(want["vectors"], got["vectors"]))
+    return problems
+
+
+def vector_problems(want: dict, got: dict) -> list[str]:
+    """What differs between two stores' vectors of the same chunk ids ({id: (vector, metadata)}):
+    metadata, or a vector that is another text's (cosine below 0.999)."""
+    import numpy as np
+
+    problems = []
+    for cid, (vector, meta) in want.items():
+        if cid not in got:
             continue
-        mine, my_meta = got["vectors"][cid]
+        mine, my_meta = got[cid]
         if my_meta != meta:
             problems.append(f"vector metadata of {cid}: {my_meta} != {meta}")
         cosine = float(np.dot(vector, mine) / (np.linalg.norm(vector) * np.linalg.norm(mine)))

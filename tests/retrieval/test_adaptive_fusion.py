@@ -1,0 +1,116 @@
+"""Issue 17: the blend's leg weights adapt to the query and its candidates (fusion.fts_share):
+plain words meeting code lean on the vector leg, a query naming code on the lexical one; the
+seed's fixed 0.6 / 0.4 stays available as `retrieval.fusion = "seed"`. Real index for the end
+to end part: SQLite + FTS5, Chroma and the built-in embedder."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chinvex.retrieval.fusion import (SHARE_BASE, SHARE_IDENTIFIER, SHARE_NATURAL_CODE, Candidate, QuerySignals,
+                                      fts_share, fuse, query_signals)
+from helpers import assert_no_traceback, run_cli, run_cli_in_process
+
+
+def cand(key: str, kind: str | None, fts: float | None = None, vector: float | None = None) -> Candidate:
+    return Candidate(key=key, chunk_id=key, source_type="repo", updated_at=None, fts=fts, vector=vector,
+                     weight_table="t", kind=kind)
+
+
+@pytest.mark.parametrize("query, named", [
+    ("how does get_environ_proxies read no_proxy", True),
+    ("where is parseConfig called", True),
+    ("what does CaseInsensitiveDict keep", True),
+    ("does os.path.isfile follow links", True),
+    ("what calls load_all()", True),
+    ("python check if a file exists", False),
+    ("APOE4 expression in iPSC-derived neurons", False),  # mixed-case abbreviations are prose
+    ("Cis-acting lncRNAs control expression", False),
+    ("what did we decide about the queue, e.g. for billing", False),
+])
+def test_a_query_names_code_only_with_an_identifier(query, named):
+    assert query_signals(query, []).identifier is named
+
+
+def test_share_moves_to_the_vector_leg_as_plain_words_meet_code():
+    prose = fts_share(QuerySignals(identifier=False, code_share=0.0))
+    half = fts_share(QuerySignals(identifier=False, code_share=0.5))
+    code = fts_share(QuerySignals(identifier=False, code_share=1.0))
+    named = fts_share(QuerySignals(identifier=True, code_share=1.0))
+    assert prose == pytest.approx(SHARE_BASE)
+    assert code == pytest.approx(SHARE_BASE + SHARE_NATURAL_CODE) and code < half < prose
+    assert named == pytest.approx(SHARE_BASE + SHARE_IDENTIFIER) and named > prose
+    assert fts_share(QuerySignals(False, 1.0), base=0.1, natural_code=-1.0) == 0.05  # clipped
+    assert fts_share(QuerySignals(True, 0.0), base=0.9, identifier=0.5) == 0.95
+
+
+def test_code_share_counts_code_chunks_among_the_candidates():
+    signals = query_signals("retry a flaky call", [cand("a", "code"), cand("b", "code"), cand("c", "text"),
+                                                    cand("d", None)])
+    assert signals.code_share == pytest.approx(0.5) and not signals.identifier
+
+
+def test_the_share_decides_between_a_lexical_and_a_vector_favourite():
+    lexical = cand("lexical", "code", fts=10.0, vector=0.2)
+    semantic = cand("semantic", "code", fts=2.0, vector=0.8)
+    floor = cand("floor", "code", fts=0.0, vector=0.0)
+    weights = {"t": {"repo": 1.0}}
+    assert fuse([lexical, semantic, floor], weights, fts_weight=0.6)[0].candidate.key == "lexical"
+    assert fuse([lexical, semantic, floor], weights, fts_weight=0.3)[0].candidate.key == "semantic"
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    base = tmp_path_factory.mktemp("fusion")
+    repo = base / "repo"
+    repo.mkdir()
+    (repo / "files.py").write_text(
+        "import os\n\n\ndef exists(path):\n    '''True when path names an existing regular file.'''\n"
+        "    return os.path.isfile(path)\n")
+    (repo / "cache.py").write_text(
+        "def evict(cache):\n    '''Drop the least recently used entry when the cache is full.'''\n"
+        "    cache.popitem(last=False)\n")
+    (repo / "notes.md").write_text("# Notes\n\nThe cache keeps recent entries; files are checked before reading.\n")
+    env = {"CHINVEX_HOME": str(base / "home")}
+    assert run_cli_in_process("context", "create", "Fusion", "--repo", str(repo), env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "Fusion", env=env).code == 0
+    return {"env": env, "home": base / "home"}
+
+
+def search(indexed, *args):
+    result = run_cli("search", "--context", "Fusion", *args, "--json", env=indexed["env"])
+    assert_no_traceback(result)
+    assert result.code == 0, result
+    return result.json
+
+
+def test_search_reports_the_share_it_used_and_explains_it(indexed):
+    data = search(indexed, "check whether a file exists", "--explain")
+    share = data["stats"]["fts_share"]
+    code_share = 2 / 3  # files.py and cache.py are code, notes.md is prose
+    assert share == pytest.approx(SHARE_BASE + SHARE_NATURAL_CODE * code_share, abs=1e-6)
+    top = data["results"][0]
+    assert top["explain"]["fts"]["weight"] == share and top["explain"]["vector"]["weight"] == pytest.approx(1 - share)
+    assert top["scores"]["blended"] == pytest.approx(
+        share * top["scores"]["fts_norm"] + (1 - share) * top["scores"]["vector_norm"], abs=1e-5)
+    named = search(indexed, "where is os.path.isfile used")["stats"]["fts_share"]
+    assert named == pytest.approx(SHARE_BASE + SHARE_IDENTIFIER)
+
+
+def test_the_seed_blend_is_a_setting(indexed):
+    path = indexed["home"] / "contexts" / "Fusion" / "context.json"
+    original = path.read_text()
+    data = json.loads(original)
+    try:
+        data["retrieval"] = {"fusion": "seed"}
+        path.write_text(json.dumps(data))
+        assert search(indexed, "check whether a file exists")["stats"]["fts_share"] == 0.6
+        data["retrieval"] = {"fusion": "clever"}
+        path.write_text(json.dumps(data))
+        bad = run_cli("search", "--context", "Fusion", "files", env=indexed["env"])
+        assert_no_traceback(bad)
+        assert bad.code != 0 and "fusion" in bad.stderr and "context.json" in bad.stderr
+    finally:
+        path.write_text(original)

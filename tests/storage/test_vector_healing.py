@@ -1,0 +1,217 @@
+"""Issue 16, "self-healing vectors": hybrid.db decides which chunks exist and Chroma is derived
+data, so a store that was lost, replaced or partly emptied is made whole again by the next
+plain `chinvex ingest`, and the coverage figure search reads (`meta.vector_coverage`) says
+how much of the index has vectors at every moment.
+
+Real SQLite, real Chroma, the real built-in embedder and the real CLI.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import assert_no_traceback, run_cli, run_cli_in_process
+from hostile import corpus as corpus_mod
+
+
+def _config():
+    from chinvex.registry import Registry
+
+    return Registry().resolve("Heal")
+
+
+def _ids(config) -> tuple[set[str], set[str]]:
+    """(chunk ids in hybrid.db, ids in Chroma)."""
+    from chinvex.storage import consistency as cons
+    from chinvex.storage import db
+    from chinvex.storage.vectors import VectorStore
+
+    conn = db.connect(Path(config.index.sqlite_path))
+    try:
+        store = VectorStore.open(config, conn, create=False)
+        assert store is not None
+        try:
+            return cons.chunk_ids(conn), store.all_ids()
+        finally:
+            store.close()
+    finally:
+        conn.close()
+
+
+def _coverage(config):
+    from chinvex.storage import coverage, db
+
+    conn = db.connect(Path(config.index.sqlite_path))
+    try:
+        return coverage.current_coverage(config, conn)
+    finally:
+        conn.close()
+
+
+def _untrusted_by_search(config) -> bool:
+    """Whether a search would distrust the recorded figure (a lost, replaced or since-written
+    store) and count the store instead."""
+    from chinvex.retrieval.coverage import from_record
+    from chinvex.storage.coverage import gate_token
+
+    return from_record(_coverage(config), vector_leg_ran=True, token_now=gate_token(config)) is None
+
+
+@pytest.fixture
+def healed(tmp_path: Path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for i, marker in enumerate(["alphamarker", "betamarker", "gammamarker"]):
+        (repo / f"m{i}.py").write_text(corpus_mod.python_module(corpus_mod.random.Random(i), marker, 4))
+    (repo / "notes.md").write_text("# Falconry\n\nThe gyrfalcon is the largest falcon.\n")
+    # Set-up in this process (conftest.run_cli_in_process); the ingests under test are processes.
+    assert run_cli_in_process("context", "create", "Heal", "--repo", str(repo)).code == 0
+    first = run_cli_in_process("ingest", "--context", "Heal", "--json")
+    assert first.code == 0, first
+    return repo
+
+
+def test_deleted_store_heals_on_the_next_plain_ingest(healed: Path):
+    config = _config()
+    chunks, vectors = _ids(config)
+    assert chunks and chunks == vectors
+    recorded = _coverage(config)
+    assert recorded is not None and recorded.complete and recorded.chunks == len(chunks)
+    assert not recorded.store_lost and not recorded.store_replaced
+
+    shutil.rmtree(config.index.chroma_dir)
+    gap = _coverage(config)
+    assert gap is not None and gap.store_lost  # what search reads to warn during the gap
+    searched = run_cli("search", "--context", "Heal", "gyrfalcon", "--json")
+    assert searched.code == 0 and searched.json["results"]
+    assert not Path(config.index.chroma_dir).exists()  # a search never creates an empty store
+
+    again = run_cli("ingest", "--context", "Heal", "--json")
+    assert_no_traceback(again)
+    assert again.code == 0, again
+    summary = again.json
+    assert summary["chunks"]["vectors_healed"] == len(chunks)
+    assert summary["chunks"]["with_vector"] == summary["chunks"]["total"] == len(chunks)
+    assert any(f"no vector for {len(chunks)} of {len(chunks)} chunks" in w["message"]
+               for w in summary["warnings"])
+    chunks_after, vectors_after = _ids(config)
+    assert chunks_after == vectors_after == chunks  # 100 % coverage
+    healed_coverage = _coverage(config)
+    assert healed_coverage.complete and not healed_coverage.store_lost
+    assert not healed_coverage.store_replaced
+    found = run_cli("search", "--context", "Heal", "largest falcon", "--mode", "vector", "--json")
+    assert any("gyrfalcon" in r["text"] for r in found.json["results"])
+    quiet = run_cli("ingest", "--context", "Heal", "--json").json
+    assert quiet["chunks"]["embedded"] == 0 and not quiet["warnings"]
+
+
+def test_replaced_store_is_reconciled(healed: Path, tmp_path: Path):
+    """An older copy of the store put back (a restored backup): vectors of chunks that left
+    are deleted, chunks added since get theirs."""
+    config = _config()
+    old_copy = tmp_path / "chroma-old"
+    shutil.copytree(config.index.chroma_dir, old_copy)
+    (healed / "m0.py").unlink()
+    (healed / "m3.py").write_text(corpus_mod.python_module(corpus_mod.random.Random(9), "deltamarker", 3))
+    assert run_cli("ingest", "--context", "Heal").code == 0
+    shutil.rmtree(config.index.chroma_dir)
+    shutil.copytree(old_copy, config.index.chroma_dir)
+    # The copy may get the deleted file's inode (same identity); its write token still tells
+    # it apart, and search then counts the store instead of trusting the figure.
+    assert _untrusted_by_search(config)
+
+    result = run_cli("ingest", "--context", "Heal", "--json")
+    assert result.code == 0, result
+    chunks, vectors = _ids(config)
+    assert chunks == vectors
+    assert result.json["chunks"]["orphan_vectors_deleted"] > 0
+    assert result.json["chunks"]["vectors_healed"] > 0
+
+
+def test_restored_backup_with_the_same_chunk_count_is_compared_not_counted(healed: Path, tmp_path: Path):
+    """A backup copied back that holds as many vectors as there are chunks, but for other
+    chunks: equal counts must not pass for a whole store."""
+    config = _config()
+    old_copy = tmp_path / "chroma-old"
+    shutil.copytree(config.index.chroma_dir, old_copy)
+    before, _ = _ids(config)
+    module = healed / "m1.py"
+    module.write_text(module.read_text().replace("betamarker", "zetamarker"))  # same length
+    assert run_cli("ingest", "--context", "Heal").code == 0
+    after, _ = _ids(config)
+    assert len(after) == len(before) and after != before  # same count, other chunks
+    # Copied over the live folder: chroma.sqlite3 keeps its inode, so only the write token
+    # tells that the store went back in time.
+    shutil.copytree(old_copy, config.index.chroma_dir, dirs_exist_ok=True)
+    assert not _coverage(config).store_replaced and _untrusted_by_search(config)
+
+    result = run_cli("ingest", "--context", "Heal", "--json")
+    assert result.code == 0, result
+    chunks, vectors = _ids(config)
+    assert chunks == vectors == after
+    assert result.json["chunks"]["orphan_vectors_deleted"] == len(before - after)
+    assert result.json["chunks"]["vectors_healed"] == len(after - before)
+
+
+def test_vectors_deleted_behind_ingests_back_come_back(healed: Path):
+    """The store file is the same, but vectors went missing through another chinvex process
+    (its write renewed the store's token): the next no-change ingest compares and embeds."""
+    from chinvex.storage import db
+    from chinvex.storage.vectors import VectorStore
+
+    config = _config()
+    chunks, _ = _ids(config)
+    victims = sorted(chunks)[:3]
+    conn = db.connect(Path(config.index.sqlite_path))
+    try:
+        store = VectorStore.open(config, conn, create=False)
+        store.delete(victims)
+        store.close()
+    finally:
+        conn.close()
+    result = run_cli("ingest", "--context", "Heal", "--json")
+    assert result.code == 0 and result.json["chunks"]["vectors_healed"] == 3, result
+    assert _ids(config)[1] == chunks
+
+
+def test_no_change_ingest_does_not_open_chroma(healed: Path, chinvex_home: Path):
+    """The cheap check: with a complete figure for the store that is there, a run where nothing
+    changed costs no Chroma start-up (chromadb is never imported)."""
+    code = ("import sys\n"
+            "from chinvex.registry import Registry\n"
+            "from chinvex.ingest.pipeline import run_ingest\n"
+            "s = run_ingest(Registry().resolve('Heal'))\n"
+            "print(s.sources.unchanged, 'chromadb' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    unchanged, imported = out.stdout.split()
+    assert int(unchanged) == 4 and imported == "False", out.stdout
+
+
+def test_coverage_is_kept_current_by_writes(healed: Path):
+    """A write after the last measurement (an added file, or an MCP recall_add) keeps the
+    figure right without a new comparison."""
+    config = _config()
+    (healed / "m4.py").write_text(corpus_mod.python_module(corpus_mod.random.Random(4), "epsmarker", 3))
+    assert run_cli("ingest", "--context", "Heal").code == 0
+    chunks, vectors = _ids(config)
+    recorded = _coverage(config)
+    assert (recorded.chunks, recorded.with_vector) == (len(chunks), len(vectors))
+
+
+def test_adjusting_the_figure_is_exact_when_complete_and_never_hides_a_shortfall():
+    from chinvex.storage.coverage import adjusted, measured
+
+    full = measured(100, 100, "c@1:2")
+    after = adjusted(full, added=10, removed=4, restored=0)
+    assert (after.chunks, after.with_vector, after.store) == (106, 106, "c@1:2")
+    short = measured(100, 60, "c@1:2")
+    after = adjusted(short, added=10, removed=4, restored=5)
+    assert (after.chunks, after.missing) == (106, 35)
+    fresh = adjusted(measured(100, 0, None), added=10, removed=0, restored=0, store="c@1:3")
+    assert (fresh.chunks, fresh.with_vector, fresh.store) == (110, 10, "c@1:3")
