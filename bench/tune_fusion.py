@@ -46,7 +46,9 @@ def collect(name: str, data: Path = DATA) -> Path:
     from chinvex.registry import Registry
     from chinvex.retrieval.fusion import weight_for
     from chinvex.retrieval.roles import about_tests
-    from chinvex.retrieval.search import SearchRequest, Searcher, _read_snapshot, _rows, candidate_of
+    from chinvex.retrieval.results import candidate_of, result_rows
+    from chinvex.retrieval.scope import read_snapshot
+    from chinvex.retrieval.search import SearchRequest, Searcher
 
     spec = SETS[name]
     home = OUT / name / "home"
@@ -63,9 +65,9 @@ def collect(name: str, data: Path = DATA) -> Path:
                 continue
             req = SearchRequest(query=q.query, k=K)
             h = searcher.handle(config)
-            with h.lock, _read_snapshot(h.conn):
+            with h.lock, read_snapshot(h.conn):
                 hits, _, _ = searcher._search_context(h, req, [], {})
-                rows = _rows(h.conn, [hit.chunk_id for hit in hits])
+                rows = result_rows(h.conn, [hit.chunk_id for hit in hits])
             tests = about_tests(q.query)
             candidates = []
             for hit in hits:

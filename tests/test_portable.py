@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from chinvex.retrieval.search import EXHAUSTIVE_LIMIT
+from chinvex.retrieval.vector_leg import EXHAUSTIVE_LIMIT
 from helpers import FIXTURES, REPO_ROOT, assert_no_traceback, run_cli, run_cli_in_process
 
 GOLDEN = REPO_ROOT / "golden_queries" / "fixtures.json"
@@ -73,7 +73,7 @@ def test_round_trip_gives_the_same_search_results_and_stats(exported):
     assert imported.json["documents_imported"] == sum(1 for r in lines if r["kind"] == "document")
     for mode in ("fts", "hybrid"):
         # Exact in both legs: BM25, and a vector leg that scores every vector of a context this
-        # size (search.EXHAUSTIVE_LIMIT), so the approximate graph, which Chroma builds anew and
+        # size (vector_leg.EXHAUSTIVE_LIMIT), so the approximate graph, which Chroma builds anew and
         # differently in the imported store, chooses nothing.
         original, copy = (_golden_results(env, c, mode, file.parent) for c in ("fixtures", "copy"))
         assert all(original.values()), original

@@ -354,7 +354,7 @@ def glob(value: Any, pattern: Any) -> int | None:
 
 
 def role(source_type: Any, rel_path: Any) -> str | None:
-    """`doc.role`: what search's role priors read (chinvex.retrieval.search.candidate_of), so a
+    """`doc.role`: what search's role priors read (chinvex.retrieval.results.candidate_of), so a
     filter on it selects what the weights weigh: repository files with a relative path only."""
     if source_type != "repo" or not rel_path:
         return None
@@ -364,11 +364,11 @@ def role(source_type: Any, rel_path: Any) -> str | None:
 def stale(origin_uri: Any, size_bytes: Any, mtime_unix: Any, state_json: Any) -> int:
     """`doc.stale`: the freshness check of search results, on the document's source and its
     recorded fingerprint (0 for sources that are not files: memories, app-server threads)."""
-    from chinvex.retrieval.search import _freshness
+    from chinvex.retrieval.results import freshness
 
     row = {"origin_uri": origin_uri, "indexed_at": None, "size_bytes": size_bytes,
            "mtime_unix": mtime_unix, "state_json": state_json}
-    return int(_freshness(row).stale)
+    return int(freshness(row).stale)
 
 
 def register(conn: sqlite3.Connection) -> None:

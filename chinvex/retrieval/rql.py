@@ -91,7 +91,7 @@ DEFAULT_LIMIT = 100
 MAX_LIMIT = 10_000
 """The largest LIMIT: more rows than anyone reads in a terminal; page with OFFSET beyond it."""
 SEARCH_DEPTH = 200
-"""Chunks a USING search ranks (chinvex.retrieval.search.MAX_K). A fixed depth, whatever the
+"""Chunks a USING search ranks (chinvex.retrieval.request.MAX_K). A fixed depth, whatever the
 LIMIT and OFFSET, so that a page's rows do not depend on the page size."""
 
 SCORE = "score"

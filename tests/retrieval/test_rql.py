@@ -159,7 +159,7 @@ def test_errors_in_a_statement_of_several_lines_name_the_line():
 
 
 def test_the_search_depth_is_one_the_search_accepts():
-    from chinvex.retrieval.search import MAX_K
+    from chinvex.retrieval.request import MAX_K
 
     assert 1 <= rql.SEARCH_DEPTH <= MAX_K
 

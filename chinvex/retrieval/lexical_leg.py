@@ -1,0 +1,181 @@
+"""The lexical leg: BM25 over the FTS5 index, restricted in SQL to what the filters allow.
+
+A query whose words would match more chunks than FTS_SCORE_BUDGET is pruned to its rarer terms
+(lexical.rare_terms): only chunks holding one of them are candidates, and they are still scored
+by every term, exactly (see LexicalPlan.candidate_expression). Every ordering ends in a rowid
+tie-break, so the depth cut never depends on the order rows came in."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from chinvex.retrieval import filters
+from chinvex.retrieval.lexical import or_expression, phrase, query_terms, rare_terms
+from chinvex.retrieval.request import RetrievalError, SearchRequest
+from chinvex.retrieval.scope import Allowed
+
+FTS_SCORE_BUDGET = 10_000
+"""Chunks the lexical leg may rank with BM25 for one query before it takes its candidates from
+the rarer terms only (see lexical.rare_terms): ~10 ms of FTS5 ranking on the bench machine."""
+
+
+FTS_COUNT_CAP = 1_000
+"""Each term's matches are counted up to this many (counting is ~10x cheaper than scoring, but
+not free); a term at the cap is "common"."""
+
+
+@dataclass(frozen=True)
+class LexicalPlan:
+    """How the lexical leg searches one query in one context (see lexical.rare_terms)."""
+
+    terms: list[str]
+    rare: list[str]
+    """All of `terms`, unless the query would match more chunks than the budget: then the rarest,
+    and only chunks containing one of them are candidates."""
+
+    @property
+    def expression(self) -> str | None:
+        return or_expression(self.terms)
+
+    @property
+    def common(self) -> list[str]:
+        return [t for t in self.terms if t not in self.rare]
+
+    @property
+    def rare_expression(self) -> str | None:
+        return or_expression(self.rare)
+
+    @property
+    def candidate_expression(self) -> str | None:
+        """Chunks with a rare term, scored by every term. FTS5's bm25() sums one term per phrase
+        of the expression, so the rare terms count twice here; subtracting the BM25 of
+        `rare_expression` leaves exactly the BM25 of `expression`."""
+        rare = or_expression(self.rare)
+        return f"({rare}) AND ({rare} OR {or_expression(self.common)})" if self.common else rare
+
+
+def lexical_plan(conn: sqlite3.Connection, req: SearchRequest) -> LexicalPlan:
+    terms = query_terms(req.query)
+    if len(terms) <= 1:
+        return LexicalPlan(terms, terms)
+    budget = req.fts_budget or FTS_SCORE_BUDGET
+    cap = min(req.fts_count_cap or FTS_COUNT_CAP, budget)
+    try:
+        counts = {t: conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+            (phrase(t), cap)).fetchone()[0] for t in terms}
+    except sqlite3.OperationalError as exc:
+        raise RetrievalError(f"full-text search failed: {exc}") from None
+    return LexicalPlan(terms, rare_terms(counts, cap, budget))
+
+
+def fts_leg(conn: sqlite3.Connection, req: SearchRequest, depth: int,
+             allowed: Allowed | None = None) -> tuple[LexicalPlan, list[tuple[str, float]]]:
+    """The query's lexical plan, and its BM25 top `depth` among the chunks the filters allow (in
+    the SQL, so the depth counts only allowed chunks). Scores are higher-is-better (FTS5's bm25()
+    is negative)."""
+    lexical = lexical_plan(conn, req)
+    if lexical.expression is None or (allowed is not None and not allowed.doc_ids):
+        return lexical, []
+    # A pruned query ranks its candidates with the rare terms counted twice: a pool twice the
+    # depth, then exact BM25 (see LexicalPlan.candidate_expression) decides.
+    pool = ranked_matches(conn, req, lexical.candidate_expression or "", 2 * depth if lexical.common else depth,
+                   allowed)
+    scores = without_doubled_rare(conn, lexical, dict(pool))
+    # Equal BM25 scores (a text indexed twice) are ordered by rowid, here and in the SQL that
+    # chose the pool, so the depth cut never depends on the order rows came in.
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:depth]
+    names = chunk_ids_of(conn, [rowid for rowid, _ in ranked])
+    return lexical, [(names[rowid], score) for rowid, score in ranked if rowid in names]
+
+
+def without_doubled_rare(conn: sqlite3.Connection, lexical: LexicalPlan,
+                          doubled: dict[int, float]) -> dict[int, float]:
+    """Exact BM25 of `lexical.expression` from scores under `candidate_expression`: subtract the
+    rare terms' second count (see LexicalPlan.candidate_expression). An unpruned query counts each
+    term once already."""
+    if not lexical.common:
+        return doubled
+    rare = bm25_of(conn, lexical.rare_expression or "", list(doubled))
+    return {rowid: score - rare.get(rowid, 0.0) for rowid, score in doubled.items()}
+
+
+def ranked_matches(conn: sqlite3.Connection, req: SearchRequest, expression: str, limit: int,
+            allowed: Allowed | None) -> list[tuple[int, float]]:
+    """(FTS rowid, -bm25) of the best `limit` matches of `expression` the filters allow."""
+    params: list[Any] = [expression]
+    if allowed is None and not req.source_types:
+        # Rank inside FTS5 alone: joining `chunks` before the LIMIT would look up every
+        # matching row (twice the cost of ranking them).
+        sql = "SELECT rowid AS rid, bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ?"
+    else:
+        sql = ("SELECT chunks_fts.rowid AS rid, bm25(chunks_fts) AS score FROM chunks_fts "
+               "JOIN chunks c ON c.rowid = chunks_fts.rowid ")
+        where = "WHERE chunks_fts MATCH ?"
+        if allowed is not None:
+            # Source types are part of `allowed`. A few chunks: FTS5 looks up each rowid (~0.2 ms
+            # apiece); otherwise every match is checked against the allowed documents (~the cost
+            # of an unfiltered query). See filters.FTS_ROWID_LIMIT.
+            if len(allowed.chunk_rowids) <= filters.FTS_ROWID_LIMIT:
+                where += " AND chunks_fts.rowid IN (SELECT value FROM json_each(?))"
+                params.append(orjson.dumps(allowed.chunk_rowids).decode())
+            else:
+                where += " AND c.doc_id IN (SELECT value FROM json_each(?))"
+                params.append(allowed.doc_ids_json())
+        else:
+            types = req.source_types or []
+            sql += "JOIN documents d ON d.doc_id = c.doc_id "
+            where += f" AND d.source_type IN ({','.join('?' * len(types))})"
+            params.extend(types)
+        sql += where
+    params.append(limit)
+    try:
+        rows = conn.execute(sql + " ORDER BY score, rid LIMIT ?", params).fetchall()
+    except sqlite3.OperationalError as exc:
+        raise RetrievalError(f"full-text search failed: {exc}") from None
+    return [(rowid, -float(score)) for rowid, score in rows]
+
+
+def bm25_of(conn: sqlite3.Connection, expression: str, rowids: list[int]) -> dict[int, float]:
+    """-bm25 of `expression` for the given rows (those that match it). The test is written
+    `+rowid` so that FTS5 walks the matches once while SQLite filters them: with a plain
+    `rowid IN`, FTS5 starts over for every id and recounts every term's matches."""
+    if not rowids:
+        return {}
+    try:
+        rows = conn.execute(
+            "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
+            "AND +rowid IN (SELECT value FROM json_each(?))",
+            (expression, orjson.dumps(rowids).decode())).fetchall()
+    except sqlite3.OperationalError as exc:
+        raise RetrievalError(f"full-text search failed: {exc}") from None
+    return {rowid: -float(score) for rowid, score in rows}
+
+
+def chunk_ids_of(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, str]:
+    if not rowids:
+        return {}
+    return dict(conn.execute(
+        "SELECT rowid, chunk_id FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
+        (orjson.dumps(rowids).decode(),)).fetchall())
+
+
+def fts_scores_for(conn: sqlite3.Connection, lexical: LexicalPlan,
+                    chunk_ids: list[str]) -> list[tuple[str, float]]:
+    """BM25 of the given chunks (vector-only candidates) under the lexical leg's rules: exact
+    for every chunk that could have been a lexical candidate; a chunk with none of the rare
+    terms of a pruned query has no lexical score, as if it matched nothing."""
+    if lexical.expression is None or not chunk_ids:
+        return []
+    names = dict(conn.execute(
+        "SELECT rowid, chunk_id FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?))",
+        (orjson.dumps(chunk_ids).decode(),)).fetchall())
+    if not names:
+        return []
+    candidates = bm25_of(conn, lexical.candidate_expression or "", list(names))
+    scores = without_doubled_rare(conn, lexical, candidates)
+    return [(names[rowid], score) for rowid, score in scores.items() if rowid in names]

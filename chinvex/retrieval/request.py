@@ -1,0 +1,60 @@
+"""What a search is asked: the request, its limits, and the errors it reports. Kept apart from
+the search itself so that the legs and the result assembly (lexical_leg, vector_leg, results)
+can name them without importing the searcher."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from chinvex.errors import ChinvexError, UsageError
+from chinvex.retrieval.filters import SearchFilter
+
+MAX_K = 200
+Mode = Literal["hybrid", "fts", "vector"]
+
+
+GLOBAL_CONTEXT = "global"
+"""The context RECALL calls the global scope (cross-project knowledge)."""
+
+
+class RetrievalError(ChinvexError):
+    code = "RETRIEVAL_ERROR"
+
+
+class InvalidFilterError(UsageError):
+    """A filter value no searched context can match (an unknown source type): a usage error
+    listing the valid values, not an empty answer."""
+
+
+@dataclass
+class SearchRequest:
+    query: str
+    k: int = 8
+    source_types: list[str] | None = None
+    path_glob: str | None = None
+    since: str | None = None
+    until: str | None = None
+    explain: bool = False
+    mode: Mode = "hybrid"
+    fts_depth: int | None = None
+    vector_depth: int | None = None
+    complete_scores: bool = True
+    """Score every candidate of the union on both signals (its true cosine and BM25) instead of
+    treating the leg that did not retrieve it as 0."""
+    fts_budget: int | None = None
+    fts_count_cap: int | None = None
+    """Overrides of FTS_SCORE_BUDGET / FTS_COUNT_CAP (benchmarks and tuning)."""
+    fusion: str | None = None
+    """"adaptive" or "seed" leg weights (chinvex.retrieval.fusion.fts_share); None: the first
+    context's `retrieval.fusion`."""
+    filter_expression: str | None = None
+    """`--filter`: a Filter Expression Language predicate (chinvex.retrieval.fel)."""
+    role_priors: bool = True
+    """Weigh repository files by their role (chinvex.retrieval.roles); off: every role 1.0
+    (benchmarks, and `chinvex eval --no-role-priors`)."""
+
+    @property
+    def filter(self) -> SearchFilter:
+        return SearchFilter.of(self.source_types, self.path_glob, self.since, self.until,
+                               self.filter_expression)

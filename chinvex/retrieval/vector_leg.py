@@ -1,0 +1,80 @@
+"""The vector leg's neighbour search: exhaustive for small indexes, through Chroma's graph for
+large ones, and among the allowed chunks only when a filter narrows the search (by the cheapest
+strategy for the allowed set's size, filters.plan_vector_leg). The cosines that rank results
+are computed afterwards from the stored vectors (chinvex.retrieval.exact)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from chinvex.errors import StorageError
+from chinvex.retrieval import exact
+from chinvex.retrieval import filters
+from chinvex.retrieval.filters import SearchFilter
+from chinvex.retrieval.scope import Allowed, allowed_among, every_allowed_chunk
+
+EXHAUSTIVE_LIMIT = 1_000
+"""Up to this many chunks the vector leg is exact: Chroma is asked for this many neighbours,
+which widens its HNSW beam (ef) to the whole collection, so every vector is scored. Above it the
+neighbours are the approximate graph's, and Chroma builds that graph differently every time
+(a batch's vectors are inserted in parallel, in no fixed order): two stores holding the same
+vectors (an imported copy, a store rebuilt by `doctor --repair`) answered weak queries with
+different neighbours, and hybrid results differed between them. Costs ~2 ms more per search at
+650 chunks, ~3 ms at 1,000 (~5 ms at 2,000, hence the limit); larger contexts pay a 12 us count."""
+
+
+RESCORE_MARGIN = 10
+"""An exact search rescores (chinvex.retrieval.exact) this many neighbours past the depth, in
+Chroma's own (float32) order, and keeps the exact top `depth`."""
+
+
+def neighbours(conn: sqlite3.Connection, store: Any, vector: Any, depth: int,
+                source_types: Sequence[str] | None) -> list[tuple[str, float]]:
+    """The nearest chunks, best first. An index of at most EXHAUSTIVE_LIMIT chunks is searched
+    exhaustively (the same answer from any store holding the same vectors) and its top `depth`
+    plus RESCORE_MARGIN are returned for exact rescoring; a larger one through the approximate
+    graph, its top `depth`. The count stops at the limit (never a scan of a large table)."""
+    small = conn.execute("SELECT 1 FROM chunks LIMIT 1 OFFSET ?", (EXHAUSTIVE_LIMIT,)).fetchone() is None
+    if not small or depth >= EXHAUSTIVE_LIMIT:
+        return store.query(vector, depth, source_types=source_types)
+    return store.query(vector, EXHAUSTIVE_LIMIT, source_types=source_types)[:depth + RESCORE_MARGIN]
+
+
+def filtered_neighbours(conn: sqlite3.Connection, store: Any, vector: Any, depth: int,
+                         search_filter: SearchFilter, allowed: Allowed) -> list[tuple[str, float]]:
+    """The `depth` nearest chunks among those the filter allows, by the cheapest strategy for
+    the allowed set's size (`filters.plan_vector_leg`)."""
+    plan = filters.plan_vector_leg(len(allowed.chunk_ids), exact_limit=filters.EXACT_LIMIT,
+                             restrict_limit=filters.RESTRICT_LIMIT)
+    if plan == "none":
+        return []
+    if plan == "exact":
+        return exact.ranked(exact.scored(vector, store.embeddings(allowed.chunk_ids)), depth)
+    if plan == "restricted":
+        return restricted_query(store, vector, depth, allowed.chunk_ids)
+    requested = depth * 2
+    while True:
+        found = store.query(vector, requested, source_types=list(search_filter.source_types) or None)
+        keep = allowed_among(conn, allowed, [cid for cid, _ in found])
+        hits = [(cid, sim) for cid, sim in found if cid in keep]
+        step = filters.next_fetch(requested, len(found), len(hits), depth, max_fetch=filters.OVERFETCH_MAX)
+        if step == "done":
+            return hits[:depth]
+        if step == "restrict":
+            # The filter allows many chunks but few near the query: search among all of them.
+            return restricted_query(store, vector, depth, every_allowed_chunk(conn, allowed))
+        requested = step
+
+
+def restricted_query(store: Any, vector: Any, depth: int, chunk_ids: list[str]) -> list[tuple[str, float]]:
+    """Nearest neighbours among `chunk_ids`. Chroma fails the whole query ("Error finding id")
+    when one id has no vector, which happens when an ingest deleted vectors after committing the
+    SQLite state this search still reads (or after a crash, until the next ingest settles it);
+    then the query is repeated with the ids that are present."""
+    try:
+        return store.query(vector, depth, ids=chunk_ids)
+    except StorageError:
+        present = store.existing(chunk_ids)
+        return store.query(vector, depth, ids=[cid for cid in chunk_ids if cid in present])
