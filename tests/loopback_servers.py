@@ -1,4 +1,4 @@
-"""Loopback stand-ins for the Anthropic Messages API and Ollama's chat API.
+"""Loopback stand-ins for the Anthropic Messages API and Ollama's chat and embeddings APIs.
 
 The real services cannot be reached from the test machines (no network, no local models), so
 the generators are exercised through their official SDKs against these servers, which speak
@@ -10,6 +10,7 @@ Each server records the requests it got and answers with whatever its `reply` ca
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -110,3 +111,81 @@ def user_text(body: dict[str, Any]) -> str:
                 return content
             return "".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
     return ""
+
+
+# -- Ollama embeddings ---------------------------------------------------------------------------
+
+EMBED_MODEL = "test-embed"
+"""The model the Ollama embeddings stand-in serves by default."""
+
+
+def fake_vector(text: str, dim: int) -> list[float]:
+    """Deterministic, deliberately not unit length (the embedder must normalise)."""
+    digest = hashlib.sha256(text.encode()).digest()
+    return [(digest[i % 32] - 100) / 7.0 for i in range(dim)]
+
+
+Reply = tuple[int, dict]
+Behaviour = Callable[[int, dict], Reply]
+"""(request number from 1, request body) -> (status, JSON body)."""
+
+
+def serve_embeddings(dim: int = 8, models: tuple[str, ...] = (EMBED_MODEL,)) -> Behaviour:
+    """POST /api/embed answered as Ollama does: `fake_vector` of each input, 404 for a model
+    it does not have."""
+    def behaviour(n: int, body: dict) -> Reply:
+        if body.get("model") not in models:
+            return 404, {"error": f'model "{body.get("model")}" not found, try pulling it first'}
+        return 200, {
+            "model": body["model"],
+            "embeddings": [fake_vector(t, dim) for t in body["input"]],
+            "total_duration": 1000,
+            "load_duration": 10,
+            "prompt_eval_count": len(body["input"]),
+        }
+
+    return behaviour
+
+
+class FakeOllama:
+    """A loopback Ollama embeddings server (POST /api/embed, Ollama's documented wire format);
+    records every request body."""
+
+    def __init__(self, behaviour: Behaviour):
+        self.behaviour = behaviour
+        self.requests: list[dict] = []
+        self.paths: list[tuple[str, str]] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                owner.paths.append((self.command, self.path))
+                owner.requests.append(body)
+                if self.path != "/api/embed":
+                    status, reply = 404, {"error": "404 page not found"}
+                else:
+                    status, reply = owner.behaviour(len(owner.requests), body)
+                data = json.dumps(reply).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json; charset=utf-8")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.host = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

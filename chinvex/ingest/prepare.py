@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from chinvex.ids import sha256_hex
-from chinvex.jsonio import dumps_text, jsonable
+from chinvex.jsonio import jsonable
 from chinvex.models import Chunk, ConversationDoc, Document, Turn
 from chinvex.retrieval.lexical import index_text
 from chinvex.textsafe import clean_str, replace_surrogates

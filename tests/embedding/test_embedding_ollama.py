@@ -9,13 +9,8 @@ errors `{"error": "..."}` with the HTTP status code.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import socket
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -24,77 +19,9 @@ from chinvex.embedding.factory import make_embedder
 from chinvex.embedding.ollama import DEFAULT_HOST, DEFAULT_MODEL, OllamaEmbedder, resolve_host
 from chinvex.errors import EmbedderError
 from chinvex.models import EmbeddingConfig
+from loopback_servers import EMBED_MODEL, Behaviour, FakeOllama, Reply, fake_vector, serve_embeddings
 
-MODEL = "test-embed"
-
-
-def fake_vector(text: str, dim: int) -> list[float]:
-    """Deterministic, deliberately not unit length (the embedder must normalise)."""
-    digest = hashlib.sha256(text.encode()).digest()
-    return [(digest[i % 32] - 100) / 7.0 for i in range(dim)]
-
-
-Reply = tuple[int, dict]
-Behaviour = Callable[[int, dict], Reply]
-"""(request number from 1, request body) -> (status, JSON body)."""
-
-
-def serve_embeddings(dim: int = 8, models: tuple[str, ...] = (MODEL,)) -> Behaviour:
-    def behaviour(n: int, body: dict) -> Reply:
-        if body.get("model") not in models:
-            return 404, {"error": f'model "{body.get("model")}" not found, try pulling it first'}
-        return 200, {
-            "model": body["model"],
-            "embeddings": [fake_vector(t, dim) for t in body["input"]],
-            "total_duration": 1000,
-            "load_duration": 10,
-            "prompt_eval_count": len(body["input"]),
-        }
-
-    return behaviour
-
-
-class FakeOllama:
-    """A loopback server; records every request body."""
-
-    def __init__(self, behaviour: Behaviour):
-        self.behaviour = behaviour
-        self.requests: list[dict] = []
-        self.paths: list[tuple[str, str]] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-                length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
-                owner.paths.append((self.command, self.path))
-                owner.requests.append(body)
-                if self.path != "/api/embed":
-                    status, reply = 404, {"error": "404 page not found"}
-                else:
-                    status, reply = owner.behaviour(len(owner.requests), body)
-                data = json.dumps(reply).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json; charset=utf-8")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout test)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.host = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+MODEL = EMBED_MODEL
 
 
 @pytest.fixture

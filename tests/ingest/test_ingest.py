@@ -199,7 +199,7 @@ def test_full_after_an_embedder_change_reports_embed_model_changed(chinvex_home:
                                                                    monkeypatch: pytest.MonkeyPatch):
     """`ingest --full` is what the refusal to mix models asks for; its reason then says why
     each source is embedded again, rather than only that --full was given."""
-    from test_embedding_ollama import FakeOllama, serve_embeddings
+    from loopback_servers import FakeOllama, serve_embeddings
 
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(var, raising=False)  # the loopback server must not be reached via a proxy

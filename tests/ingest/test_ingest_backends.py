@@ -112,7 +112,7 @@ def test_unreachable_chroma_server_is_a_clear_error(chinvex_home: Path, repo: Pa
 
 
 def test_ollama_provider_and_refusal_to_mix_models(chinvex_home: Path, repo: Path):
-    from test_embedding_ollama import FakeOllama, serve_embeddings
+    from loopback_servers import FakeOllama, serve_embeddings
 
     server = FakeOllama(serve_embeddings(dim=16, models=("mxbai-embed-large",)))
     try:
