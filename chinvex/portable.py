@@ -186,20 +186,14 @@ def import_file(config: ContextConfig, path: Path) -> dict[str, Any]:
     """Import a validated export into `config`'s index (see the module docstring)."""
     from chinvex.chunking import embed_text  # noqa: F401  (the writer's dependency, loaded before the lock)
     from chinvex.embedding.factory import make_embedder
-    from chinvex.ingest.prepare import PreparedChunk, PreparedDoc
-    from chinvex.ingest.writer import IndexWriter
     from chinvex.locking import context_lock
-    from chinvex.models import Chunk, Turn
     from chinvex.storage import db
-    from chinvex.storage.consistency import embed_text_of
-    from chinvex.storage.vectors import VectorStore
 
     checked = validate(path)
     header = checked["header"]
     embedder = make_embedder(config.embedding)
-    reuse = header.get("include_vectors") and header.get("embedder") == embedder.name
+    reuse = bool(header.get("include_vectors") and header.get("embedder") == embedder.name)
     conn = db.connect(Path(config.index.sqlite_path), create=True)
-    stats: Counter[str] = Counter()
     try:
         with context_lock(config, wait=30.0, purpose="import"):
             stored = db.get_meta(conn, "embedder")
@@ -211,112 +205,156 @@ def import_file(config: ContextConfig, path: Path) -> dict[str, Any]:
             db.set_meta(conn, "embedder", embedder.name)
             db.set_meta(conn, "embedding_provider", embedder.provider)
             db.set_meta(conn, "embedding_model", embedder.model)
-            store = VectorStore.open(config, conn, create=True)
-            vectors: dict[str, Any] = {}
-            dimension: list[int] = []
-
-            class _Vectors:
-                """Vectors from the file for the texts it has them for, the embedder for the rest."""
-
-                def embed_documents(self, texts: list[str]) -> Any:
-                    import numpy as np
-
-                    missing = [t for t in texts if t not in vectors]
-                    if missing:
-                        vectors.update(zip(missing, embedder.embed_documents(missing)))
-                        stats["chunks_embedded"] += len(missing)
-                    stacked = np.stack([np.asarray(vectors[t], dtype=np.float32) for t in texts])
-                    dimension[:] = [stacked.shape[1]]
-                    return stacked
-
-            # The writer's own thresholds are out of reach; this loop flushes (see IMPORT_BATCH_*).
-            writer = IndexWriter(conn, lambda: store, lambda: _Vectors(),
-                                 max_pending_chunks=1 << 62, max_pending_docs=1 << 62)
-            current: PreparedDoc | None = None
-            origins: list[tuple[str, str, str]] = []
-            batch = {"docs": 0, "chunks": 0}
-
-            def flush() -> None:
-                writer.flush()
-                conn.executemany("INSERT INTO doc_origins(doc_id, origin_uri, precedence_json) VALUES(?,?,?) "
-                                 "ON CONFLICT(doc_id, origin_uri) DO NOTHING", origins)
-                origins.clear()
-                vectors.clear()
-                batch.update(docs=0, chunks=0)
-
-            def finish() -> None:
-                if current is not None:
-                    writer.add(current)
-                    batch["docs"] += 1
-                    batch["chunks"] += len(current.chunks)
-                    if batch["chunks"] >= IMPORT_BATCH_CHUNKS or batch["docs"] >= IMPORT_BATCH_DOCS:
-                        flush()
-
+            importer = _Importer(config, conn, path, embedder, reuse)
             for _, record in _records(path):
-                kind = record.pop("kind")
-                record.pop("v", None)
-                if kind == "source":
-                    values = [record.get(c) for c in FINGERPRINT_COLUMNS]
-                    conn.execute(
-                        f"INSERT INTO source_fingerprints(context_name, {', '.join(FINGERPRINT_COLUMNS)}) "
-                        f"VALUES(?, {', '.join('?' * len(FINGERPRINT_COLUMNS))}) ON CONFLICT DO NOTHING",
-                        [config.name, *values])
-                    stats["sources"] += 1
-                elif kind == "document":
-                    finish()
-                    current = None
-                    row = conn.execute("SELECT content_hash FROM documents WHERE doc_id=?", (record["doc_id"],)).fetchone()
-                    if row is not None and row[0] == record["content_hash"]:
-                        stats["documents_unchanged"] += 1
-                        continue
-                    origins += [(record["doc_id"], o["origin_uri"], o["precedence_json"]) for o in record.get("origins", [])]
-                    turns = [Turn.model_validate(t) for t in record.get("turns") or []] or None
-                    current = PreparedDoc(doc_id=record["doc_id"], source_type=record["source_type"],
-                                          source_uri=record["source_uri"], origin_uri=record["origin_uri"],
-                                          title=record.get("title"), created_at=record.get("created_at"),
-                                          updated_at=record.get("updated_at"), metadata=record["metadata"],
-                                          content_hash=record["content_hash"], chunks=[], turns=turns)
-                    stats["documents_imported"] += 1
-                elif kind == "chunk":
-                    if current is None or record["doc_id"] != current.doc_id:
-                        continue  # its document was unchanged
-                    row = {**record, "metadata_json": orjson.dumps(record["metadata"]).decode()}
-                    text = embed_text_of(row)
-                    if text is None:
-                        raise ChinvexError(f"{path}: chunk {record['chunk_id']} does not match its embed hash")
-                    if reuse and isinstance(record.get("vector"), list):
-                        vectors.setdefault(text, record["vector"])
-                    chunk = Chunk(chunk_id=record["chunk_id"], doc_id=record["doc_id"], chunk_index=record["chunk_index"],
-                                  text=record["text"], char_start=record.get("char_start") or 0,
-                                  char_end=record.get("char_end") or 0, line_start=record.get("line_start"),
-                                  line_end=record.get("line_end"), metadata=record["metadata"])
-                    current.chunks.append(PreparedChunk(chunk=chunk, embed_text=text, embed_hash=record["embed_hash"],
-                                                        search_text=record["search_text"]))
-                    stats["chunks_imported"] += 1
-                elif kind == "memory":
-                    conn.execute(
-                        "INSERT INTO knowledge_items(item_id, doc_id, type, title, content, scope, tags_json, "
-                        "metadata_json, created_at, updated_at, indexed_at) VALUES(?,?,?,?,?,?,?,?,?,?,?) "
-                        "ON CONFLICT(item_id) DO NOTHING",
-                        [record.get(k) for k in ("item_id", "doc_id", "type", "title", "content", "scope", "tags_json",
-                                                 "metadata_json", "created_at", "updated_at", "indexed_at")])
-                    stats["memories"] += 1
-                elif kind == "feedback":
-                    conn.execute(
-                        "INSERT INTO feedback(feedback_id, item_id, session_id, feedback, useful, context, "
-                        "duplicate_of, created_at) VALUES(?,?,?,?,?,?,?,?) ON CONFLICT(feedback_id) DO NOTHING",
-                        [record.get(k) for k in ("feedback_id", "item_id", "session_id", "feedback", "useful",
-                                                 "context", "duplicate_of", "created_at")])
-                    stats["feedback"] += 1
-            finish()
-            flush()
-            if dimension:
-                db.set_meta(conn, "embedding_dimension", str(dimension[0]))
+                importer.add(record)
+            importer.close()
+            stats = importer.stats
     except sqlite3.Error as exc:
         raise ChinvexError(f"import into {config.name} failed: {exc}") from None
     finally:
         conn.close()
     return {"context": config.name, "file": str(path), "from_context": header.get("context"),
-            "vectors_reused": bool(reuse), **{k: stats.get(k, 0) for k in (
+            "vectors_reused": reuse, **{k: stats.get(k, 0) for k in (
                 "sources", "documents_imported", "documents_unchanged", "chunks_imported", "chunks_embedded",
                 "memories", "feedback")}}
+
+
+class _FileVectors:
+    """The import's embedder, as the index writer calls it: vectors from the file for the texts
+    it has them for, the real embedder for the rest."""
+
+    def __init__(self, embedder: Any, stats: Counter[str]):
+        self.embedder, self.stats = embedder, stats
+        self.known: dict[str, Any] = {}
+        self.dimension: int | None = None
+
+    def embed_documents(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        missing = [t for t in texts if t not in self.known]
+        if missing:
+            self.known.update(zip(missing, self.embedder.embed_documents(missing)))
+            self.stats["chunks_embedded"] += len(missing)
+        stacked = np.stack([np.asarray(self.known[t], dtype=np.float32) for t in texts])
+        self.dimension = int(stacked.shape[1])
+        return stacked
+
+
+class _Importer:
+    """Writes an export's records, in file order, into an open index: one method per kind of
+    record; a document is written with its chunks once the next document starts, in batches
+    (IMPORT_BATCH_*), so memory stays bounded whatever the file's size."""
+
+    def __init__(self, config: ContextConfig, conn: sqlite3.Connection, path: Path, embedder: Any, reuse: bool):
+        from chinvex.ingest.writer import IndexWriter
+        from chinvex.storage.vectors import VectorStore
+
+        self.config, self.conn, self.path, self.reuse = config, conn, path, reuse
+        self.stats: Counter[str] = Counter()
+        self.vectors = _FileVectors(embedder, self.stats)
+        store = VectorStore.open(config, conn, create=True)
+        # The writer's own thresholds are out of reach; `_finish_document` flushes.
+        self.writer = IndexWriter(conn, lambda: store, lambda: self.vectors,
+                                  max_pending_chunks=1 << 62, max_pending_docs=1 << 62)
+        self.current: Any = None
+        self.origins: list[tuple[str, str, str]] = []
+        self.batch_docs = self.batch_chunks = 0
+
+    def add(self, record: dict[str, Any]) -> None:
+        kind = record.pop("kind")
+        record.pop("v", None)
+        handler = {"source": self._source, "document": self._document, "chunk": self._chunk,
+                   "memory": self._memory, "feedback": self._feedback}.get(kind)
+        if handler is not None:  # the header and the end record carry nothing to write
+            handler(record)
+
+    def close(self) -> None:
+        from chinvex.storage import db
+
+        self._finish_document()
+        self._flush()
+        if self.vectors.dimension:
+            db.set_meta(self.conn, "embedding_dimension", str(self.vectors.dimension))
+
+    def _source(self, record: dict[str, Any]) -> None:
+        values = [record.get(c) for c in FINGERPRINT_COLUMNS]
+        self.conn.execute(
+            f"INSERT INTO source_fingerprints(context_name, {', '.join(FINGERPRINT_COLUMNS)}) "
+            f"VALUES(?, {', '.join('?' * len(FINGERPRINT_COLUMNS))}) ON CONFLICT DO NOTHING",
+            [self.config.name, *values])
+        self.stats["sources"] += 1
+
+    def _document(self, record: dict[str, Any]) -> None:
+        from chinvex.ingest.prepare import PreparedDoc
+        from chinvex.models import Turn
+
+        self._finish_document()
+        row = self.conn.execute("SELECT content_hash FROM documents WHERE doc_id=?", (record["doc_id"],)).fetchone()
+        if row is not None and row[0] == record["content_hash"]:
+            self.stats["documents_unchanged"] += 1
+            return
+        self.origins += [(record["doc_id"], o["origin_uri"], o["precedence_json"]) for o in record.get("origins", [])]
+        turns = [Turn.model_validate(t) for t in record.get("turns") or []] or None
+        self.current = PreparedDoc(doc_id=record["doc_id"], source_type=record["source_type"],
+                                   source_uri=record["source_uri"], origin_uri=record["origin_uri"],
+                                   title=record.get("title"), created_at=record.get("created_at"),
+                                   updated_at=record.get("updated_at"), metadata=record["metadata"],
+                                   content_hash=record["content_hash"], chunks=[], turns=turns)
+        self.stats["documents_imported"] += 1
+
+    def _chunk(self, record: dict[str, Any]) -> None:
+        from chinvex.ingest.prepare import PreparedChunk
+        from chinvex.models import Chunk
+        from chinvex.storage.consistency import embed_text_of
+
+        if self.current is None or record["doc_id"] != self.current.doc_id:
+            return  # its document was unchanged
+        row = {**record, "metadata_json": orjson.dumps(record["metadata"]).decode()}
+        text = embed_text_of(row)
+        if text is None:
+            raise ChinvexError(f"{self.path}: chunk {record['chunk_id']} does not match its embed hash")
+        if self.reuse and isinstance(record.get("vector"), list):
+            self.vectors.known.setdefault(text, record["vector"])
+        chunk = Chunk(chunk_id=record["chunk_id"], doc_id=record["doc_id"], chunk_index=record["chunk_index"],
+                      text=record["text"], char_start=record.get("char_start") or 0,
+                      char_end=record.get("char_end") or 0, line_start=record.get("line_start"),
+                      line_end=record.get("line_end"), metadata=record["metadata"])
+        self.current.chunks.append(PreparedChunk(chunk=chunk, embed_text=text, embed_hash=record["embed_hash"],
+                                                 search_text=record["search_text"]))
+        self.stats["chunks_imported"] += 1
+
+    def _memory(self, record: dict[str, Any]) -> None:
+        self.conn.execute(
+            "INSERT INTO knowledge_items(item_id, doc_id, type, title, content, scope, tags_json, "
+            "metadata_json, created_at, updated_at, indexed_at) VALUES(?,?,?,?,?,?,?,?,?,?,?) "
+            "ON CONFLICT(item_id) DO NOTHING",
+            [record.get(k) for k in ("item_id", "doc_id", "type", "title", "content", "scope", "tags_json",
+                                     "metadata_json", "created_at", "updated_at", "indexed_at")])
+        self.stats["memories"] += 1
+
+    def _feedback(self, record: dict[str, Any]) -> None:
+        self.conn.execute(
+            "INSERT INTO feedback(feedback_id, item_id, session_id, feedback, useful, context, "
+            "duplicate_of, created_at) VALUES(?,?,?,?,?,?,?,?) ON CONFLICT(feedback_id) DO NOTHING",
+            [record.get(k) for k in ("feedback_id", "item_id", "session_id", "feedback", "useful",
+                                     "context", "duplicate_of", "created_at")])
+        self.stats["feedback"] += 1
+
+    def _finish_document(self) -> None:
+        if self.current is None:
+            return
+        self.writer.add(self.current)
+        self.batch_docs += 1
+        self.batch_chunks += len(self.current.chunks)
+        self.current = None
+        if self.batch_chunks >= IMPORT_BATCH_CHUNKS or self.batch_docs >= IMPORT_BATCH_DOCS:
+            self._flush()
+
+    def _flush(self) -> None:
+        self.writer.flush()
+        self.conn.executemany("INSERT INTO doc_origins(doc_id, origin_uri, precedence_json) VALUES(?,?,?) "
+                              "ON CONFLICT(doc_id, origin_uri) DO NOTHING", self.origins)
+        self.origins.clear()
+        self.vectors.known.clear()
+        self.batch_docs = self.batch_chunks = 0

@@ -66,13 +66,16 @@ class ChunkRecord(_Record):
 
 
 class MemoryRecord(_Record):
+    """A RECALL knowledge item: a row of `knowledge_items` (its tags and metadata as the JSON
+    text stored there, in `tags_json` and `metadata_json`, plus its timestamps)."""
+
     kind: Literal["memory"]
-    item_id: str
-    doc_id: str
-    type: str
+    item_id: str = Field(description="The item's id (RECALL `recall_add`).")
+    doc_id: str = Field(description="The document the item is indexed as (one chunk per item).")
+    type: str = Field(description="The RECALL item type: code, documentation, session, adr, playbook, pattern, failure, lesson, note, ...")
     title: str
     content: str
-    scope: str
+    scope: str = Field(description="project or global.")
 
 
 class FeedbackRecord(_Record):
