@@ -80,7 +80,10 @@ def installed_sdk_version() -> str | None:
     prefix, suffix = f"{SDK_DISTRIBUTION}-", ".dist-info"
     for entry in sys.path:
         folder = entry or os.curdir
-        if not os.path.isdir(os.path.join(folder, SDK_DISTRIBUTION)):
+        # The folder `import mcp` loads from: the first holding the package itself. A folder
+        # merely named mcp (a namespace portion, such as a project's own mcp/ directory) is
+        # passed over by the import system when a real package follows, and so here.
+        if not os.path.isfile(os.path.join(folder, SDK_DISTRIBUTION, "__init__.py")):
             continue
         try:
             names = [e.name for e in os.scandir(folder) if e.name.startswith(prefix) and e.name.endswith(suffix)]

@@ -51,6 +51,14 @@ def test_the_recording_matches_the_installed_sdk_and_the_tools():
     assert handshake.usable()
 
 
+def test_a_folder_merely_named_mcp_does_not_hide_the_sdk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # `import mcp` passes over a directory without __init__.py (a namespace portion, such as a
+    # project's mcp/ folder, or this suite's tests/mcp) when the real package follows on sys.path
+    (tmp_path / "mcp").mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert handshake.installed_sdk_version() == handshake.replies()["sdk"]
+
+
 def test_check_fails_when_the_recording_is_stale(tmp_path: Path):
     target = tmp_path / "handshake_replies.py"
     target.write_text(handshake.DATA_PATH.read_text().replace("chinvex_search", "chinvex_find"))
