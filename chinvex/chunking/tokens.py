@@ -24,8 +24,10 @@ from chinvex.embedding.tokenizer import count_tokens, count_tokens_batch, token_
 # and single punctuation characters (every ASCII punctuation character is one vocabulary token).
 _ASCII_WORDS = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")
 _ASCII_WORDS_NL = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]|\n")
-# Lines with any other character (non-ASCII, control characters) go to the real tokenizer.
-_SLOW = re.compile(r"[^\t\n\r\x20-\x7e]")
+# Lines with any other character (non-ASCII, control characters) go to the real tokenizer, and
+# so do lines holding one of its special tokens' texts: the tokenizer reads "[PAD]" or "[SEP]"
+# in a text as that one token (case-sensitively), where words would count three.
+_SLOW = re.compile(r"[^\t\n\r\x20-\x7e]|\[(?:PAD|UNK|CLS|SEP|MASK)\]")
 
 _WORD_CACHE: dict[str, int] = {}
 _WORD_CACHE_LIMIT = 400_000

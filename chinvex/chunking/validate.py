@@ -2,7 +2,9 @@
 
 The contract: ids and indices as chinvex.ids defines them, `text` equal to its slice of the
 source, lines that match the slice, every embed text within the embedder's window, and no
-non-whitespace character of the source outside every chunk.
+non-whitespace character of the source outside every chunk — except a markdown note's front
+matter when it was read as properties (chinvex.chunking.markdown: its summary is in every
+chunk's header instead).
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ def chunk_problems(
     lines: bool = True,
     coverage: bool = True,
     max_tokens: int = MAX_CONTENT_TOKENS,
+    markdown: bool = False,
 ) -> list[str]:
-    """Every way `chunks` break the contract for `source` (empty when they keep it)."""
+    """Every way `chunks` break the contract for `source` (empty when they keep it). With
+    `markdown`, front matter read as properties may be in no chunk."""
     problems: list[str] = []
     for k, c in enumerate(chunks):
         where = f"chunk {k}"
@@ -52,6 +56,8 @@ def chunk_problems(
             if n > max_tokens:
                 problems.append(f"chunk {k}: {n} tokens > {max_tokens}")
     if coverage:
+        if markdown:
+            source = without_properties(source, chunks)
         spans = sorted((c.char_start, c.char_end) for c in chunks)
         pos = 0
         for s, e in [*spans, (len(source), len(source))]:
@@ -62,3 +68,17 @@ def chunk_problems(
                     problems.append(f"text at char {off} is in no chunk: {source[off:off + 40]!r}")
             pos = max(pos, e)
     return problems
+
+
+def without_properties(text: str, chunks: Sequence[Chunk]) -> str:
+    """`text` with its front matter blanked (same length, newlines kept) when the chunker read it
+    as properties and left it out of the chunks: the one text the coverage rule exempts."""
+    from .base import LineIndex
+    from .markdown import front_matter_block
+
+    idx = LineIndex(text)
+    fm = front_matter_block(idx)
+    end = idx.end_of(fm.lines - 1) if fm.lines else 0
+    if not fm.properties or any(c.char_start < end for c in chunks):
+        return text
+    return "".join(ch if ch in "\r\n" else " " for ch in text[:end]) + text[end:]
