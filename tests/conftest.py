@@ -10,8 +10,17 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from helpers import CHINVEX_BIN, FIXTURES, CliResult, assert_no_traceback, run_cli, snapshot_repository
+
+
+# Property tests draw the same examples on every run ("repeatable", the default: a failure in CI
+# is the change's, not the draw's); `HYPOTHESIS_PROFILE=explore pytest …` draws new ones, as
+# many as each test asks, to look for inputs nobody has tried yet.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 @pytest.fixture(autouse=True)
