@@ -1,6 +1,6 @@
 """Fault injection, the long part (issue 16): SIGKILL at every write point an ingest passes, 100
 points and more, each followed by `doctor` and a settling ingest compared with an uninterrupted
-run; then the same while a lost Chroma store is being healed. tests/test_fault_injection.py runs
+run; then the same while a lost Chroma store is being healed. tests/ingest/test_fault_injection.py runs
 a sample of the same points (and the file-size-limit faults); tests/hostile/kill_points.py says
 what is compared.
 
