@@ -34,6 +34,8 @@ _PERIOD = re.compile(
 )
 _FUTURE = re.compile(r"\b(?:plan(?:s|ned|ning)?|going\s+to|gonna|will|intend\w*|hop(?:e|es|ing)\s+to|next|"
                      r"upcoming|future|want(?:s)?\s+to)\b", re.IGNORECASE)
+_HOW_TO = re.compile(r"^\s*(?:how\s+(?:do|can|should|would)\s+(?:i|we|you|one)\b|how\s+to\b|"
+                     r"where\s+do\s+(?:i|we|you)\b|what\s+do\s+(?:i|we|you)\s+need\s+to\b)", re.IGNORECASE)
 _TEST_WORDS = re.compile(r"\b(?:tests?|testing|tested|pytest|unittest|fixtures?|mocks?|benchmarks?|bench|"
                          r"golden|datasets?|samples?|eval(?:uation)?\s+sets?)\b", re.IGNORECASE)
 
@@ -52,6 +54,9 @@ class Question:
     """The question is about tests, fixtures or benchmarks: those are then the thing itself."""
     period: tuple[int | None, int | None] = (None, None)
     """(year, month) the question confines itself to ("in July", "in 2022"), if any."""
+    how_to: bool = False
+    """The question asks how to do something oneself ("How do I register…", "how to install…"):
+    its answer is in the docs, which say it to a user, more than in the code that does it."""
     future: bool = False
     """The question asks about a plan or intention ("When is she planning to...", "going to").
     Otherwise a "when did" question is about something that happened, not something planned."""
@@ -94,6 +99,7 @@ def analyse_question(text: str) -> Question:
             expects = "date"
     return Question(text=text, wh=wh, expects=expects, words=tuple(content_words(text)),
                     about_tests=bool(_TEST_WORDS.search(text)), period=_period(text),
+                    how_to=bool(_HOW_TO.search(text)),
                     future=bool(_FUTURE.search(text)))
 
 

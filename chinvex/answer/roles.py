@@ -41,7 +41,12 @@ def grounds(path: str | None, source_type: str, about_tests: bool) -> bool:
     return role_of(path) != "fixture"
 
 
-def role_weight(path: str | None, source_type: str, about_tests: bool) -> float:
+HOW_TO_WEIGHT = {**ROLE_WEIGHT, "code": ROLE_WEIGHT["docs"], "docs": ROLE_WEIGHT["code"]}
+"""For a question asking how to do something oneself, docs and code trade places: the docs
+say it to the user ("add this to config.toml"), the code only does it."""
+
+
+def role_weight(path: str | None, source_type: str, about_tests: bool, how_to: bool = False) -> float:
     """The weight of a repository file's evidence; 1.0 for other sources and for questions about
     tests (then tests and fixtures are the thing asked about)."""
-    return _role_weight(path, source_type, about_tests, ROLE_WEIGHT)
+    return _role_weight(path, source_type, about_tests, HOW_TO_WEIGHT if how_to else ROLE_WEIGHT)

@@ -66,7 +66,8 @@ def answer(config: ContextConfig, query: str, *, k: int = 8, grounded: bool = Tr
                                                 detail=f"the index of context {config.name} cannot be read ({exc})")])
         retrieval.mode = found.stats.mode
         retrieval.warnings = list(found.stats.warnings)
-        results = prefer_the_thing(found.results, analyse_question(query).about_tests)[:k]
+        asked = analyse_question(query)
+        results = prefer_the_thing(found.results, asked.about_tests, asked.how_to)[:k]
         evidence = build_evidence(results, _created_at(searcher, config, results))
         pack = evidence_pack(evidence)
 
@@ -126,7 +127,7 @@ ANSWER_POOL = 24
 """Results an answer's evidence is chosen from: the best k after the role weights (roles.py)."""
 
 
-def prefer_the_thing(results: list[SearchResult], about_tests: bool) -> list[SearchResult]:
+def prefer_the_thing(results: list[SearchResult], about_tests: bool, how_to: bool = False) -> list[SearchResult]:
     """Search results reordered for answering: a repository file's rank score times its role
     weight, so the implementation and its docs come before tests, fixtures and benchmark tables
     that talk about it (unless the question is about tests). Stable: equal products keep the
@@ -135,7 +136,8 @@ def prefer_the_thing(results: list[SearchResult], about_tests: bool) -> list[Sea
         result = item[1]
         path = relative_path(str((result.metadata or {}).get("header") or ""), result.source_uri) or result.source_uri
         # The search's rank before its own role prior: the answer weighs roles its own way.
-        return -result.scores.blended * result.scores.weight * role_weight(path, result.source_type, about_tests)
+        return -result.scores.blended * result.scores.weight * role_weight(path, result.source_type, about_tests,
+                                                                            how_to)
 
     return [r for _, r in sorted(enumerate(results), key=lambda item: (key(item), item[0]))]
 

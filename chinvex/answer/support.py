@@ -203,7 +203,7 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
     tests = question.about_tests
     paths = [item.relative_path() for item in evidence]
     chunk_roles = [role_of(path or "") if item.source_type == "repo" else "code" for item, path in zip(evidence, paths)]
-    chunk_weight = [role_weight(path, item.source_type, tests) for item, path in zip(evidence, paths)]
+    chunk_weight = [role_weight(path, item.source_type, tests, question.how_to) for item, path in zip(evidence, paths)]
     chunk_grounds = [grounds(path, item.source_type, tests) for item, path in zip(evidence, paths)]
     roles = [chunk_roles[u.chunk] for u in units]
     # What a unit states in words: for code, its comments, docstrings and (outside tests and

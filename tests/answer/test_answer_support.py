@@ -211,6 +211,22 @@ def test_code_answers_prefer_the_implementation_over_its_test():
     assert about_tests.ok and about_tests.best.item.relative_path() == "tests/test_fusion.py"
 
 
+REGISTER_DOCS = ("## Codex\n\nTo register the server, add this table to `~/.codex/config.toml`: "
+                 "`[mcp_servers.search]` with `command = \"search-mcp\"`.\n")
+REGISTER_CODE = ('def register(config_path: str) -> None:\n'
+                 '    """Register the MCP server in a Codex config.toml: write its table."""\n'
+                 '    write_table(config_path, "mcp_servers.search")\n')
+
+
+def test_a_how_to_question_prefers_the_docs_and_a_how_does_question_the_code():
+    results = [result(REGISTER_CODE, path="src/register.py", rank=1.0, n=0),
+               result(REGISTER_DOCS, path="README.md", rank=1.0, n=1)]
+    _, _, how_to, _ = verdict_for("How do I register the MCP server in Codex's config.toml?", results)
+    assert how_to.ok and how_to.best.item.relative_path() == "README.md", how_to.reason
+    _, _, how_does, _ = verdict_for("How does the MCP server get registered in Codex's config.toml?", results)
+    assert how_does.ok and how_does.best.item.relative_path() == "src/register.py", how_does.reason
+
+
 def test_a_name_holding_the_question_words_is_not_a_statement():
     code = "def test_seed_4_meaning_of_life_is_refused(ctx):\n    assert run(ctx) == 1\n"
     _, _, verdict, _ = verdict_for("What is the meaning of life?", [result(code, path="tests/test_answer.py")])
