@@ -399,6 +399,9 @@ def test_ask_answers_with_citations_that_open_the_cited_lines(ui: UiRun):
     with ui.client() as client:
         html = client.get("/ask", params={"q": "How long does the first webhook retry wait?"}).text
         assert 'id="answer"' in html and "2 seconds" in html
+        # each source shows the words the answer rests on
+        quotes = re.findall(r'<div class="quote">(.*?)</div>', html, re.S)
+        assert quotes and any("2 seconds" in q for q in quotes), html
         cites = _links(html, "cite")
         assert cites, html
         cited = client.get(cites[0]).text

@@ -56,7 +56,7 @@ def answer_view(response: Any) -> dict[str, Any]:
                                      metadata=meta, line_start=meta.get("line_start"), query=response.query)
     numbers = {c.chunk_id: n for n, c in enumerate(response.citations, start=1)}
     citations = [{"n": numbers[c.chunk_id], "where": c.where or c.source_uri, "link": links.get(c.chunk_id),
-                  "chunk_id": c.chunk_id,
+                  "chunk_id": c.chunk_id, "quote": c.quote,
                   "stale": (evidence[c.chunk_id].metadata.get("freshness") or {}).get("stale") if c.chunk_id in evidence else False}
                  for c in response.citations]
     errors = {e.code: e.detail for e in response.errors}
