@@ -29,7 +29,7 @@ def find(name: str, builtin: Mapping[str, str], group: str) -> Any | None:
     None when nothing is."""
     if name in builtin:
         return load(builtin[name])
-    for ep in _entry_points(group):
+    for ep in group_entry_points(group):
         if ep.name == name:
             return ep.load()
     return None
@@ -38,12 +38,12 @@ def find(name: str, builtin: Mapping[str, str], group: str) -> Any | None:
 def names(builtin: Mapping[str, str], group: str) -> list[str]:
     """Every registered name: the built-ins in their order, then the entry points'."""
     found = list(builtin)
-    found.extend(ep.name for ep in _entry_points(group) if ep.name not in builtin)
+    found.extend(ep.name for ep in group_entry_points(group) if ep.name not in builtin)
     return found
 
 
 @lru_cache(maxsize=None)
-def _entry_points(group: str) -> tuple[EntryPoint, ...]:
+def group_entry_points(group: str) -> tuple[EntryPoint, ...]:
     """A group's entry points, read once per process: reading them scans the metadata of every
     installed distribution (~10 ms), which an answer or a search must not pay each time. A
     package installed while a process runs is seen by the next one."""
@@ -53,9 +53,5 @@ def _entry_points(group: str) -> tuple[EntryPoint, ...]:
 def rescan() -> None:
     """Forget the entry points read so far: for a process that puts packages on its path while it
     runs (the plug-in tests do)."""
-    _entry_points.cache_clear()
+    group_entry_points.cache_clear()
 
-
-def group_entry_points(group: str) -> tuple[EntryPoint, ...]:
-    """A group's entry points (read once per process, see `_entry_points`)."""
-    return _entry_points(group)

@@ -112,19 +112,17 @@ class Composed:
 
 def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None) -> str:
     """One answer sentence for a chosen candidate (`text`: its clause, or for code what its
-    docstring says), ending with its citation. A "when" answer is the date alone."""
-    item = candidate.item
+    docstring says), without its citation. A "when" answer is the date alone."""
     unit = candidate.unit
-    marker = cite(item.chunk_id)
     if candidate.kind == "code":
-        return _code_sentence(candidate, text, marker)
+        return _code_sentence(candidate, text)
     when = _when(unit.text, expects, said_on)
     if when is not None:
-        return f"{when} {marker}"
+        return when
     quoted = f"“{text}”"
     if unit.kind == "dialogue" and unit.speaker:
-        return f"{unit.speaker}: {quoted} {marker}"
-    return f"{quoted} {marker}"
+        return f"{unit.speaker}: {quoted}"
+    return quoted
 
 
 def _when(text: str, expects: str, said_on: date | None) -> str | None:
@@ -151,7 +149,7 @@ def quote(candidate: Candidate) -> str:
     return f"{unit.speaker}: “{words}”" if unit.kind == "dialogue" and unit.speaker else f"“{words}”"
 
 
-def _code_sentence(candidate: Candidate, summary: str, marker: str) -> str:
+def _code_sentence(candidate: Candidate, summary: str) -> str:
     item = candidate.item
     symbol = _symbol(item.metadata.get("header"))
     r = item.result.range
@@ -161,7 +159,7 @@ def _code_sentence(candidate: Candidate, summary: str, marker: str) -> str:
     where = f"{path}:{start}-{end}" if r.line_start is not None else path
     name = f"`{symbol}` in " if symbol else ""
     tail = f": {summary}" if summary else ""
-    return f"{name}`{where}`{tail} {marker}"
+    return f"{name}`{where}`{tail}"
 
 
 def code_statement(code: str, terms: frozenset[str], stemmer: Stemmer, weights: TermWeights) -> str:
@@ -216,12 +214,11 @@ def compose(chosen: list[Candidate], *, terms: frozenset[str], expects: str, ste
             text = code_statement(candidate.unit.text, terms, stemmer, weights)
         else:
             text = clause(candidate.unit.text, terms, expects, stemmer, weights, after=candidate.following)
-        line = sentence(candidate, text, expects, said_on(candidate))
-        said = line.rsplit(" [chunk:", 1)[0].casefold()
-        if said in seen:
+        said = sentence(candidate, text, expects, said_on(candidate))
+        if said.casefold() in seen:
             continue
-        seen.add(said)
-        lines.append(line)
+        seen.add(said.casefold())
+        lines.append(f"{said} {cite(candidate.item.chunk_id)}")
         words = quote(candidate)
         if words:
             quotes[candidate.item.chunk_id] = words

@@ -83,7 +83,7 @@ def answer(config: ContextConfig, query: str, *, k: int = 8, grounded: bool = Tr
         stemmer = Stemmer()
         try:
             request.analysis, request.weights_used = analyse(
-                analyse_question(query), evidence, stemmer, request.weights, request.said_on)
+                asked, evidence, stemmer, request.weights, request.said_on)
             try:
                 generated = generator_impl.generate(request)
             except GeneratorError as exc:

@@ -14,6 +14,7 @@ support.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from chinvex.answer.text import content_words
@@ -253,12 +254,19 @@ def _reacted_to(sentence: str, turns: list[_Turn], i: int, earlier: list[Unit]) 
     if i == 0 or turns[i - 1].name.lower() == turns[i].name.lower() or len(sentence.split()) > REACTION_WORDS:
         return frozenset()
     told = [u for u in earlier if u.block == i - 1 and not u.question]
-    topics = {w.lower() for w in content_words(sentence)} - _NOT_TOPICS
+    topics = _topics(sentence)
     about: set[str] = set()
     for unit in told:
-        if topics & {w.lower() for w in content_words(unit.text)}:
+        if topics & _topics(unit.text):
             about |= unit.about
     return frozenset(about)
+
+
+@lru_cache(maxsize=4096)
+def _topics(text: str) -> frozenset[str]:
+    """A sentence's topic words, as `_reacted_to` compares them: read once per sentence, though
+    each comment after a turn compares against all of that turn's sentences."""
+    return frozenset(w.lower() for w in content_words(text)) - _NOT_TOPICS
 
 
 def _addressee(turns: list[_Turn], i: int, names: set[str]) -> str | None:
