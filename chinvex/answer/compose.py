@@ -21,6 +21,7 @@ from chinvex.answer.dates import day_text, resolve
 from chinvex.answer.grounding import cite
 from chinvex.answer.support import PROSE_LITERAL, Candidate
 from chinvex.answer.text import Stemmer, TermWeights
+from chinvex.answer.units import defined_name
 from chinvex.retrieval.lexical import index_text
 
 MAX_CLAUSE_WORDS = 28
@@ -151,7 +152,7 @@ def quote(candidate: Candidate) -> str:
 
 def _code_sentence(candidate: Candidate, summary: str) -> str:
     item = candidate.item
-    symbol = _symbol(item.metadata.get("header"))
+    symbol = defined_name(candidate.unit.text) or _symbol(item.metadata.get("header"))
     r = item.result.range
     path = item.relative_path() or item.display_path()
     start = (r.line_start or 1) + (candidate.unit.line_start or 1) - 1

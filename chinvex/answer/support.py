@@ -38,7 +38,7 @@ from chinvex.answer.evidence import Evidence
 from chinvex.answer.question import Question
 from chinvex.answer.roles import grounds, role_of, role_weight
 from chinvex.answer.text import Stemmer, TermWeights
-from chinvex.answer.units import Unit, _same_person, split_evidence
+from chinvex.answer.units import DEFINED, Unit, _same_person, split_evidence
 from chinvex.retrieval.lexical import index_text
 
 MIN_SUPPORT = {"dialogue": 0.35, "prose": 0.45, "code": 0.45}
@@ -94,9 +94,6 @@ _CODE_PROSE = re.compile(
     re.M | re.S)
 PROSE_LITERAL = re.compile(r"^(?!.*\b(?:SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|CREATE|VALUES)\b)[^{}()=<>\[\]]*$")
 _NOT_ALNUM = re.compile(r"[\W_]+")
-_DEFINED = re.compile(r"^\s*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
-                      r"(?:(?:def|class|fn|func|function|struct|interface|type|enum|trait|impl)\s+(\w+)|"
-                      r"(?:const\s+|let\s+|var\s+)?([A-Z][A-Z0-9_]+)\s*(?::[^=\n]+)?=(?!=))", re.M)
 _NOT_NAMES = frozenset(
     """what when where who whom whose why how which is are was were do does did has have had can could
     would will should shall may might must am i the a an in on at of for to and or but if not no yes
@@ -211,13 +208,13 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
     # spans and identifiers.
     naming = _names_of(terms, stemmer)
     said_stems = stemmer.stem_sets([
-        _words_only(_code_prose(u.text, literals=role in ("code", "docs", "config")) if u.kind == "code" else u.analysed,
+        _words_only(_code_prose(u.extent or u.text, literals=role in ("code", "docs", "config")) if u.kind == "code" else u.analysed,
                     keep=naming)
         for u, role in zip(units, roles)])
     # The name a definition gives states what it is ("def chunk_id" defines chunk ids), except in
     # tests, fixtures and benchmarks, whose names describe behaviour checked elsewhere.
     defined = stemmer.stem_sets([
-        index_text(" ".join(name for match in _DEFINED.findall(u.text) for name in match if name))
+        index_text(" ".join(name for match in DEFINED.findall(u.text) for name in match if name))
         if u.kind == "code" and role in ("code", "docs", "config") else ""
         for u, role in zip(units, roles)])
     # What the turn before a reply asked: its questions, or all of it when it is a chat request

@@ -59,6 +59,10 @@ _CODE_SIGNATURE = re.compile(
     r"(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s|func\s|(?:export\s+)?(?:interface|type|enum|struct|"
     r"trait|impl)\b|(?:public|private|protected|static)\s)"
 )
+DEFINED = re.compile(r"^\s*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
+                      r"(?:(?:def|class|fn|func|function|struct|interface|type|enum|trait|impl)\s+(\w+)|"
+                      r"(?:const\s+|let\s+|var\s+)?([A-Z][A-Z0-9_]+)\s*(?::[^=\n]+)?=(?!=))", re.M)
+"""A definition's name: `def`/`class`/`fn`/... NAME, or an upper-case constant assigned."""
 _OPEN_LITERAL = re.compile(r"^\s*(?:export\s+)?(?:const\s+|let\s+|var\s+)?[A-Za-z_]\w*(?:\s*:\s*[^=]+)?\s*=\s*[\[{(]\s*(?:#.*)?$")
 _COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")
 _DOCSTRING_QUOTES = ('"""', "'''")
@@ -84,6 +88,7 @@ class Unit:
     line_end: int | None = None
     heading: bool = False  # a markdown heading: context for its paragraph, never quoted alone
     block: int = 0  # units of one turn / paragraph share a block; a code chunk is one block
+    extent: str = ""  # a code definition's whole text, body included (`text` is its signature and docstring)
 
 
 def chunk_kind(text: str, source_type: str, metadata: dict, speakers: frozenset[str] = frozenset()) -> str:
@@ -362,12 +367,14 @@ def _code_units(text: str, chunk: int) -> list[Unit]:
     units: list[Unit] = []
     i = 0
 
-    def add(start: int, end: int) -> None:
+    def add(start: int, end: int, through: int | None = None) -> None:
         body = "\n".join(lines[start:end + 1]).strip("\n")
+        last = end if through is None else through
         if body.strip():
-            units.append(Unit(chunk=chunk, order=len(units), text=_dedent(body), analysed=index_text(body),
-                              kind="code", label=f"L{start + 1}" if start == end else f"L{start + 1}-{end + 1}",
-                              line_start=start + 1, line_end=end + 1))
+            whole = body if last == end else "\n".join(lines[start:last + 1])
+            units.append(Unit(chunk=chunk, order=len(units), text=_dedent(body), analysed=index_text(whole),
+                              kind="code", label=f"L{start + 1}" if start == last else f"L{start + 1}-{last + 1}",
+                              line_start=start + 1, line_end=last + 1, extent=whole if last != end else ""))
 
     while i < len(lines):
         line = lines[i]
@@ -381,8 +388,9 @@ def _code_units(text: str, chunk: int) -> list[Unit]:
             while end + 1 < len(lines) and not re.search(r"[:{]\s*(#.*)?$|=>|;\s*$", lines[end]) and end - i < 6:
                 end += 1
             doc_end = _docstring_end(lines, end + 1)
-            add(i, doc_end if doc_end is not None else end)
-            i = (doc_end if doc_end is not None else end) + 1
+            head = doc_end if doc_end is not None else end
+            add(i, head, through=_body_end(lines, i, head))
+            i = head + 1
             continue
         opened = _OPEN_LITERAL.match(line)
         if opened:
@@ -408,6 +416,29 @@ def _code_units(text: str, chunk: int) -> list[Unit]:
         add(i, i)
         i += 1
     return units
+
+
+def _body_end(lines: list[str], start: int, head: int) -> int:
+    """The last line of the definition opened on line `start` whose signature and docstring end
+    on `head`: the lines indented deeper than its signature that follow (as far as the chunk
+    goes). A definition is quoted by its signature and docstring, but what its body does is
+    part of what it is: `sniff_bytes` checks magic bytes and probes UTF-8 in its body."""
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    last = head
+    for j in range(head + 1, len(lines)):
+        line = lines[j]
+        if not line.strip():
+            continue
+        if len(line) - len(line.lstrip()) <= indent:
+            break
+        last = j
+    return last
+
+
+def defined_name(text: str) -> str:
+    """The name the first definition in `text` gives ("" when it defines none)."""
+    match = DEFINED.search(text)
+    return next((name for name in match.groups() if name), "") if match else ""
 
 
 def _literal_end(lines: list[str], start: int, limit: int = 40) -> int:

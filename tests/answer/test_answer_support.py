@@ -257,7 +257,8 @@ def test_the_definition_a_question_names_answers_it():
     assert verdict.ok, verdict.reason
     text = compose([verdict.best], terms=analysis.terms, expects="manner", stemmer=stemmer, weights=weights,
                    said_on=lambda c: None).text
-    assert text.startswith("`src/ids.py:1-2`: First 12 hex digits of sha256") and "[chunk:" in text
+    # named, and located by the whole definition (its body is part of what it is)
+    assert text.startswith("`chunk_id` in `src/ids.py:1-3`: First 12 hex digits of sha256") and "[chunk:" in text
 
 
 # -- trimming ---------------------------------------------------------------------------------
@@ -288,3 +289,40 @@ def test_code_statement_prefers_the_sentence_that_answers_over_a_summary_line():
     said = code_statement(code, stemmer.stems("hybrid retrieval combine scores"), stemmer, TermWeights.uniform())
     assert said == ("How hybrid retrieval combines the scores of its two legs. The lexical and vector scores "
                     "are min-max normalised and blended 0.6/0.4.")
+
+
+def test_a_definition_is_judged_with_its_body():
+    """The docstring names the job; the body's comments and names say how it is done."""
+    head = ('def sniff(sample: bytes) -> bool:\n'
+            '    """Classify the first bytes of a file."""\n')
+    body = ('    if sample.startswith(PNG_MAGIC):  # magic bytes of a binary image format\n'
+            '        return True\n'
+            '    return count_invalid_utf8(sample) > 0\n')
+    question = "decide whether a file is binary from its magic bytes"
+    _, _, verdict, _ = verdict_for(question, [result(head + "\n\ndef other():\n    pass\n", path="src/sniff.py")])
+    assert not verdict.ok
+    analysis, weights, verdict, stemmer = verdict_for(question, [result(head + body, path="src/sniff.py")])
+    assert verdict.ok, verdict.reason
+    text = compose([verdict.best], terms=analysis.terms, expects="thing", stemmer=stemmer, weights=weights,
+                   said_on=lambda c: None).text
+    assert text.startswith("`sniff` in `src/sniff.py:1-5`: Classify the first bytes of a file."), text
+
+
+def test_a_definition_unit_spans_its_body_and_the_body_lines_stay_units():
+    from chinvex.answer.units import split_units
+
+    code = ('class Store:\n'
+            '    """Where chunks live."""\n'
+            '\n'
+            '    def put(self, chunk):\n'
+            '        self.rows.append(chunk)  # kept in order\n'
+            '\n'
+            'LIMIT = 3\n')
+    units = split_units(code, chunk=0, kind="code")
+    store = units[0]
+    assert store.text == 'class Store:\n    """Where chunks live."""'
+    assert (store.line_start, store.line_end) == (1, 5) and "kept in order" in store.extent
+    put = next(u for u in units if u.text.startswith("def put"))
+    assert (put.line_start, put.line_end) == (4, 5)
+    assert any(u.text.startswith("self.rows.append") for u in units)
+    assert units[-1].text == "LIMIT = 3" and units[-1].extent == ""
