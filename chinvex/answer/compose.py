@@ -19,7 +19,7 @@ from datetime import date
 from chinvex.answer.answer_types import holds
 from chinvex.answer.dates import day_text, resolve
 from chinvex.answer.grounding import cite
-from chinvex.answer.support import PROSE_LITERAL, Candidate
+from chinvex.answer.support import Candidate, join_literals, prose_literal
 from chinvex.answer.text import Stemmer, TermWeights
 from chinvex.answer.units import defined_name
 from chinvex.retrieval.lexical import index_text
@@ -174,9 +174,8 @@ def code_statement(code: str, terms: frozenset[str], stemmer: Stemmer, weights: 
         comments = [m.group(1).strip() for m in re.finditer(r"^\s*(?:#(?!!)|//|--)\s?(.*)$", code, re.M)]
         body = " ".join(" ".join(comments).split())
     if not body:  # no docstring or comment: what its longer string literals (help texts, messages) say
-        literals = [m.group(1) for m in re.finditer(r'"([^"\n]{12,})"', code)
-                    if not m.group(1).rstrip().endswith("?") and PROSE_LITERAL.match(m.group(1))
-                    and len(m.group(1).split()) >= 3]
+        literals = [m.group(1) for m in re.finditer(r'"([^"\n]{12,})"', join_literals(code))
+                    if not m.group(1).rstrip().endswith("?") and prose_literal(m.group(1))]
         body = " ".join(" ".join(f"{s.strip().rstrip('.')}." for s in literals).split())
     if not body:  # nothing said in words: the code itself, on one line
         flat = " ".join(code.split())
@@ -212,7 +211,7 @@ def compose(chosen: list[Candidate], *, terms: frozenset[str], expects: str, ste
     quotes: dict[str, str] = {}
     for candidate in chosen:
         if candidate.kind == "code":
-            text = code_statement(candidate.unit.text, terms, stemmer, weights)
+            text = code_statement(candidate.unit.extent or candidate.unit.text, terms, stemmer, weights)
         else:
             text = clause(candidate.unit.text, terms, expects, stemmer, weights, after=candidate.following)
         said = sentence(candidate, text, expects, said_on(candidate))

@@ -92,7 +92,26 @@ _IDENTIFIER = re.compile(r"\b(?:[a-z]+_[a-z0-9_]+|[a-z]+[A-Z]\w*|\w+\.\w+\(?\)?|
 _CODE_PROSE = re.compile(
     r'#(.*)$|//(.*)$|^\s*--\s(.*)$|/\*(.*?)(?:\*/|\Z)|"""(.*?)(?:"""|\Z)|\'\'\'(.*?)(?:\'\'\'|\Z)|"([^"\n]{12,})"',
     re.M | re.S)
-PROSE_LITERAL = re.compile(r"^(?!.*\b(?:SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|CREATE|VALUES)\b)[^{}()=<>\[\]]*$")
+_PROSE_LITERAL = re.compile(r"^(?!.*\b(?:SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|CREATE|VALUES)\b)[^{}()=<>\[\]]*$")
+_PLACEHOLDER = re.compile(r"\{[^{}\n]*\}|%[sdr]")
+
+
+_ADJACENT_LITERALS = re.compile(r'"[ \t]*\n\s*[frbuFRBU]{0,2}"')
+
+
+def join_literals(code: str) -> str:
+    """`code` with implicitly concatenated string literals joined: a message spelled over three
+    lines ("... cannot be " / f"mixed. Run ...") is one statement."""
+    return _ADJACENT_LITERALS.sub("", code)
+
+
+def prose_literal(literal: str) -> str | None:
+    """A string literal's words when it reads as a statement (an error or help message), with
+    its format placeholders taken out ("vectors of two models cannot be mixed for {current}"
+    says what the code refuses); None for code held in a string (SQL, a template, a pattern)."""
+    words = _PLACEHOLDER.sub(" ", literal)
+    return words if _PROSE_LITERAL.match(words) and len(words.split()) >= 3 else None
+
 _NOT_ALNUM = re.compile(r"[\W_]+")
 _NOT_NAMES = frozenset(
     """what when where who whom whose why how which is are was were do does did has have had can could
@@ -375,12 +394,14 @@ def _code_prose(text: str, *, literals: bool = True) -> str:
     """The words a code unit states: comments, docstrings and string literals (a literal that
     asks a question, as tests often hold, states nothing; in tests every literal is an input)."""
     pieces = []
-    for match in _CODE_PROSE.finditer(text):
+    for match in _CODE_PROSE.finditer(join_literals(text)):
         piece = next(g for g in match.groups() if g is not None)
         if piece.startswith("!") or piece.rstrip().endswith("?"):
             continue  # a shebang; a literal that asks
-        if match.group(len(match.groups())) is not None and (not literals or not PROSE_LITERAL.match(piece)):
-            continue  # a string literal holding code (SQL, a format template), or a test's input
+        if match.group(len(match.groups())) is not None:
+            piece = prose_literal(piece) if literals else None
+            if piece is None:
+                continue  # a string literal holding code (SQL, a format template), or a test's input
         pieces.append(piece)
     return "\n".join(pieces)
 

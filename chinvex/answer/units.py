@@ -413,8 +413,10 @@ def _code_units(text: str, chunk: int) -> list[Unit]:
             add(i, end)
             i = end + 1
             continue
-        add(i, i)
-        i += 1
+        # a statement whose brackets stay open (a call, a raise with its message) runs on
+        end = _literal_end(lines, i) if _bracket_balance(line) > 0 else i
+        add(i, end)
+        i = end + 1
     return units
 
 
