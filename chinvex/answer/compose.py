@@ -31,6 +31,7 @@ SUMMARY_WORDS = 15
 MAX_STATEMENT_WORDS = 48
 MAX_CODE_WORDS = 30
 MAX_QUOTE_WORDS = 40
+MAX_BLOCK_LINES = 12
 _BOUNDARY = re.compile(
     r"\s*(?:[;:—–]|,(?!\d)|\s-\s|\.\.\.|…)\s*|\s+(?=(?:but|because|which|while|though|although|"
     r"whereas|cause)\s)",
@@ -201,6 +202,17 @@ def _symbol(header: object) -> str:
     return re.sub(r"^(?:async\s+)?(?:def|class|fn|func|function|interface|struct|impl|trait|enum|type)\s+", "", last)
 
 
+def _introduced_block(candidate: Candidate) -> str:
+    """The fenced block a prose sentence ending in ":" introduces ("add to config.toml:"): the
+    instructions are the block, so the answer shows it (up to `MAX_BLOCK_LINES` lines)."""
+    if candidate.kind != "prose" or not candidate.unit.extent:
+        return ""
+    lines = candidate.unit.extent.splitlines()
+    if len(lines) > MAX_BLOCK_LINES + 2:
+        lines = [*lines[:MAX_BLOCK_LINES + 1], "…", lines[-1]]
+    return "\n".join(lines)
+
+
 def compose(chosen: list[Candidate], *, terms: frozenset[str], expects: str, stemmer: Stemmer,
             weights: TermWeights, said_on: Callable[[Candidate], date | None]) -> Composed:
     """The answer: one sentence per chosen candidate, best first (a sentence saying what an
@@ -218,7 +230,8 @@ def compose(chosen: list[Candidate], *, terms: frozenset[str], expects: str, ste
         if said.casefold() in seen:
             continue
         seen.add(said.casefold())
-        lines.append(f"{said} {cite(candidate.item.chunk_id)}")
+        block = _introduced_block(candidate)
+        lines.append(f"{said} {cite(candidate.item.chunk_id)}" + (f"\n{block}" if block else ""))
         words = quote(candidate)
         if words:
             quotes[candidate.item.chunk_id] = words

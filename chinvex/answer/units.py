@@ -88,7 +88,9 @@ class Unit:
     line_end: int | None = None
     heading: bool = False  # a markdown heading: context for its paragraph, never quoted alone
     block: int = 0  # units of one turn / paragraph share a block; a code chunk is one block
-    extent: str = ""  # a code definition's whole text, body included (`text` is its signature and docstring)
+    extent: str = ""
+    """A code definition's whole text, body included (`text` is its signature and docstring); for
+    a sentence ending in ":", the fenced block it introduces."""
 
 
 def chunk_kind(text: str, source_type: str, metadata: dict, speakers: frozenset[str] = frozenset()) -> str:
@@ -319,13 +321,25 @@ def _prose_units(text: str, chunk: int) -> list[Unit]:
                               block=block))
 
     in_fence = False
+    introduced: Unit | None = None  # the sentence ending in ":" that the open fence follows
+    fenced: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if stripped.startswith(("```", "~~~")):
             flush()
             in_fence = not in_fence
+            if in_fence:
+                last = units[-1] if units else None
+                introduced = last if last is not None and not last.heading and last.text.rstrip().endswith(":") \
+                    and last.line_end is not None and last.line_end >= number - 2 else None
+                fenced = [line]
+            elif introduced is not None:
+                # "Codex — add to `~/.codex/config.toml`:" is answered by the block it introduces
+                introduced.extent = "\n".join([*fenced, line])
+                introduced = None
             continue
         if in_fence:
+            fenced.append(line)
             if stripped:
                 units.append(Unit(chunk=chunk, order=len(units), text=stripped, analysed=index_text(stripped),
                                   kind="prose", question=_asks(stripped), line_start=number,

@@ -326,3 +326,23 @@ def test_a_definition_unit_spans_its_body_and_the_body_lines_stay_units():
     assert (put.line_start, put.line_end) == (4, 5)
     assert any(u.text.startswith("self.rows.append") for u in units)
     assert units[-1].text == "LIMIT = 3" and units[-1].extent == ""
+
+
+def test_a_sentence_introducing_a_block_is_answered_with_the_block():
+    """"add this to config.toml:" says where; the block after it is what to add."""
+    doc = ("## Codex\n\nTo register the server with Codex, add to `~/.codex/config.toml`:\n\n"
+           "```toml\n[mcp_servers.chinvex]\ncommand = \"chinvex\"\n```\n\nRestart Codex afterwards.\n")
+    analysis, weights, verdict, stemmer = verdict_for("How do I register the server with Codex?",
+                                                      [result(doc, path="README.md")])
+    assert verdict.ok, verdict.reason
+    text = compose([verdict.best], terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
+                   weights=weights, said_on=lambda c: None).text
+    assert text.endswith('```toml\n[mcp_servers.chinvex]\ncommand = "chinvex"\n```'), text
+    assert "Restart" not in text
+    # a block no sentence introduces is not attached to the sentence before it
+    plain = doc.replace("`~/.codex/config.toml`:", "`~/.codex/config.toml`.")
+    analysis, weights, verdict, stemmer = verdict_for("How do I register the server with Codex?",
+                                                      [result(plain, path="README.md")])
+    text = compose([verdict.best], terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
+                   weights=weights, said_on=lambda c: None).text
+    assert "```" not in text, text
