@@ -94,24 +94,7 @@ _CODE_PROSE = re.compile(
     re.M | re.S)
 _PROSE_LITERAL = re.compile(r"^(?!.*\b(?:SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|CREATE|VALUES)\b)[^{}()=<>\[\]]*$")
 _PLACEHOLDER = re.compile(r"\{[^{}\n]*\}|%[sdr]")
-
-
 _ADJACENT_LITERALS = re.compile(r'"[ \t]*\n\s*[frbuFRBU]{0,2}"')
-
-
-def join_literals(code: str) -> str:
-    """`code` with implicitly concatenated string literals joined: a message spelled over three
-    lines ("... cannot be " / f"mixed. Run ...") is one statement."""
-    return _ADJACENT_LITERALS.sub("", code)
-
-
-def prose_literal(literal: str) -> str | None:
-    """A string literal's words when it reads as a statement (an error or help message), with
-    its format placeholders taken out ("vectors of two models cannot be mixed for {current}"
-    says what the code refuses); None for code held in a string (SQL, a template, a pattern)."""
-    words = _PLACEHOLDER.sub(" ", literal)
-    return words if _PROSE_LITERAL.match(words) and len(words.split()) >= 3 else None
-
 _NOT_ALNUM = re.compile(r"[\W_]+")
 _NOT_NAMES = frozenset(
     """what when where who whom whose why how which is are was were do does did has have had can could
@@ -404,6 +387,20 @@ def _code_prose(text: str, *, literals: bool = True) -> str:
                 continue  # a string literal holding code (SQL, a format template), or a test's input
         pieces.append(piece)
     return "\n".join(pieces)
+
+
+def join_literals(code: str) -> str:
+    """`code` with implicitly concatenated string literals joined: a message spelled over three
+    lines ("... cannot be " / f"mixed. Run ...") is one statement."""
+    return _ADJACENT_LITERALS.sub("", code)
+
+
+def prose_literal(literal: str) -> str | None:
+    """A string literal's words when it reads as a statement (an error or help message), with
+    its format placeholders taken out ("vectors of two models cannot be mixed for {current}"
+    says what the code refuses); None for code held in a string (SQL, a template, a pattern)."""
+    words = _PLACEHOLDER.sub(" ", literal)
+    return words if _PROSE_LITERAL.match(words) and len(words.split()) >= 3 else None
 
 
 def _normalised(text: str) -> str:
