@@ -555,3 +555,15 @@ def test_urls_leave_out_empty_parameters_and_take_any_name():
 
     assert url("/documents", context="web", path="src/", type="", page=2) == "/documents?context=web&path=src%2F&page=2"
     assert url("/search", q="a&b", type=["note", "repo"], explain=True) == "/search?q=a%26b&type=note&type=repo&explain=1"
+
+
+def test_an_answer_quoting_a_block_shows_it_as_a_block():
+    from chinvex.web.pages.ask import linked_answer
+
+    text = ('“add to `config.toml`” [chunk:abc123abc123]\n```toml\n[mcp_servers.chinvex]\ncommand = "<x>"\n```'
+            "\n\nSecond line [chunk:def456def456]")
+    html = str(linked_answer(text, {"abc123abc123": 1, "def456def456": 2},
+                             {"abc123abc123": "/a", "def456def456": "/b"}))
+    assert '<p>“add to `config.toml`” <a class="cite" href="/a"' in html
+    assert '<pre class="snippet">[mcp_servers.chinvex]\ncommand = &#34;&lt;x&gt;&#34;</pre>' in html
+    assert html.endswith('<p>Second line <a class="cite" href="/b" title="def456def456">[2]</a></p>')

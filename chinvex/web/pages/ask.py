@@ -20,6 +20,7 @@ from chinvex.web.pages.common import int_param, selected_config, text_param, ui
 from chinvex.web.render import render
 
 _BRACKETS = re.compile(r"\[[^\[\]\n]{1,400}\]")
+_FENCE = re.compile(r"^(?:```|~~~)[^\n]*\n(.*?)\n(?:```|~~~)\s*$", re.M | re.S)
 
 
 def linked_answer(text: str, numbers: dict[str, int], links: dict[str, str]) -> Markup:
@@ -42,8 +43,17 @@ def linked_answer(text: str, numbers: dict[str, int], links: dict[str, str]) -> 
         parts.append(escape(paragraph[last:]))
         return Markup("").join(parts)
 
+    def block(paragraph: str) -> Markup:
+        # an answer line may carry the fenced block it quotes ("add to config.toml:" + the block)
+        fence = _FENCE.search(paragraph)
+        if fence is None:
+            return Markup("<p>{}</p>").format(one(paragraph))
+        before = paragraph[:fence.start()].strip()
+        lead = Markup("<p>{}</p>").format(one(before)) if before else Markup("")
+        return lead + Markup('<pre class="snippet">{}</pre>').format(fence.group(1))
+
     paragraphs = [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
-    return Markup("").join(Markup("<p>{}</p>").format(one(p)) for p in paragraphs)
+    return Markup("").join(block(p) for p in paragraphs)
 
 
 def answer_view(response: Any) -> dict[str, Any]:
