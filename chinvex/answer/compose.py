@@ -155,7 +155,7 @@ def _code_sentence(candidate: Candidate, summary: str) -> str:
     item = candidate.item
     symbol = defined_name(candidate.unit.text) or _symbol(item.metadata.get("header"))
     r = item.result.range
-    path = item.relative_path() or item.display_path()
+    path = item.short_path()  # the lines are the definition's, below
     start = (r.line_start or 1) + (candidate.unit.line_start or 1) - 1
     end = (r.line_start or 1) + (candidate.unit.line_end or candidate.unit.line_start or 1) - 1
     where = f"{path}:{start}-{end}" if r.line_start is not None else path

@@ -67,9 +67,13 @@ class Evidence:
             return f"“{self.result.title or meta.get('thread_id')}” {turns}"
         return self.display_path()
 
+    def short_path(self) -> str:
+        """The file, short: its path in its repository, else its last two path parts."""
+        return self.relative_path() or _short_source(self.source_uri)
+
     def display_path(self) -> str:
         """Where the chunk comes from, short: `chinvex/retrieval/fusion.py:29-48`."""
-        path = self.relative_path() or _short_source(self.source_uri)
+        path = self.short_path()
         r = self.result.range
         if r.line_start is not None:
             return f"{path}:{r.line_start}-{r.line_end}"

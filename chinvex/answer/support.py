@@ -90,8 +90,13 @@ REPLY_ROLES = frozenset({"assistant", "ai", "model", "chatgpt", "claude", "bot",
 _NAME = re.compile(r"(?<![\w'’])(?:[A-Z][\w'’.-]*[A-Za-z0-9]|[A-Z])(?:\s+[A-Z][\w'’.-]*[A-Za-z0-9])*")
 _IDENTIFIER = re.compile(r"\b(?:[a-z]+_[a-z0-9_]+|[a-z]+[A-Z]\w*|\w+\.\w+\(?\)?|\w+\(\))")
 _CODE_PROSE = re.compile(
-    r'#(.*)$|//(.*)$|^\s*--\s(.*)$|/\*(.*?)(?:\*/|\Z)|"""(.*?)(?:"""|\Z)|\'\'\'(.*?)(?:\'\'\'|\Z)|"([^"\n]{12,})"',
+    r'#(.*)$|//(.*)$|^\s*--\s(.*)$|/\*(.*?)(?:\*/|\Z)|"""(.*?)(?:"""|\Z)|\'\'\'(.*?)(?:\'\'\'|\Z)|'
+    r'^\s*((?i:create\s+(?:(?:temp|temporary|virtual|unique)\s+)?(?:table|trigger|index|view)\b)[^\n(]*)|'
+    r'"([^"\n]{12,})"',
     re.M | re.S)
+"""What code says in words: comments, docstrings, the header of a SQL schema statement
+("CREATE TRIGGER chunks_ad AFTER DELETE ON chunks" is declarative: it reads as what it does),
+and string literals (the last group; see prose_literal)."""
 _PROSE_LITERAL = re.compile(r"^(?!.*\b(?:SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|CREATE|VALUES)\b)[^{}()=<>\[\]]*$")
 _PLACEHOLDER = re.compile(r"\{[^{}\n]*\}|%[sdr]")
 _ADJACENT_LITERALS = re.compile(r'"[ \t]*\n\s*[frbuFRBU]{0,2}"')

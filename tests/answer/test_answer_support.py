@@ -346,3 +346,19 @@ def test_a_sentence_introducing_a_block_is_answered_with_the_block():
     text = compose([verdict.best], terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
                    weights=weights, said_on=lambda c: None).text
     assert "```" not in text, text
+
+
+def test_a_sql_schema_statement_says_what_it_defines():
+    """`CREATE TRIGGER chunks_ad AFTER DELETE ON chunks` is declarative: its header reads as
+    what it does, and its name is the definition's."""
+    sql = ("CREATE TABLE IF NOT EXISTS chunks (\n    id INTEGER PRIMARY KEY,\n    text TEXT\n);\n"
+           "CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN\n"
+           "    INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);\nEND;\n")
+    found = result(sql, path="db/schema.py")
+    found = found.model_copy(update={"source_uri": "/root-of-source/db/schema.sql",
+                                     "metadata": {**found.metadata, "language": "sql"}})
+    analysis, weights, verdict, stemmer = verdict_for("trigger that updates chunks_fts after a delete", [found])
+    assert verdict.ok, verdict.reason
+    text = compose([verdict.best], terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
+                   weights=weights, said_on=lambda c: None).text
+    assert text.startswith("`chunks_ad` in `db/schema.sql:5-6`"), text
