@@ -21,7 +21,7 @@ from chinvex.answer.dates import day_text, resolve
 from chinvex.answer.grounding import cite
 from chinvex.answer.support import Candidate, join_literals, prose_literal
 from chinvex.answer.text import Stemmer, TermWeights
-from chinvex.answer.units import defined_name
+from chinvex.answer.units import _same_person, defined_name
 from chinvex.retrieval.lexical import index_text
 
 MAX_CLAUSE_WORDS = 28
@@ -112,9 +112,12 @@ class Composed:
     with its citation."""
 
 
-def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None) -> str:
+def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None,
+             asked_about: frozenset[str] = frozenset()) -> str:
     """One answer sentence for a chosen candidate (`text`: its clause, or for code what its
-    docstring says), without its citation. A "when" answer is the date alone."""
+    docstring says), without its citation. A "when" answer is the date alone. A turn's words
+    are prefixed with who said them unless that is the person the question asks about
+    (`asked_about`, lower-case): then it goes without saying, and the citation's quote names them."""
     unit = candidate.unit
     if candidate.kind == "code":
         return _code_sentence(candidate, text)
@@ -122,7 +125,7 @@ def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None
     if when is not None:
         return when
     quoted = f"“{text}”"
-    if unit.kind == "dialogue" and unit.speaker:
+    if unit.kind == "dialogue" and unit.speaker and not any(_same_person(unit.speaker.lower(), p) for p in asked_about):
         return f"{unit.speaker}: {quoted}"
     return quoted
 
@@ -214,7 +217,8 @@ def _introduced_block(candidate: Candidate) -> str:
 
 
 def compose(chosen: list[Candidate], *, terms: frozenset[str], expects: str, stemmer: Stemmer,
-            weights: TermWeights, said_on: Callable[[Candidate], date | None]) -> Composed:
+            weights: TermWeights, said_on: Callable[[Candidate], date | None],
+            asked_about: frozenset[str] = frozenset()) -> Composed:
     """The answer: one sentence per chosen candidate, best first (a sentence saying what an
     earlier one said, as two turns giving the same date do, is left out), and the quote each
     citation rests on."""
@@ -226,7 +230,7 @@ def compose(chosen: list[Candidate], *, terms: frozenset[str], expects: str, ste
             text = code_statement(candidate.unit.extent or candidate.unit.text, terms, stemmer, weights)
         else:
             text = clause(candidate.unit.text, terms, expects, stemmer, weights, after=candidate.following)
-        said = sentence(candidate, text, expects, said_on(candidate))
+        said = sentence(candidate, text, expects, said_on(candidate), asked_about)
         if said.casefold() in seen:
             continue
         seen.add(said.casefold())

@@ -149,7 +149,9 @@ def _meaning(kind: str, match: re.Match[str], ref: date) -> tuple[str, bool, dat
         target = _WEEKDAYS.index(_weekday(match.group("wd")))
         back = (ref.weekday() - target) % 7 or 7
         day = ref - timedelta(days=back)
-        return day_text(day), True, day
+        # "last Friday" said on a Saturday may mean the day before or the Friday of the week
+        # before: the day is the nearer reading, and the basis goes with it for the reader
+        return f"{day_text(day)} (the {_WEEKDAYS[target].capitalize()} before {said})", True, day
     unit = match.group("unit").lower() if "unit" in match.groupdict() else ""
     if kind == "last":
         if unit == "year":

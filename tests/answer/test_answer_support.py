@@ -97,8 +97,9 @@ def test_relative_dates_resolve_against_the_day_they_were_said():
     said = date(2023, 5, 8)
     assert resolve("I went to a support group yesterday", said).meaning == "7 May 2023"
     assert resolve("I painted that sunrise last year!", said).meaning == "2022"
-    assert resolve("I ran a charity race last Saturday", said).meaning == "6 May 2023"
-    assert resolve("Last Fri I took the kids to a workshop", said).meaning == "5 May 2023"
+    # a weekday is the nearest one before, with its basis: "last Friday" can mean either
+    assert resolve("I ran a charity race last Saturday", said).meaning == "6 May 2023 (the Saturday before 8 May 2023)"
+    assert resolve("Last Fri I took the kids to a workshop", said).meaning == "5 May 2023 (the Friday before 8 May 2023)"
     assert resolve("We're going camping next month", said).meaning == "June 2023"
     assert resolve("my school event last week", said).meaning == "the week before 8 May 2023"
     assert resolve("I quit three days ago", said).meaning == "5 May 2023"
@@ -133,6 +134,24 @@ def test_a_when_answer_without_a_time_expression_is_bounded_by_the_day_it_was_sa
                        said_on=lambda c: date(2023, 5, 8))
     assert composed.text == "By 8 May 2023 [chunk:c00000000000]"
     assert composed.quotes["c00000000000"] == "Melanie: “I ran a charity race for mental health.”"
+
+
+def test_a_turn_names_its_speaker_unless_the_question_asks_about_them():
+    """"What did Melanie run?" is answered in Melanie's words without "Melanie:" before them
+    (the citation's quote names her); words of anyone else keep their speaker."""
+    talk = ("**[D1:1] Caroline:** How have you been?\n\n"
+            "**[D1:2] Melanie:** I ran a charity race for mental health last weekend.\n\n"
+            "**[D1:3] Caroline:** That's great, Melanie!")
+    analysis, weights, verdict, stemmer = verdict_for("What did Melanie run for mental health?", [result(talk)])
+    assert verdict.ok, verdict.reason
+    assert analysis.participants == {"melanie"}
+    composed = compose([verdict.best], terms=analysis.terms, expects="thing", stemmer=stemmer, weights=weights,
+                       said_on=lambda c: None, asked_about=analysis.participants)
+    assert composed.text.startswith("“I ran a charity race for mental health"), composed.text
+    assert composed.quotes["c00000000000"].startswith("Melanie: “I ran a charity race")
+    composed = compose([verdict.best], terms=analysis.terms, expects="thing", stemmer=stemmer, weights=weights,
+                       said_on=lambda c: None, asked_about=frozenset({"caroline"}))
+    assert composed.text.startswith("Melanie: “I ran a charity race"), composed.text
 
 
 # -- whom it is about -------------------------------------------------------------------------

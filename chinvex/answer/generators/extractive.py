@@ -45,7 +45,8 @@ class ExtractiveGenerator:
                 return Generated(text=REFUSAL, reason=verdict.reason, notes=notes)
             chosen = pick(verdict.best, verdict.ranked)
             composed = compose(chosen, terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
-                               weights=weights, said_on=lambda c: _said_on(request, c))
+                               weights=weights, said_on=lambda c: _said_on(request, c),
+                               asked_about=analysis.participants)
             return Generated(text=composed.text, notes=notes, quotes=composed.quotes)
         finally:
             stemmer.close()
