@@ -226,14 +226,17 @@ def _dialogue_units(turns: list[_Turn], chunk: int, speakers: frozenset[str] = f
             second = bool(_SECOND_PERSON.search(analysed))
             if first:
                 about.add(speaker)
-            if second and addressee:
+            # "Do your research and find an agency." is what the speaker advises: neither a
+            # fact about the one addressed nor something the speaker did
+            advice = bool(_ADVICE.match(analysed))
+            if second and addressee and not advice:
                 about.add(addressee)
             for word in _CAPITALISED.findall(analysed):
                 word = _POSSESSIVE.sub("", word).lower()
                 for n in names:
                     if _same_person(word, n):
                         about.add(n)
-            if not first and not second and not about:
+            if not first and not second and not about and not advice:
                 # "That race sounds great, Mel!" comments on the one addressed, and so does
                 # "Sorry 'bout the accident!" after the other told of an accident; "Started
                 # hitting the gym last week." drops its "I" and is the speaker's.
@@ -246,6 +249,15 @@ def _dialogue_units(turns: list[_Turn], chunk: int, speakers: frozenset[str] = f
             ))
     return units
 
+
+_ADVICE = re.compile(
+    r"^\W*(?:(?:just|so|and|but|maybe|definitely|really)\s+)?(?:"
+    r"(?:do|don't|try|take|make|keep|find|get|go|remember|check|give|stay|start|think\s+about|consider|"
+    r"look\s+(?:into|for|at)|focus|reach\s+out|talk\s+to|ask|trust|believe|follow|be)\b(?!\s+you\b)"
+    r"|you\s+(?:should|could|might\s+want\s+to|need\s+to|have\s+to|must|ought\s+to)\b)",
+    re.IGNORECASE)
+"""A sentence that advises ("Do your research…", "You should try…"): it states what the speaker
+recommends, not what anyone did or has, so it is about no one a question names."""
 
 REACTION_WORDS = 10
 """A reaction is short ("Sorry 'bout the accident!"); a longer sentence states something of its own."""

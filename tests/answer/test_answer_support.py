@@ -167,6 +167,17 @@ def test_the_subject_check_refuses_what_the_sources_say_of_someone_else():
     assert also.ok and "charity race" in also.best.unit.text
 
 
+def test_advice_is_not_a_fact_about_the_one_advised():
+    talk = ("**[D2:1] Melanie:** How did you start with adoption?\n\n"
+            "**[D2:2] Caroline:** Do your research and find an adoption agency that supports you.\n\n"
+            "**[D2:3] Melanie:** Thanks, I will!")
+    _, _, verdict, _ = verdict_for("Which adoption agency does Melanie support?", [result(talk)])
+    assert not verdict.ok, verdict.best and verdict.best.unit.text
+    told = talk.replace("Do your research and find", "You found")
+    _, _, verdict, _ = verdict_for("Which adoption agency does Melanie support?", [result(told)])
+    assert verdict.ok and verdict.best.unit.speaker == "Caroline", verdict.reason
+
+
 def test_a_clear_statement_of_the_one_asked_about_is_not_outweighed_by_a_fuller_one_of_another():
     both = ("**[D3:1] Caroline:** I'm reading a book about painting.\n\n"
             "**[D3:2] Melanie:** I'm reading a great book about painting landscapes with watercolors.\n\n"
