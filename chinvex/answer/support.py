@@ -71,6 +71,9 @@ its support already counts, and states few of the question's words itself."""
 W_SPECIFIC = 0.3
 W_TYPED = 0.25
 W_PRIOR = 0.3
+W_NAMED = 0.1
+"""Bonus of a definition named for what the question asks about (its name's parts are mostly
+the question's terms)."""
 W_PERIOD = 0.4
 """Bonus (or penalty) when what a sentence dates falls in (or outside) the month or year asked about."""
 W_TENSE = 0.3
@@ -100,6 +103,12 @@ and string literals (the last group; see prose_literal)."""
 _PROSE_LITERAL = re.compile(r"^(?!.*\b(?:SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|CREATE|VALUES)\b)[^{}()=<>\[\]]*$")
 _PLACEHOLDER = re.compile(r"\{[^{}\n]*\}|%[sdr]")
 _ADJACENT_LITERALS = re.compile(r'"[ \t]*\n\s*[frbuFRBU]{0,2}"')
+_POSSESSIVE_PHRASE = re.compile(r"\b(\w+)['’]s\s+([\w-]+)(?:\s+([\w-]+))?")
+KIND_NOUNS = frozenset("""reaction reactions attitude attitudes suggestion suggestions opinion opinions feeling feelings
+    thought thoughts view views idea ideas plan plans reason reasons goal goals advice take impression impressions
+    response responses approach way ways motivation inspiration hope hopes identity status experience experiences""".split())
+"""Nouns that name the kind of answer asked for rather than a thing the sources must mention:
+"Jon's attitude towards the festival" is answered by "Glad to be part of it"."""
 _NOT_ALNUM = re.compile(r"[\W_]+")
 _NOT_NAMES = frozenset(
     """what when where who whom whose why how which is are was were do does did has have had can could
@@ -130,6 +139,8 @@ class Candidate:
     """The next sentence of the same turn or paragraph (an answer may go on there)."""
     said: int = 0
     """How many of the question's terms the sentence states in words (not only in a name)."""
+    on_subject: bool = True
+    """Its passage (the chunk) mentions everything of the question's subject."""
 
 
 @dataclass
@@ -139,6 +150,9 @@ class Analysis:
     participants: frozenset[str]
     names: tuple[str, ...]
     candidates: list[Candidate]
+    subject: tuple[tuple[str, frozenset[str]], ...] = ()
+    """What the question is about beyond its people (`subject_of`): each (words, stems) must be
+    mentioned, by one of its stems, in the passage an answer comes from."""
 
 
 
@@ -177,6 +191,24 @@ def question_names(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def subject_of(text: str, speakers: Iterable[str]) -> list[str]:
+    """What a question asks about through a possessive: "grandpa's gift" names grandpa (not a
+    participant of the talk) and a gift; "Caroline's youth center" a youth center, found by
+    either word. Each returned phrase must be mentioned, by one of its words, in the passage
+    that answers: "What was grandpa's gift to Caroline?" is not answered by a gift from her
+    grandma. Participants are checked elsewhere (whom a sentence is about), and nouns naming
+    the kind of answer (`KIND_NOUNS`: "Jon's attitude") are not things to find."""
+    people = [s.lower() for s in speakers]
+    phrases: list[str] = []
+    for match in _POSSESSIVE_PHRASE.finditer(text):
+        owner, head, after = match.group(1), match.group(2), match.group(3)
+        if owner.lower() not in _NOT_NAMES and not any(_same_person(owner, p) for p in people):
+            phrases.append(owner)
+        if head.lower() not in KIND_NOUNS and head.lower() not in _NOT_NAMES:
+            phrases.append(f"{head} {after}" if after and after.lower() not in _NOT_NAMES else head)
+    return phrases
+
+
 def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
             weights_for: Callable[[Iterable[str]], TermWeights],
             said_on: Callable[[Evidence, Unit], date | None] | None = None) -> tuple[Analysis, TermWeights]:
@@ -195,7 +227,9 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
     name_stems = [stemmer.stems(index_text(n)) for n in other_names]
     # words the question itself spells as identifiers ("current_node") are found in code as names
     code_terms = stemmer.stems(index_text(" ".join(_IDENTIFIER.findall(question.text))))
-    analysis = Analysis(question, terms, participants, other_names, [])
+    subject = tuple((phrase, stems) for phrase in subject_of(question.text, speakers)
+                    if (stems := stemmer.stems(index_text(phrase)) & terms))
+    analysis = Analysis(question, terms, participants, other_names, [], subject)
     if not terms or not units:
         return analysis, TermWeights.uniform()
 
@@ -204,6 +238,10 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
     total = weights.weight(terms) or 1.0
 
     headers = stemmer.stem_sets([index_text(_header(item)) for item in evidence])
+    in_chunk: list[set[str]] = [set() for _ in evidence]
+    for u, stems in zip(units, unit_stems):
+        in_chunk[u.chunk] |= stems
+    on_subject = [all(stems & mentioned for _, stems in subject) for mentioned in in_chunk]
     tests = question.about_tests
     paths = [item.relative_path() for item in evidence]
     chunk_roles = [role_of(path or "") if item.source_type == "repo" else "code" for item, path in zip(evidence, paths)]
@@ -224,6 +262,11 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         index_text(" ".join(name for match in DEFINED.findall(u.text) for name in match if name))
         if u.kind == "code" and role in ("code", "docs", "config") else ""
         for u, role in zip(units, roles)])
+    # A definition named for what the question asks about ("def chunk_id" for "how are chunk
+    # ids computed") is the thing itself, not talk about it.
+    names_asked = [u.kind == "code" and role in ("code", "docs", "config")
+                   and any(naming(name) for match in DEFINED.findall(u.text) for name in match if name)
+                   for u, role in zip(units, roles)]
     # What the turn before a reply asked: its questions, or all of it when it is a chat request
     # ("Suggest a trip near Lisbon." is answered by "Sintra is forty minutes away.").
     asked: dict[tuple[int, int], frozenset[str]] = {}
@@ -271,9 +314,10 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         nxt = units[i + 1] if i + 1 < len(units) else None
         following = nxt.text if nxt is not None and nxt.chunk == u.chunk and nxt.block == u.block else None
         candidate = Candidate(u, item, kind, support, own, specific, typed, about, has_names, prior,
-                              others=others, following=following, said=len(terms & said))
+                              others=others, following=following, said=len(terms & said),
+                              on_subject=on_subject[u.chunk])
         candidate.score = chunk_weight[u.chunk] * (
-            support + W_SPECIFIC * specific + W_TYPED * typed + W_PRIOR * prior) + timing
+            support + W_SPECIFIC * specific + W_TYPED * typed + W_PRIOR * prior + W_NAMED * names_asked[i]) + timing
         analysis.candidates.append(candidate)
     analysis.candidates.sort(key=lambda c: (-c.score, c.unit.chunk, c.unit.order))
     return analysis, weights
@@ -297,8 +341,11 @@ def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Cand
         missing = ", ".join(analysis.names)
         return Verdict(False, None, f"No retrieved passage mentions {missing} together with what the "
                                     f"question asks.", [])
+    if analysis.subject and not any(c.on_subject for c in pool):
+        missing = ", ".join(phrase for phrase, _ in analysis.subject)
+        return Verdict(False, None, f"No retrieved passage mentions {missing} with what the question asks.", [])
     need_said = min(MIN_SAID_TERMS, len(analysis.terms))
-    fitting = [c for c in pool if c.about and c.names and (c.typed or expects not in STRICT_TYPES)
+    fitting = [c for c in pool if c.about and c.names and c.on_subject and (c.typed or expects not in STRICT_TYPES)
                and (c.kind == "dialogue" or c.said >= need_said)]
     strongest = max(fitting, key=lambda c: (c.support if c.own >= MIN_OWN else 0.0, c.score), default=None)
     have = strongest.support if strongest is not None and strongest.own >= MIN_OWN else 0.0

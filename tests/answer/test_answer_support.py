@@ -178,6 +178,39 @@ def test_advice_is_not_a_fact_about_the_one_advised():
     assert verdict.ok and verdict.best.unit.speaker == "Caroline", verdict.reason
 
 
+def test_the_subject_a_question_names_must_be_in_the_passage_that_answers():
+    from chinvex.answer.support import subject_of
+
+    people = ["caroline", "melanie"]
+    assert subject_of("What was grandpa's gift to Caroline?", people) == ["grandpa", "gift"]
+    assert subject_of("When is Caroline's youth center putting on a show?", people) == ["youth center"]
+    assert subject_of("What is Melanie's attitude towards running?", people) == []  # the kind of answer
+    talk = ("**[D4:1] Caroline:** This necklace is a gift from my grandma in Sweden.\n\n"
+            "**[D4:2] Melanie:** It's beautiful!\n\n**[D4:3] Caroline:** Thanks, it reminds me of home.")
+    _, _, verdict, _ = verdict_for("What was grandpa's gift to Caroline?", [result(talk)])
+    assert not verdict.ok and "grandpa" in verdict.reason
+    _, _, verdict, _ = verdict_for("What was grandma's gift to Caroline?", [result(talk)])
+    assert verdict.ok, verdict.reason
+    # the subject may be named anywhere in the passage, not only in the answering sentence
+    talk = ("**[D5:1] Caroline:** I volunteer at the youth center every week.\n\n"
+            "**[D5:2] Melanie:** That's lovely!\n\n"
+            "**[D5:3] Caroline:** We're putting on a talent show for the kids next month.")
+    _, _, verdict, _ = verdict_for("When is Caroline's youth center putting on a talent show?", [result(talk)])
+    assert verdict.ok and "talent show" in verdict.best.unit.text, verdict.reason
+
+
+def test_a_definition_named_for_what_is_asked_comes_before_talk_that_mentions_it():
+    comment = ("def analyse(text):\n"
+               "    # the name a definition gives says what it is: \"def chunk_id\" defines how chunk ids are made\n"
+               "    return text\n")
+    code = ('def chunk_id(doc_id: str, index: int, text: str) -> str:\n'
+            '    """First 12 hex digits of sha256 over the document id, the index and how the chunk ids are made."""\n'
+            '    return sha256(f"{doc_id}:{index}:{text}")[:12]\n')
+    _, _, verdict, _ = verdict_for("How are chunk ids made?", [result(comment, path="src/support.py", n=0),
+                                                               result(code, path="src/ids.py", rank=0.9, n=1)])
+    assert verdict.ok and verdict.best.item.relative_path() == "src/ids.py", verdict.best.unit.text
+
+
 def test_a_clear_statement_of_the_one_asked_about_is_not_outweighed_by_a_fuller_one_of_another():
     both = ("**[D3:1] Caroline:** I'm reading a book about painting.\n\n"
             "**[D3:2] Melanie:** I'm reading a great book about painting landscapes with watercolors.\n\n"
