@@ -238,41 +238,15 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
     total = weights.weight(terms) or 1.0
 
     headers = stemmer.stem_sets([index_text(_header(item)) for item in evidence])
-    in_chunk: list[set[str]] = [set() for _ in evidence]
-    for u, stems in zip(units, unit_stems):
-        in_chunk[u.chunk] |= stems
-    on_subject = [all(stems & mentioned for _, stems in subject) for mentioned in in_chunk]
+    on_subject = _mentions_subject(len(evidence), units, unit_stems, subject)
     tests = question.about_tests
     paths = [item.relative_path() for item in evidence]
     chunk_roles = [role_of(path or "") if item.source_type == "repo" else "code" for item, path in zip(evidence, paths)]
     chunk_weight = [role_weight(path, item.source_type, tests, question.how_to) for item, path in zip(evidence, paths)]
     chunk_grounds = [grounds(path, item.source_type, tests) for item, path in zip(evidence, paths)]
     roles = [chunk_roles[u.chunk] for u in units]
-    # What a unit states in words: for code, its comments, docstrings and (outside tests and
-    # sample data, whose literals are inputs) string literals; for prose, its text without code
-    # spans and identifiers.
-    naming = _names_of(terms, stemmer)
-    said_stems = stemmer.stem_sets([
-        _words_only(_code_prose(u.extent or u.text, literals=role in ("code", "docs", "config")) if u.kind == "code" else u.analysed,
-                    keep=naming)
-        for u, role in zip(units, roles)])
-    # The name a definition gives states what it is ("def chunk_id" defines chunk ids), except in
-    # tests, fixtures and benchmarks, whose names describe behaviour checked elsewhere.
-    defined = stemmer.stem_sets([
-        index_text(" ".join(name for match in DEFINED.findall(u.text) for name in match if name))
-        if u.kind == "code" and role in ("code", "docs", "config") else ""
-        for u, role in zip(units, roles)])
-    # A definition named for what the question asks about ("def chunk_id" for "how are chunk
-    # ids computed") is the thing itself, not talk about it.
-    names_asked = [u.kind == "code" and role in ("code", "docs", "config")
-                   and any(naming(name) for match in DEFINED.findall(u.text) for name in match if name)
-                   for u, role in zip(units, roles)]
-    # What the turn before a reply asked: its questions, or all of it when it is a chat request
-    # ("Suggest a trip near Lisbon." is answered by "Sintra is forty minutes away.").
-    asked: dict[tuple[int, int], frozenset[str]] = {}
-    for u, stems in zip(units, unit_stems):
-        if u.question or (u.speaker or "").lower() in USER_ROLES:
-            asked[(u.chunk, u.block)] = asked.get((u.chunk, u.block), frozenset()) | stems
+    said_stems, defined, names_asked = _statements(units, roles, terms, stemmer)
+    asked = _asked_before(units, unit_stems)
     best_rank = max((item.result.scores.rank for item in evidence), default=0.0) or 1.0
     echo = _normalised(question.text)
 
@@ -283,7 +257,6 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
             continue  # a golden file or a test quoting the question does not answer it
         item = evidence[u.chunk]
         kind = kinds[u.chunk]
-        said = stems
         said = stems & (said_stems[i] | defined[i] | code_terms)
         own = (weights.weight(terms & said) + IDENTIFIER_SHARE * weights.weight(terms & (stems - said))) / total
         context: set[str] = set()
@@ -321,6 +294,48 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         analysis.candidates.append(candidate)
     analysis.candidates.sort(key=lambda c: (-c.score, c.unit.chunk, c.unit.order))
     return analysis, weights
+
+
+def _statements(units: list[Unit], roles: list[str], terms: frozenset[str],
+                stemmer: Stemmer) -> tuple[list[frozenset[str]], list[frozenset[str]], list[bool]]:
+    """Per unit: the stems it states in words, the stems of the names its definitions give, and
+    whether one of those names is what the question asks about.
+
+    What a unit states in words: for code, its comments, docstrings and (outside tests and
+    sample data, whose literals are inputs) string literals; for prose, its text without code
+    spans and identifiers. The name a definition gives states what it is ("def chunk_id"
+    defines chunk ids), except in tests, fixtures and benchmarks, whose names describe behaviour
+    checked elsewhere; and a definition named for what is asked ("def chunk_id" for "how are
+    chunk ids computed") is the thing itself, not talk about it."""
+    naming = _names_of(terms, stemmer)
+    authored = [u.kind == "code" and role in ("code", "docs", "config") for u, role in zip(units, roles)]
+    said = stemmer.stem_sets([
+        _words_only(_code_prose(u.extent or u.text, literals=role in ("code", "docs", "config"))
+                    if u.kind == "code" else u.analysed, keep=naming)
+        for u, role in zip(units, roles)])
+    names = [[name for match in DEFINED.findall(u.text) for name in match if name] if own else []
+             for u, own in zip(units, authored)]
+    defined = stemmer.stem_sets([index_text(" ".join(found)) for found in names])
+    return said, defined, [any(naming(name) for name in found) for found in names]
+
+
+def _asked_before(units: list[Unit], unit_stems: list[frozenset[str]]) -> dict[tuple[int, int], frozenset[str]]:
+    """What each turn asked, by (chunk, block): its questions, or all of it when it is a chat
+    request ("Suggest a trip near Lisbon." is answered by "Sintra is forty minutes away.")."""
+    asked: dict[tuple[int, int], frozenset[str]] = {}
+    for u, stems in zip(units, unit_stems):
+        if u.question or (u.speaker or "").lower() in USER_ROLES:
+            asked[(u.chunk, u.block)] = asked.get((u.chunk, u.block), frozenset()) | stems
+    return asked
+
+
+def _mentions_subject(chunks: int, units: list[Unit], unit_stems: list[frozenset[str]],
+                      subject: tuple[tuple[str, frozenset[str]], ...]) -> list[bool]:
+    """Per chunk: does it mention every part of the question's subject (by one of its stems)?"""
+    mentioned: list[set[str]] = [set() for _ in range(chunks)]
+    for u, stems in zip(units, unit_stems):
+        mentioned[u.chunk] |= stems
+    return [all(stems & words for _, stems in subject) for words in mentioned]
 
 
 def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Candidate], bool] | None = None,
