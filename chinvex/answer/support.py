@@ -357,8 +357,8 @@ def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Cand
         return Verdict(False, None, f"No retrieved passage mentions {missing} together with what the "
                                     f"question asks.", [])
     if analysis.subject and not any(c.on_subject for c in pool):
-        missing = ", ".join(phrase for phrase, _ in analysis.subject)
-        return Verdict(False, None, f"No retrieved passage mentions {missing} with what the question asks.", [])
+        missing = " and ".join(phrase for phrase, _ in analysis.subject)
+        return Verdict(False, None, f"No retrieved passage mentions {missing}.", [])
     need_said = min(MIN_SAID_TERMS, len(analysis.terms))
     fitting = [c for c in pool if c.about and c.names and c.on_subject and (c.typed or expects not in STRICT_TYPES)
                and (c.kind == "dialogue" or c.said >= need_said)]
@@ -372,6 +372,9 @@ def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Cand
     if strongest is None or have < MIN_SUPPORT[strongest.kind]:
         if rival is not None and rival.support >= MIN_SUPPORT[rival.kind]:
             return Verdict(False, strongest, f"The sources say this about someone other than {who}.", [])
+        if any(not c.on_subject and c.own >= MIN_OWN and c.support >= MIN_SUPPORT[c.kind] for c in pool):
+            missing = " and ".join(phrase for phrase, _ in analysis.subject)
+            return Verdict(False, strongest, f"The passages that say this do not mention {missing}.", [])
         need = MIN_SUPPORT[strongest.kind] if strongest else MIN_SUPPORT["prose"]
         return Verdict(False, strongest, f"No retrieved passage says what the question asks (the best "
                                          f"covers {have:.0%} of its terms, needs {need:.0%}).", [])

@@ -189,6 +189,13 @@ def test_the_subject_a_question_names_must_be_in_the_passage_that_answers():
             "**[D4:2] Melanie:** It's beautiful!\n\n**[D4:3] Caroline:** Thanks, it reminds me of home.")
     _, _, verdict, _ = verdict_for("What was grandpa's gift to Caroline?", [result(talk)])
     assert not verdict.ok and "grandpa" in verdict.reason
+    # a youth center named in another passage does not make this talent show its
+    show = ("**[D6:1] Caroline:** We're putting on a talent show at the library next month.\n\n"
+            "**[D6:2] Melanie:** Fun!\n\n**[D6:3] Caroline:** I hope so.")
+    center = "# Places\n\nThe youth center is on Elm Street.\n"
+    _, _, verdict, _ = verdict_for("When is Caroline's youth center putting on a talent show?",
+                                   [result(show), result(center, n=1)])
+    assert not verdict.ok and verdict.reason == "The passages that say this do not mention youth center.", verdict.reason
     _, _, verdict, _ = verdict_for("What was grandma's gift to Caroline?", [result(talk)])
     assert verdict.ok, verdict.reason
     # the subject may be named anywhere in the passage, not only in the answering sentence
