@@ -25,6 +25,13 @@ _PLACE_NOUNS = frozenset(
     """city cities country countries place places town towns state states park parks restaurant
     restaurants store stores school schools venue location locations""".split()
 )
+_NAME_NOUNS = frozenset(
+    """environment variable variables setting settings option options flag flags function functions class
+    classes method methods command commands module modules file files key keys field fields table tables
+    column columns parameter parameters argument arguments endpoint endpoints""".split()
+)
+"""A question asking which of these wants a name from the code ("which environment variables…",
+"what function…"): an identifier, a flag, a path."""
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
                 "october", "november", "december")
 _PERIOD = re.compile(
@@ -47,7 +54,8 @@ class Question:
     """The question word: when, where, who, why, how, how many, how long, how often, what, which,
     yesno (starts with an auxiliary: "Did she...?"), or "topic" (a phrase, not a question)."""
     expects: str
-    """date, place, person, number, duration, frequency, reason, manner, or thing."""
+    """date, place, person, number, duration, frequency, reason, manner, name (of something in
+    code: a variable, a function, a flag, a file), or thing."""
     words: tuple[str, ...]
     """Content words in order (text.content_words)."""
     about_tests: bool
@@ -95,6 +103,8 @@ def analyse_question(text: str) -> Question:
         noun = asked.group(1) if asked else ""
         if noun in _PLACE_NOUNS:
             expects = "place"
+        elif noun in _NAME_NOUNS:
+            expects = "name"
         elif noun in _TIME_NOUNS:
             expects = "date"
     return Question(text=text, wh=wh, expects=expects, words=tuple(content_words(text)),

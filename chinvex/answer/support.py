@@ -245,7 +245,7 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
     chunk_weight = [role_weight(path, item.source_type, tests, question.how_to) for item, path in zip(evidence, paths)]
     chunk_grounds = [grounds(path, item.source_type, tests) for item, path in zip(evidence, paths)]
     roles = [chunk_roles[u.chunk] for u in units]
-    said_stems, defined, names_asked = _statements(units, roles, terms, stemmer)
+    said_stems, defined, names_asked = _statements(units, roles, terms, stemmer, names_said=question.expects == "name")
     asked = _asked_before(units, unit_stems)
     best_rank = max((item.result.scores.rank for item in evidence), default=0.0) or 1.0
     echo = _normalised(question.text)
@@ -296,8 +296,8 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
     return analysis, weights
 
 
-def _statements(units: list[Unit], roles: list[str], terms: frozenset[str],
-                stemmer: Stemmer) -> tuple[list[frozenset[str]], list[frozenset[str]], list[bool]]:
+def _statements(units: list[Unit], roles: list[str], terms: frozenset[str], stemmer: Stemmer,
+                names_said: bool = False) -> tuple[list[frozenset[str]], list[frozenset[str]], list[bool]]:
     """Per unit: the stems it states in words, the stems of the names its definitions give, and
     whether one of those names is what the question asks about.
 
@@ -306,12 +306,15 @@ def _statements(units: list[Unit], roles: list[str], terms: frozenset[str],
     spans and identifiers. The name a definition gives states what it is ("def chunk_id"
     defines chunk ids), except in tests, fixtures and benchmarks, whose names describe behaviour
     checked elsewhere; and a definition named for what is asked ("def chunk_id" for "how are
-    chunk ids computed") is the thing itself, not talk about it."""
+    chunk ids computed") is the thing itself, not talk about it. When the question asks for a
+    name (`names_said`: "which environment variables…"), the names a sentence gives are what it
+    says: "`CHINVEX_CONTEXTS_ROOT` moves the contexts root" names the variable asked for."""
     naming = _names_of(terms, stemmer)
+    keep = (lambda name: True) if names_said else naming
     authored = [u.kind == "code" and role in ("code", "docs", "config") for u, role in zip(units, roles)]
     said = stemmer.stem_sets([
         _words_only(_code_prose(u.extent or u.text, literals=role in ("code", "docs", "config"))
-                    if u.kind == "code" else u.analysed, keep=naming)
+                    if u.kind == "code" else u.analysed, keep=keep)
         for u, role in zip(units, roles)])
     names = [[name for match in DEFINED.findall(u.text) for name in match if name] if own else []
              for u, own in zip(units, authored)]

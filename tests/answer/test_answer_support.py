@@ -68,6 +68,9 @@ TALK = (
     ("How does hybrid retrieval combine scores?", "manner"),
     ("What did Caroline research?", "thing"),
     ("Did Caroline make the bowl?", "thing"),
+    ("Which environment variables move the indexes folder?", "name"),
+    ("What function blends the scores?", "name"),
+    ("What book did Melanie read?", "thing"),
 ])
 def test_the_kind_of_answer_a_question_expects(question, expects):
     assert analyse_question(question).expects == expects
@@ -396,6 +399,21 @@ def test_a_definition_unit_spans_its_body_and_the_body_lines_stay_units():
     assert (put.line_start, put.line_end) == (4, 5)
     assert any(u.text.startswith("self.rows.append") for u in units)
     assert units[-1].text == "LIMIT = 3" and units[-1].extent == ""
+
+
+def test_a_question_asking_for_a_name_is_answered_by_the_sentence_that_gives_it():
+    """Names in a sentence are usually not statements (a test named after a question says
+    nothing), but when the question asks which variable, they are the answer."""
+    doc = ("## Folders\n\nThe contexts and indexes folders live under the data folder by default.\n\n"
+           "`CHINVEX_CONTEXTS_ROOT` and `CHINVEX_INDEXES_ROOT` move either root.\n")
+    analysis, weights, verdict, stemmer = verdict_for(
+        "Which environment variables move the contexts and indexes folders?", [result(doc, path="README.md")])
+    assert verdict.ok and "CHINVEX_CONTEXTS_ROOT" in verdict.best.unit.text, verdict.best.unit.text
+    assert verdict.best.said == 4  # move; contexts and indexes, which its names give; folders, from its heading
+    from chinvex.answer.answer_types import holds
+
+    assert holds("name", "set `--k` to 20") and holds("name", "see chinvex/retrieval/fusion.py")
+    assert not holds("name", "The contexts folder lives under the data folder.")
 
 
 def test_a_sentence_introducing_a_block_is_answered_with_the_block():
