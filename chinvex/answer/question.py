@@ -26,12 +26,12 @@ _PLACE_NOUNS = frozenset(
     restaurants store stores school schools venue location locations""".split()
 )
 _NAME_NOUNS = frozenset(
-    """environment variable variables setting settings option options flag flags function functions class
-    classes method methods command commands module modules file files key keys field fields table tables
-    column columns parameter parameters argument arguments endpoint endpoints""".split()
+    """environment variable variables flag flags function functions command commands module modules file
+    files parameter parameters endpoint endpoints""".split()
 )
 """A question asking which of these wants a name from the code ("which environment variables…",
-"what function…"): an identifier, a flag, a path."""
+"what function…"): an identifier, a flag, a path. Not nouns that just as often mean something
+else in notes and chats: a class, a table, a key, an option, an argument."""
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
                 "october", "november", "december")
 _PERIOD = re.compile(
