@@ -38,7 +38,7 @@ from chinvex.answer.evidence import Evidence
 from chinvex.answer.question import Question
 from chinvex.answer.roles import grounds, role_of, role_weight
 from chinvex.answer.text import Stemmer, TermWeights
-from chinvex.answer.units import DEFINED, Unit, _same_person, split_evidence
+from chinvex.answer.units import DEFINED, SQL_CREATE, Unit, _same_person, split_evidence
 from chinvex.retrieval.lexical import index_text
 
 MIN_SUPPORT = {"dialogue": 0.35, "prose": 0.45, "code": 0.45}
@@ -71,6 +71,9 @@ its support already counts, and states few of the question's words itself."""
 W_SPECIFIC = 0.3
 W_TYPED = 0.25
 W_PRIOR = 0.3
+AUTHORED_ROLES = frozenset({"code", "docs", "config"})
+"""Files whose words and names are their authors' statements; tests, fixtures and benchmarks
+quote inputs and name behaviour checked elsewhere."""
 W_NAMED = 0.1
 """Bonus of a definition named for what the question asks about (its name's parts are mostly
 the question's terms)."""
@@ -94,7 +97,7 @@ _NAME = re.compile(r"(?<![\w'’])(?:[A-Z][\w'’.-]*[A-Za-z0-9]|[A-Z])(?:\s+[A-
 _IDENTIFIER = re.compile(r"\b(?:[a-z]+_[a-z0-9_]+|[a-z]+[A-Z]\w*|\w+\.\w+\(?\)?|\w+\(\))")
 _CODE_PROSE = re.compile(
     r'#(.*)$|//(.*)$|^\s*--\s(.*)$|/\*(.*?)(?:\*/|\Z)|"""(.*?)(?:"""|\Z)|\'\'\'(.*?)(?:\'\'\'|\Z)|'
-    r'^\s*((?i:create\s+(?:(?:temp|temporary|virtual|unique)\s+)?(?:table|trigger|index|view)\b)[^\n(]*)|'
+    r'^\s*(' + SQL_CREATE + r'[^\n(]*)|'
     r'"([^"\n]{12,})"',
     re.M | re.S)
 """What code says in words: comments, docstrings, the header of a SQL schema statement
@@ -311,9 +314,9 @@ def _statements(units: list[Unit], roles: list[str], terms: frozenset[str], stem
     says: "`CHINVEX_CONTEXTS_ROOT` moves the contexts root" names the variable asked for."""
     naming = _names_of(terms, stemmer)
     keep = (lambda name: True) if names_said else naming
-    authored = [u.kind == "code" and role in ("code", "docs", "config") for u, role in zip(units, roles)]
+    authored = [u.kind == "code" and role in AUTHORED_ROLES for u, role in zip(units, roles)]
     said = stemmer.stem_sets([
-        _words_only(_code_prose(u.extent or u.text, literals=role in ("code", "docs", "config"))
+        _words_only(_code_prose(u.extent or u.text, literals=role in AUTHORED_ROLES)
                     if u.kind == "code" else u.analysed, keep=keep)
         for u, role in zip(units, roles)])
     names = [[name for match in DEFINED.findall(u.text) for name in match if name] if own else []
@@ -359,9 +362,9 @@ def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Cand
         missing = ", ".join(analysis.names)
         return Verdict(False, None, f"No retrieved passage mentions {missing} together with what the "
                                     f"question asks.", [])
-    if analysis.subject and not any(c.on_subject for c in pool):
-        missing = " and ".join(phrase for phrase, _ in analysis.subject)
-        return Verdict(False, None, f"No retrieved passage mentions {missing}.", [])
+    subject = " and ".join(phrase for phrase, _ in analysis.subject)
+    if subject and not any(c.on_subject for c in pool):
+        return Verdict(False, None, f"No retrieved passage mentions {subject}.", [])
     need_said = min(MIN_SAID_TERMS, len(analysis.terms))
     fitting = [c for c in pool if c.about and c.names and c.on_subject and (c.typed or expects not in STRICT_TYPES)
                and (c.kind == "dialogue" or c.said >= need_said)]
@@ -376,8 +379,7 @@ def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Cand
         if rival is not None and rival.support >= MIN_SUPPORT[rival.kind]:
             return Verdict(False, strongest, f"The sources say this about someone other than {who}.", [])
         if any(not c.on_subject and c.own >= MIN_OWN and c.support >= MIN_SUPPORT[c.kind] for c in pool):
-            missing = " and ".join(phrase for phrase, _ in analysis.subject)
-            return Verdict(False, strongest, f"The passages that say this do not mention {missing}.", [])
+            return Verdict(False, strongest, f"The passages that say this do not mention {subject}.", [])
         need = MIN_SUPPORT[strongest.kind] if strongest else MIN_SUPPORT["prose"]
         return Verdict(False, strongest, f"No retrieved passage says what the question asks (the best "
                                          f"covers {have:.0%} of its terms, needs {need:.0%}).", [])

@@ -54,18 +54,19 @@ _FIELD_NAMES = frozenset(
 )
 _CAPITALISED = re.compile(r"\b[A-Z][a-z][\w’'-]*")
 _POSSESSIVE = re.compile(r"['’]s?$")
-_SQL_CREATE = r"(?i:create\s+(?:(?:temp|temporary|virtual|unique)\s+)?(?:table|trigger|index|view)\b)"
+SQL_CREATE = r"(?i:create\s+(?:(?:temp|temporary|virtual|unique)\s+)?(?:table|trigger|index|view)\b)"
 """SQL's definitions: a schema statement defines a table, trigger, index or view by name."""
 _CODE_SIGNATURE = re.compile(
     r"^\s*(?:@\w|(?:async\s+)?def\s|class\s|(?:export\s+)?(?:default\s+)?(?:async\s+)?function\b|"
     r"(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s|func\s|(?:export\s+)?(?:interface|type|enum|struct|"
-    r"trait|impl)\b|(?:public|private|protected|static)\s|" + _SQL_CREATE + ")"
+    r"trait|impl)\b|(?:public|private|protected|static)\s|" + SQL_CREATE + ")"
 )
 DEFINED = re.compile(r"^\s*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
                       r"(?:(?:def|class|fn|func|function|struct|interface|type|enum|trait|impl)\s+(\w+)|"
                       r"(?:const\s+|let\s+|var\s+)?([A-Z][A-Z0-9_]+)\s*(?::[^=\n]+)?=(?!=)|"
-                      + _SQL_CREATE + r"\s+(?i:if\s+not\s+exists\s+)?(\w+))", re.M)
-"""A definition's name: `def`/`class`/`fn`/... NAME, or an upper-case constant assigned."""
+                      + SQL_CREATE + r"\s+(?i:if\s+not\s+exists\s+)?(\w+))", re.M)
+"""A definition's name: `def`/`class`/`fn`/... NAME, an upper-case constant assigned, or the
+table, trigger, index or view a SQL schema statement creates."""
 _OPEN_LITERAL = re.compile(r"^\s*(?:export\s+)?(?:const\s+|let\s+|var\s+)?[A-Za-z_]\w*(?:\s*:\s*[^=]+)?\s*=\s*[\[{(]\s*(?:#.*)?$")
 _COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")
 _DOCSTRING_QUOTES = ('"""', "'''")
