@@ -53,7 +53,9 @@ RELATED_COSINE = {"builtin": 0.3}
 """Per embedder, the raw cosine of the best chunk below which nothing retrieved is about the
 question. Measured for the built-in model: questions about a repository (this one's golden set)
 reach at least 0.37, general-knowledge questions against it at most 0.30, and 3 of LoCoMo's 231
-answerable questions fall below 0.3. Other embedders have other scales and get no such gate."""
+answerable questions fall below 0.3. Other embedders have other scales and get no such gate.
+A sentence that says the question clearly (support of at least `CONFIDENT`) is answered anyway:
+a long chunk's embedding can sit far from a short question one of its turns answers."""
 CONTEXT_SHARE = 0.5
 """What the words around a sentence (previous sentence, the question it replies to, the file or
 heading path) add to its support, relative to its own words."""
@@ -354,9 +356,7 @@ def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Cand
     if not analysis.terms:
         return Verdict(False, None, "The question has no content words to look for.", [])
     cosines = [e.result.scores.vector for e in evidence if e.result.scores.vector is not None]
-    if min_cosine is not None and cosines and max(cosines) < min_cosine:
-        return Verdict(False, None, f"Nothing retrieved is about this question (best similarity "
-                                    f"{max(cosines):.2f} < {min_cosine}).", [])
+    unrelated = min_cosine is not None and bool(cosines) and max(cosines) < min_cosine
     expects = analysis.question.expects
     if analysis.names and not any(c.names for c in pool):
         missing = ", ".join(analysis.names)
@@ -375,6 +375,10 @@ def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Cand
         rival = max((c for c in pool if c.others and not c.about and c.names and c.own >= MIN_OWN),
                     key=lambda c: c.support, default=None)
     who = ", ".join(sorted(analysis.participants))
+    if unrelated and have < CONFIDENT:
+        # Whole chunks far from the question in meaning, and no sentence that clearly says it.
+        return Verdict(False, None, f"Nothing retrieved is about this question (best similarity "
+                                    f"{max(cosines):.2f} < {min_cosine}).", [])
     if strongest is None or have < MIN_SUPPORT[strongest.kind]:
         if rival is not None and rival.support >= MIN_SUPPORT[rival.kind]:
             return Verdict(False, strongest, f"The sources say this about someone other than {who}.", [])

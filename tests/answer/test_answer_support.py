@@ -245,6 +245,13 @@ def test_unrelated_evidence_is_refused_by_its_similarity():
     assert "similarity" not in (kept.reason or "")
 
 
+def test_a_sentence_saying_all_of_it_outweighs_a_low_chunk_similarity():
+    # a long chunk's embedding can sit far from a short question that one of its turns answers
+    _, _, verdict, _ = verdict_for("When did Caroline go to the LGBTQ support group?", [result(TALK, vector=0.12)],
+                                   min_cosine=0.3)
+    assert verdict.ok and "support group" in verdict.best.unit.text, verdict.reason
+
+
 def test_the_kind_of_answer_is_required_where_it_is_specific():
     _, _, verdict, _ = verdict_for("How many kids does Melanie have?",
                                    [result("**[D1:1] Melanie:** My kids love the beach.\n\n**[D1:2] Caroline:** "
