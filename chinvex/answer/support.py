@@ -386,7 +386,7 @@ def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Cand
             return Verdict(False, strongest, f"The passages that say this do not mention {subject}.", [])
         need = MIN_SUPPORT[strongest.kind] if strongest else MIN_SUPPORT["prose"]
         return Verdict(False, strongest, f"No retrieved passage says what the question asks (the best "
-                                         f"covers {have:.0%} of its terms, needs {need:.0%}).", [])
+                                         f"covers {_percent_below(have)} of its terms, needs {need:.0%}).", [])
     if rival is not None and rival.support >= have + CONTRAST and have < CONFIDENT:
         return Verdict(False, strongest, f"The sources say this about someone other than {who} "
                                          f"({rival.support:.0%} vs {have:.0%} of its terms).", [])
@@ -394,6 +394,12 @@ def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Cand
     eligible.sort(key=lambda c: (-c.score, c.unit.chunk, c.unit.order))
     best = eligible[0]
     return Verdict(True, best, None, eligible)
+
+
+def _percent_below(share: float) -> str:
+    """A share as a whole percentage rounded down, so that a share just under a threshold never
+    reads as equal to it ("covers 35%, needs 35%")."""
+    return f"{int(share * 100 + 1e-9)}%"
 
 
 def _timing(question: Question, unit: Unit, item: Evidence,

@@ -457,3 +457,9 @@ def test_a_sql_schema_statement_says_what_it_defines():
     text = compose([verdict.best], terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
                    weights=weights, said_on=lambda c: None).text
     assert text.startswith("`chunks_ad` in `db/schema.sql:5-6`"), text
+
+
+def test_a_refusal_never_reads_as_covering_what_it_needs():
+    from chinvex.answer.support import _percent_below
+
+    assert _percent_below(0.3499) == "34%" and _percent_below(0.35) == "35%" and _percent_below(0.0) == "0%"
