@@ -240,8 +240,10 @@ def _dialogue_units(turns: list[_Turn], chunk: int, speakers: frozenset[str] = f
             if not first and not second and not about and not advice:
                 # "That race sounds great, Mel!" comments on the one addressed, and so does
                 # "Sorry 'bout the accident!" after the other told of an accident; "Started
-                # hitting the gym last week." drops its "I" and is the speaker's.
-                about = set(called) or set(_reacted_to(analysed, turns, i, units)) or {speaker}
+                # hitting the gym last week." drops its "I" and is the speaker's, and so is
+                # "Hey Mel, that roadtrip was insane!": a hello names whom the news is for.
+                addressed = set() if _OPENING.match(sentence) else set(called)
+                about = addressed or set(_reacted_to(analysed, turns, i, units)) or {speaker}
             frozen = frozenset(about)
             units.append(Unit(
                 chunk=chunk, order=len(units), text=sentence, analysed=analysed, kind="dialogue",
@@ -250,6 +252,11 @@ def _dialogue_units(turns: list[_Turn], chunk: int, speakers: frozenset[str] = f
             ))
     return units
 
+
+_OPENING = re.compile(r"^\W*(?:hey|hi|hello|yo|dear|good\s+(?:morning|afternoon|evening)|morning|evening)\b",
+                      re.IGNORECASE)
+"""A sentence opening with a hello: the name after it says whom the speaker talks to, not whom
+the sentence is about."""
 
 _ADVICE = re.compile(
     r"^\W*(?:(?:just|so|and|but|maybe|definitely|really)\s+)?(?:"

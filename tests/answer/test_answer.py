@@ -93,6 +93,18 @@ def test_dialogue_units_know_whom_a_sentence_is_about():
     assert about["Your bowl is lovely."] == ({"caroline"}, False)
 
 
+def test_a_hello_names_whom_the_news_is_for_not_whom_it_is_about():
+    text = ("**[D6:1] Melanie:** Hey Caroline, that roadtrip this past weekend was insane!\n\n"
+            "**[D6:2] Caroline:** Oh no, what happened?\n\n"
+            "**[D6:3] Melanie:** The car broke down twice.\n\n"
+            "**[D6:4] Caroline:** What a trip, Melanie!")
+    _, units = split_evidence([(text, "note", {})])
+    about = {u.text: set(u.about) for u in units}
+    assert about["Hey Caroline, that roadtrip this past weekend was insane!"] == {"melanie"}
+    # a name after a comment still says whom the comment is on
+    assert about["What a trip, Melanie!"] == {"melanie"}
+
+
 def test_a_short_reaction_is_about_what_the_other_just_told():
     text = ("**[D5:1] Melanie:** My son got into an accident last week, he's ok now.\n\n"
             "**[D5:2] Caroline:** Sorry 'bout the accident! Started pottery again last week.\n\n"
