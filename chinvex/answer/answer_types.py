@@ -64,6 +64,12 @@ _CODE_NAME = re.compile(r"`[^`\n]+`|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[a-z]+_[a-z0
 """A name from code: a `code span`, CONSTANT_NAME, snake_case, camelCase, a --flag, a path."""
 
 
+_TITLE = re.compile(r"[\"“*]\s*[A-Z0-9][^\"”*\n]{0,60}?[\"”*]")
+_TITLE_CASE = re.compile(r"(?<!^)(?<![.!?:]\s)\b[A-Z][\w'’]+(?:\s+(?:of|the|and|a|an|in|on|to|for)?\s*[A-Z][\w'’]+)+")
+"""A title as people write one: in quotes or emphasis, opening with a capital ("The Lean Startup"),
+or two or more capitalised words inside a sentence (I'm reading The Lean Startup)."""
+
+
 def holds(expects: str, text: str) -> bool:
     """Does `text` contain something of the kind `expects` (question.Question.expects)?"""
     if expects == "date":
@@ -80,6 +86,8 @@ def holds(expects: str, text: str) -> bool:
         return bool(_PLACE_NOUN.search(text) or _PLACE_NAME.search(text))
     if expects == "name":
         return bool(_CODE_NAME.search(text))
+    if expects == "title":
+        return bool(_TITLE.search(text) or _TITLE_CASE.search(text.strip()))
     if expects == "person":
         return bool(_PERSON_NOUN.search(text) or _NAME.search(text.strip()))
     return True

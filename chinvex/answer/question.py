@@ -32,6 +32,12 @@ _NAME_NOUNS = frozenset(
 """A question asking which of these wants a name from the code ("which environment variables…",
 "what function…"): an identifier, a flag, a path. Not nouns that just as often mean something
 else in notes and chats: a class, a table, a key, an option, an argument."""
+_TITLE_NOUNS = frozenset(
+    """book books novel novels movie movies film films song songs album albums show shows series
+    podcast podcasts poem poems""".split()
+)
+"""A question asking which of these wants a title ("What book is Jon reading?"): people write
+titles in quotes or emphasis, so a sentence holding one names the thing asked for."""
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
                 "october", "november", "december")
 _PERIOD = re.compile(
@@ -55,7 +61,7 @@ class Question:
     yesno (starts with an auxiliary: "Did she...?"), or "topic" (a phrase, not a question)."""
     expects: str
     """date, place, person, number, duration, frequency, reason, manner, name (of something in
-    code: a variable, a function, a flag, a file), or thing."""
+    code: a variable, a function, a flag, a file), title (of a book, a song, a film…), or thing."""
     words: tuple[str, ...]
     """Content words in order (text.content_words)."""
     about_tests: bool
@@ -68,6 +74,8 @@ class Question:
     future: bool = False
     """The question asks about a plan or intention ("When is she planning to...", "going to").
     Otherwise a "when did" question is about something that happened, not something planned."""
+    kind_noun: str = ""
+    """The noun after "what"/"which" that names the kind of answer ("book" in "What book…")."""
 
 
 def analyse_question(text: str) -> Question:
@@ -107,7 +115,12 @@ def analyse_question(text: str) -> Question:
             expects = "name"
         elif noun in _TIME_NOUNS:
             expects = "date"
-    return Question(text=text, wh=wh, expects=expects, words=tuple(content_words(text)),
+        elif noun in _TITLE_NOUNS:
+            expects = "title"
+        kind_noun = noun
+    else:
+        kind_noun = ""
+    return Question(text=text, wh=wh, expects=expects, words=tuple(content_words(text)), kind_noun=kind_noun,
                     about_tests=bool(_TEST_WORDS.search(text)), period=_period(text),
                     how_to=bool(_HOW_TO.search(text)),
                     future=bool(_FUTURE.search(text)))

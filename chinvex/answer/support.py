@@ -85,7 +85,7 @@ W_TENSE = 0.3
 """Penalty for a plan ("we're thinking about going camping") answering what happened, and back."""
 EXPLANATION_WORDS = 6
 """A code unit explains (answers how or why) when its docstring or comments have this many words."""
-STRICT_TYPES = frozenset({"number", "place", "person", "reason", "duration", "frequency"})
+STRICT_TYPES = frozenset({"number", "place", "person", "reason", "duration", "frequency", "title"})
 """Kinds of answer a sentence must hold to answer at all (a date may come from when it was said)."""
 _PLAN = re.compile(r"\b(?:going\s+to|gonna|will|\w+'ll|plan(?:s|ning)?\s+(?:to|on)|thinking\s+(?:about|of)|"
                    r"hop(?:e|ing)\s+to|want\s+to|next\s+(?:week|month|year|weekend)|can't\s+wait|soon|tomorrow)\b",
@@ -251,6 +251,12 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
     chunk_grounds = [grounds(path, item.source_type, tests) for item, path in zip(evidence, paths)]
     roles = [chunk_roles[u.chunk] for u in units]
     said_stems, defined, names_asked = _statements(units, roles, terms, stemmer, names_said=question.expects == "name")
+    if question.expects == "title" and question.kind_noun:
+        # a title names the kind of thing asked for: "I'm reading “The Lean Startup”" says a book
+        kind_stems = stemmer.stems(question.kind_noun) & terms
+        titled = [holds("title", u.text) for u in units]
+        unit_stems = [s | kind_stems if t else s for s, t in zip(unit_stems, titled)]
+        said_stems = [s | kind_stems if t else s for s, t in zip(said_stems, titled)]
     asked = _asked_before(units, unit_stems)
     best_rank = max((item.result.scores.rank for item in evidence), default=0.0) or 1.0
     echo = _normalised(question.text)

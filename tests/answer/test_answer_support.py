@@ -70,7 +70,7 @@ TALK = (
     ("Did Caroline make the bowl?", "thing"),
     ("Which environment variables move the indexes folder?", "name"),
     ("What function blends the scores?", "name"),
-    ("What book did Melanie read?", "thing"),
+    ("What book did Melanie read?", "title"),
 ])
 def test_the_kind_of_answer_a_question_expects(question, expects):
     assert analyse_question(question).expects == expects
@@ -222,10 +222,10 @@ def test_a_definition_named_for_what_is_asked_comes_before_talk_that_mentions_it
 
 
 def test_a_clear_statement_of_the_one_asked_about_is_not_outweighed_by_a_fuller_one_of_another():
-    both = ("**[D3:1] Caroline:** I'm reading a book about painting.\n\n"
-            "**[D3:2] Melanie:** I'm reading a great book about painting landscapes with watercolors.\n\n"
+    both = ("**[D3:1] Caroline:** I'm taking a class about painting.\n\n"
+            "**[D3:2] Melanie:** I'm taking a great class about painting landscapes with watercolors.\n\n"
             "**[D3:3] Caroline:** Cool!")
-    analysis, _, verdict, _ = verdict_for("What book about painting landscapes is Caroline reading?", [result(both)])
+    analysis, _, verdict, _ = verdict_for("What class about painting landscapes is Caroline taking?", [result(both)])
     # Melanie's sentence covers every term, Caroline's most of them: she says it herself
     assert verdict.ok and verdict.best.unit.speaker == "Caroline", verdict.reason
     rival = max((c for c in analysis.candidates if c.unit.speaker == "Melanie"), key=lambda c: c.support)
@@ -463,3 +463,28 @@ def test_a_refusal_never_reads_as_covering_what_it_needs():
     from chinvex.answer.support import _percent_below
 
     assert _percent_below(0.3499) == "34%" and _percent_below(0.35) == "35%" and _percent_below(0.0) == "0%"
+
+
+def test_a_question_for_a_book_or_song_wants_a_title():
+    asked = analyse_question("What book is Jon currently reading?")
+    assert (asked.expects, asked.kind_noun) == ("title", "book")
+    assert analyse_question("Which song motivates Caroline?").expects == "title"
+    assert analyse_question("What dish did she cook?").expects == "thing"
+    from chinvex.answer.answer_types import holds
+
+    assert holds("title", 'I\'m currently reading "The Lean Startup" for tips.')
+    assert holds("title", "I'm reading The Lean Startup right now.")
+    assert not holds("title", "This book I read last year reminds me to pursue my dreams.")
+
+
+READING = ("**[D2:1] Gina:** This book I read last year reminds me to always pursue my dreams!\n\n"
+           "**[D2:2] Jon:** I'm currently reading \"The Lean Startup\" and hoping it'll give me tips.\n\n"
+           "**[D2:3] Gina:** Nice, tell me how it goes!")
+
+
+def test_a_title_names_the_kind_of_thing_asked_for():
+    # Jon's sentence never says "book", yet names one; Gina's says "book" and names none
+    _, _, verdict, _ = verdict_for("What book is Jon currently reading?", [result(READING)])
+    assert verdict.ok and verdict.best.unit.speaker == "Jon", verdict.reason
+    _, _, other, _ = verdict_for("What book is Gina currently reading?", [result(READING)])
+    assert not other.ok
