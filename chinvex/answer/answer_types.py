@@ -70,6 +70,13 @@ _TITLE_CASE = re.compile(r"(?<!^)(?<![.!?:]\s)\b[A-Z][\w'’]+(?:\s+(?:of|the|an
 or two or more capitalised words inside a sentence (I'm reading The Lean Startup)."""
 
 
+def titles(text: str) -> list[str]:
+    """The titles `text` names, as written (without their quotes or emphasis), quoted ones first."""
+    quoted = [m.group(0)[1:-1].strip() for m in _TITLE.finditer(text)]
+    found = quoted or [m.group(0) for m in _TITLE_CASE.finditer(text.strip())]
+    return list(dict.fromkeys(t for t in found if t))
+
+
 def holds(expects: str, text: str) -> bool:
     """Does `text` contain something of the kind `expects` (question.Question.expects)?"""
     if expects == "date":

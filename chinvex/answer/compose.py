@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 
-from chinvex.answer.answer_types import holds
+from chinvex.answer.answer_types import holds, titles
 from chinvex.answer.dates import day_text, resolve
 from chinvex.answer.grounding import cite
 from chinvex.answer.support import Candidate, join_literals, prose_literal
@@ -115,7 +115,8 @@ class Composed:
 def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None,
              asked_about: frozenset[str] = frozenset()) -> str:
     """One answer sentence for a chosen candidate (`text`: its clause, or for code what its
-    docstring says), without its citation. A "when" answer is the date alone. A turn's words
+    docstring says), without its citation. A "when" answer is the date alone, a "what book"
+    answer the titles its clause names. A turn's words
     are prefixed with who said them unless that is the person the question asks about
     (`asked_about`, lower-case): then it goes without saying, and the citation's quote names them."""
     unit = candidate.unit
@@ -124,6 +125,9 @@ def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None
     when = _when(unit.text, expects, said_on)
     if when is not None:
         return when
+    named = titles(text) if expects == "title" else []
+    if named:  # "What book is Jon reading?" is answered by the book; the citation quotes the rest
+        return ", ".join(f"“{t}”" for t in named)
     quoted = f"“{text}”"
     if unit.kind == "dialogue" and unit.speaker and not any(_same_person(unit.speaker.lower(), p) for p in asked_about):
         return f"{unit.speaker}: {quoted}"

@@ -488,3 +488,11 @@ def test_a_title_names_the_kind_of_thing_asked_for():
     assert verdict.ok and verdict.best.unit.speaker == "Jon", verdict.reason
     _, _, other, _ = verdict_for("What book is Gina currently reading?", [result(READING)])
     assert not other.ok
+
+
+def test_a_title_answer_is_the_title_and_its_citation_quotes_the_words():
+    analysis, weights, verdict, stemmer = verdict_for("What book is Jon currently reading?", [result(READING)])
+    composed = compose([verdict.best], terms=analysis.terms, expects="title", stemmer=stemmer, weights=weights,
+                       said_on=lambda c: None, asked_about=analysis.participants)
+    assert composed.text == "“The Lean Startup” [chunk:c00000000000]"
+    assert composed.quotes["c00000000000"].startswith("Jon: “I'm currently reading \"The Lean Startup\"")
