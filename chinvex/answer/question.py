@@ -33,7 +33,7 @@ _NAME_NOUNS = frozenset(
 "what function…"): an identifier, a flag, a path. Not nouns that just as often mean something
 else in notes and chats: a class, a table, a key, an option, an argument."""
 _TITLE_NOUNS = frozenset(
-    """book books novel novels movie movies film films song songs album albums show shows series
+    """book books novel novels movie movies film films song songs album albums show shows
     podcast podcasts poem poems""".split()
 )
 """A question asking which of these wants a title ("What book is Jon reading?"): people write
