@@ -106,9 +106,10 @@ def analyse_question(text: str) -> Question:
         wh, expects = first, "thing"
     elif first in _AUXILIARIES:
         wh, expects = "yesno", "thing"
+    kind_noun = ""
     if expects == "thing":
         asked = re.search(r"\b(?:which|what)\s+(\w+)", low)
-        noun = asked.group(1) if asked else ""
+        noun = kind_noun = asked.group(1) if asked else ""
         if noun in _PLACE_NOUNS:
             expects = "place"
         elif noun in _NAME_NOUNS:
@@ -117,9 +118,6 @@ def analyse_question(text: str) -> Question:
             expects = "date"
         elif noun in _TITLE_NOUNS:
             expects = "title"
-        kind_noun = noun
-    else:
-        kind_noun = ""
     return Question(text=text, wh=wh, expects=expects, words=tuple(content_words(text)), kind_noun=kind_noun,
                     about_tests=bool(_TEST_WORDS.search(text)), period=_period(text),
                     how_to=bool(_HOW_TO.search(text)),
