@@ -125,7 +125,7 @@ def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None
     when = _when(unit.text, expects, said_on)
     if when is not None:
         return when
-    named = titles(text) if expects == "title" else []
+    named = (titles(text) or titles(candidate.preceding or "")) if expects == "title" else []
     if named:  # "What book is Jon reading?" is answered by the book; the citation quotes the rest
         return ", ".join(f"“{t}”" for t in named)
     quoted = f"“{text}”"

@@ -142,6 +142,9 @@ class Candidate:
     others: frozenset[str] = field(default_factory=frozenset)
     following: str | None = None
     """The next sentence of the same turn or paragraph (an answer may go on there)."""
+    preceding: str | None = None
+    """The sentence before it in the same turn or paragraph (the title or date it speaks of may be
+    there: "“Brave” means a lot to me. It's about being courageous.")."""
     said: int = 0
     """How many of the question's terms the sentence states in words (not only in a name)."""
     on_subject: bool = True
@@ -283,13 +286,13 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         specific = min(1.0, sum(sorted((weights.idf(s) for s in new), reverse=True)[:4]) / 6.0)
         near = stems | context | headers[u.chunk]
         has_names = all(ns and ns <= near for ns in name_stems)
+        before = units[i - 1] if i > 0 else None
+        preceding = before.text if before is not None and before.chunk == u.chunk and before.block == u.block else None
         if kind == "code" and question.expects in ("manner", "reason"):
             # how or why something is done is said in words (a docstring, a comment), not in code
             typed = len(_code_prose(u.text, literals=False).split()) >= EXPLANATION_WORDS
         else:
-            typed = holds(question.expects, u.text) or (i > 0 and units[i - 1].block == u.block
-                                                     and units[i - 1].chunk == u.chunk
-                                                         and holds(question.expects, units[i - 1].text))
+            typed = holds(question.expects, u.text) or (preceding is not None and holds(question.expects, preceding))
         timing = _timing(question, u, item, said_on)
         about = ((not participants) or kind != "dialogue" or bool(u.about & participants)) and \
             chunk_grounds[u.chunk]
@@ -298,7 +301,7 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         nxt = units[i + 1] if i + 1 < len(units) else None
         following = nxt.text if nxt is not None and nxt.chunk == u.chunk and nxt.block == u.block else None
         candidate = Candidate(u, item, kind, support, own, specific, typed, about, has_names, prior,
-                              others=others, following=following, said=len(terms & said),
+                              others=others, following=following, preceding=preceding, said=len(terms & said),
                               on_subject=on_subject[u.chunk])
         candidate.score = chunk_weight[u.chunk] * (
             support + W_SPECIFIC * specific + W_TYPED * typed + W_PRIOR * prior + W_NAMED * names_asked[i]) + timing

@@ -496,3 +496,15 @@ def test_a_title_answer_is_the_title_and_its_citation_quotes_the_words():
                        said_on=lambda c: None, asked_about=analysis.participants)
     assert composed.text == "“The Lean Startup” [chunk:c00000000000]"
     assert composed.quotes["c00000000000"].startswith("Jon: “I'm currently reading \"The Lean Startup\"")
+
+
+def test_a_title_answer_may_come_from_the_sentence_before():
+    talk = ("**[D5:1] Melanie:** Which song do you love?\n\n"
+            "**[D5:2] Caroline:** \"Brave\" by Sara Bareilles has a lot of significance for me. "
+            "It's about being courageous and fighting for what's right.\n\n"
+            "**[D5:3] Melanie:** Love it!")
+    analysis, weights, verdict, stemmer = verdict_for("Which song motivates Caroline to be courageous?", [result(talk)])
+    assert verdict.ok, verdict.reason
+    composed = compose([verdict.best], terms=analysis.terms, expects="title", stemmer=stemmer, weights=weights,
+                       said_on=lambda c: None, asked_about=analysis.participants)
+    assert composed.text == "“Brave” [chunk:c00000000000]", composed.text

