@@ -51,6 +51,9 @@ _PLACE_NOUN = re.compile(
     re.IGNORECASE,
 )
 _PLACE_NAME = re.compile(r"\b(?:in|at|to|from|near|visit(?:ed|ing)?|around)\s+(?:the\s+)?[A-Z]")
+_SPOT = re.compile(r"\b(?:in|inside|under|behind|beneath|next\s+to)\s+(?:my|his|her|their|our|your|the)\s+"
+                   r"(?!(?:life|lives|way|end|past|future|meantime|morning|evening|afternoon|night|day|week|"
+                   r"weekend|month|year|moment|mood|process|beginning|middle|first|last|same)\b)[a-z]+")
 _PERSON_NOUN = re.compile(
     r"\b(?:mom|mum|dad|mother|father|parents?|sister|brother|siblings?|friends?|buddy|kids?|son|daughter|"
     r"children|husband|wife|partner|boyfriend|girlfriend|grandma|grandpa|grandmother|grandfather|mentor|"
@@ -90,7 +93,7 @@ def holds(expects: str, text: str) -> bool:
     if expects == "reason":
         return bool(REASON.search(text))
     if expects == "place":
-        return bool(_PLACE_NOUN.search(text) or _PLACE_NAME.search(text))
+        return bool(_PLACE_NOUN.search(text) or _PLACE_NAME.search(text) or _SPOT.search(text))
     if expects == "name":
         return bool(_CODE_NAME.search(text))
     if expects == "title":

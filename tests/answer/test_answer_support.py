@@ -508,3 +508,13 @@ def test_a_title_answer_may_come_from_the_sentence_before():
     composed = compose([verdict.best], terms=analysis.terms, expects="title", stemmer=stemmer, weights=weights,
                        said_on=lambda c: None, asked_about=analysis.participants)
     assert composed.text == "“Brave” [chunk:c00000000000]", composed.text
+
+
+def test_a_where_answer_may_be_a_spot_not_a_named_place():
+    from chinvex.answer.answer_types import holds
+
+    assert holds("place", "He hid his bone in my slipper once!")
+    assert holds("place", "The keys were under the sofa.")
+    # time and abstractions after "in my/the" are not places
+    assert not holds("place", "It was the best moment in my life.")
+    assert not holds("place", "We talked in the morning.")
