@@ -101,7 +101,17 @@ def _cap(text: str, limit: int = 0) -> str:
     limit = limit or MAX_CLAUSE_WORDS
     words = text.split()
     text = " ".join(words[:limit]) + ("…" if len(words) > limit else "")
-    return text.rstrip(" ,;:") 
+    return _unbracketed(text.rstrip(" ,;:"))
+
+
+def _unbracketed(text: str) -> str:
+    """Without a bracket its clause was cut from: "a photo of a sunset]" is the end of "[shares an
+    image: a photo of a sunset]", and the answer shows the caption, not half of its brackets."""
+    if text.endswith("]") and text.count("[") < text.count("]"):
+        text = text[:-1].rstrip()
+    if text.startswith("[") and text.count("[") > text.count("]"):
+        text = text[1:].lstrip()
+    return text
 
 
 @dataclass

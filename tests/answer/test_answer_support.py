@@ -518,3 +518,14 @@ def test_a_where_answer_may_be_a_spot_not_a_named_place():
     # time and abstractions after "in my/the" are not places
     assert not holds("place", "It was the best moment in my life.")
     assert not holds("place", "We talked in the morning.")
+
+
+def test_a_caption_is_shown_without_the_bracket_its_clause_was_cut_from():
+    talk = ("**[D7:1] Caroline:** How was the weekend?\n\n"
+            "**[D7:2] Melanie:** Great! [shares an image: a photo of a painting of a sunset over a lake]\n\n"
+            "**[D7:3] Caroline:** Wow!")
+    analysis, weights, verdict, stemmer = verdict_for("What did Melanie paint over the lake?", [result(talk)])
+    assert verdict.ok, verdict.reason
+    composed = compose([verdict.best], terms=analysis.terms, expects="thing", stemmer=stemmer, weights=weights,
+                       said_on=lambda c: None, asked_about=analysis.participants)
+    assert "sunset over a lake" in composed.text and "]" not in composed.text.split("[chunk:")[0], composed.text
