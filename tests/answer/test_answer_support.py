@@ -40,6 +40,14 @@ def verdict_for(question: str, results: list[SearchResult], said_on: date | None
     return analysis, weights, judge(analysis, evidence, min_cosine=min_cosine), stemmer
 
 
+def answered(question: str, talk: str):
+    """The composed answer from the best sentence of `talk` (which must answer `question`)."""
+    analysis, weights, verdict, stemmer = verdict_for(question, [result(talk)])
+    assert verdict.ok, verdict.reason
+    return compose([verdict.best], terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
+                   weights=weights, said_on=lambda c: None, asked_about=analysis.participants)
+
+
 TALK = (
     "**[D1:1] Caroline:** Hey Mel! Good to see you!\n\n"
     "**[D1:2] Melanie:** Hey Caroline! I'm swamped with the kids & work.\n\n"
@@ -491,9 +499,7 @@ def test_a_title_names_the_kind_of_thing_asked_for():
 
 
 def test_a_title_answer_is_the_title_and_its_citation_quotes_the_words():
-    analysis, weights, verdict, stemmer = verdict_for("What book is Jon currently reading?", [result(READING)])
-    composed = compose([verdict.best], terms=analysis.terms, expects="title", stemmer=stemmer, weights=weights,
-                       said_on=lambda c: None, asked_about=analysis.participants)
+    composed = answered("What book is Jon currently reading?", READING)
     assert composed.text == "“The Lean Startup” [chunk:c00000000000]"
     assert composed.quotes["c00000000000"].startswith("Jon: “I'm currently reading \"The Lean Startup\"")
 
@@ -503,10 +509,7 @@ def test_a_title_answer_may_come_from_the_sentence_before():
             "**[D5:2] Caroline:** \"Brave\" by Sara Bareilles has a lot of significance for me. "
             "It's about being courageous and fighting for what's right.\n\n"
             "**[D5:3] Melanie:** Love it!")
-    analysis, weights, verdict, stemmer = verdict_for("Which song motivates Caroline to be courageous?", [result(talk)])
-    assert verdict.ok, verdict.reason
-    composed = compose([verdict.best], terms=analysis.terms, expects="title", stemmer=stemmer, weights=weights,
-                       said_on=lambda c: None, asked_about=analysis.participants)
+    composed = answered("Which song motivates Caroline to be courageous?", talk)
     assert composed.text == "“Brave” [chunk:c00000000000]", composed.text
 
 
@@ -524,8 +527,5 @@ def test_a_caption_is_shown_without_the_bracket_its_clause_was_cut_from():
     talk = ("**[D7:1] Caroline:** How was the weekend?\n\n"
             "**[D7:2] Melanie:** Great! [shares an image: a photo of a painting of a sunset over a lake]\n\n"
             "**[D7:3] Caroline:** Wow!")
-    analysis, weights, verdict, stemmer = verdict_for("What did Melanie paint over the lake?", [result(talk)])
-    assert verdict.ok, verdict.reason
-    composed = compose([verdict.best], terms=analysis.terms, expects="thing", stemmer=stemmer, weights=weights,
-                       said_on=lambda c: None, asked_about=analysis.participants)
+    composed = answered("What did Melanie paint over the lake?", talk)
     assert "sunset over a lake" in composed.text and "]" not in composed.text.split("[chunk:")[0], composed.text
