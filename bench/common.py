@@ -117,3 +117,24 @@ def print_figures(title: str, figures: list[Figure]) -> None:
     print(f"== {title}")
     for figure in figures:
         print("  " + figure.line())
+
+
+def embedded_texts(db: Path) -> list[str]:
+    """The distinct texts an index's chunks were embedded from (chunking.embed_text, in chunk
+    order): what a raw-embedder timing must embed to compare with that index's ingest (the
+    pipeline embeds each distinct text once, so duplicates would flatter it)."""
+    import json
+    import sqlite3
+
+    from chinvex.chunking import embed_text
+    from chinvex.models import Chunk
+
+    conn = sqlite3.connect(db)
+    try:
+        rows = conn.execute("SELECT chunk_id, doc_id, chunk_index, text, char_start, char_end, line_start, "
+                            "line_end, metadata_json FROM chunks ORDER BY rowid").fetchall()
+    finally:
+        conn.close()
+    return list(dict.fromkeys(embed_text(Chunk(
+        chunk_id=r[0], doc_id=r[1], chunk_index=r[2], text=r[3], char_start=r[4], char_end=r[5],
+        line_start=r[6], line_end=r[7], metadata=json.loads(r[8]))) for r in rows))

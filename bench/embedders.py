@@ -22,11 +22,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sqlite3
 import time
 from pathlib import Path
 
-from common import REPO, Figure, print_figures
+from common import REPO, Figure, embedded_texts, print_figures
 from evalsets import DATA, add_data_argument
 from quality import SETS, _cli, evaluate, prepare
 
@@ -71,19 +70,10 @@ def prepare_with(provider: str, name: str, roots: list[Path], include: str) -> t
 def raw_rate(home: Path, name: str, provider: str) -> tuple[float, int]:
     """Chunks/s of the raw embedder on an evenly spaced sample of the index's distinct embedded
     texts (what the pipeline embeds: chunking.embed_text), model loaded outside the timing."""
-    from chinvex.chunking import embed_text
     from chinvex.embedding.factory import make_embedder
-    from chinvex.models import Chunk, EmbeddingConfig
+    from chinvex.models import EmbeddingConfig
 
-    conn = sqlite3.connect(home / "indexes" / name / "hybrid.db")
-    try:
-        rows = conn.execute("SELECT chunk_id, doc_id, chunk_index, text, char_start, char_end, line_start, "
-                            "line_end, metadata_json FROM chunks ORDER BY rowid").fetchall()
-    finally:
-        conn.close()
-    texts = list(dict.fromkeys(embed_text(Chunk(
-        chunk_id=r[0], doc_id=r[1], chunk_index=r[2], text=r[3], char_start=r[4], char_end=r[5],
-        line_start=r[6], line_end=r[7], metadata=json.loads(r[8]))) for r in rows))
+    texts = embedded_texts(home / "indexes" / name / "hybrid.db")
     step = max(1, len(texts) // RAW_SAMPLE)
     sample = texts[::step][:RAW_SAMPLE]
     embedder = make_embedder(EmbeddingConfig(provider=provider))

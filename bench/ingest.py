@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import CHINVEX, REPO, Figure, print_figures, run_chinvex_measured
+from common import CHINVEX, REPO, Figure, embedded_texts, print_figures, run_chinvex_measured
 
 OUT = REPO / "bench" / "out" / "ingest"
 LARGE_TREE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages" / "anthropic"
@@ -53,22 +53,9 @@ def full_ingest() -> tuple[list[Figure], Path]:
 
     # The same texts through the raw embedder, in this process, model already loaded.
     os.environ["CHINVEX_HOME"] = str(home)
-    import sqlite3
-
-    from chinvex.chunking import embed_text
     from chinvex.embedding.factory import make_embedder
-    from chinvex.models import Chunk
 
-    conn = sqlite3.connect(home / "indexes" / "self" / "hybrid.db")
-    texts = []
-    for row in conn.execute("SELECT chunk_id, doc_id, chunk_index, text, char_start, char_end, "
-                            "line_start, line_end, metadata_json FROM chunks"):
-        chunk = Chunk(chunk_id=row[0], doc_id=row[1], chunk_index=row[2], text=row[3], char_start=row[4],
-                      char_end=row[5], line_start=row[6], line_end=row[7], metadata=json.loads(row[8]))
-        texts.append(embed_text(chunk))
-    # The pipeline embeds each distinct text once (vectors are reused by embed hash): the raw
-    # figure must embed the same set, or duplicates would flatter the overhead.
-    texts = list(dict.fromkeys(texts))
+    texts = embedded_texts(home / "indexes" / "self" / "hybrid.db")
     if len(texts) != chunks:
         print(f"note: {len(texts)} distinct texts stored, the ingest embedded {chunks}", file=sys.stderr)
     embedder = make_embedder(None)
