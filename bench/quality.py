@@ -90,16 +90,30 @@ def prepare(name: str, roots: list[Path], include: str = "--note-root") -> Path:
     """The context `name` over `roots` (`include` is the `chinvex context create` option that
     adds them), created once and ingested (incrementally after the first time)."""
     home = OUT / name / "home"
-    if not (home / "contexts" / name / "context.json").exists():
+    build_context(home, name, roots, include)
+    return home
+
+
+def build_context(home: Path, name: str, roots: list[Path], include: str,
+                  embedding: dict | None = None) -> tuple[float, int]:
+    """Create the context under `home` once (with `embedding` written into its context.json, as
+    a user sets it) and ingest it; returns the ingest's seconds and the chunks it embedded."""
+    context_file = home / "contexts" / name / "context.json"
+    if not context_file.exists():
         args = ["context", "create", name]
         for root in roots:
             args += [include, str(root)]
         _cli(home, *args)
+        if embedding is not None:
+            config = json.loads(context_file.read_text(encoding="utf-8"))
+            config["embedding"] = embedding
+            context_file.write_text(json.dumps(config, indent=2), encoding="utf-8")
     started = time.perf_counter()
     summary = _cli(home, "ingest", "--context", name)
-    print(f"  {name}: ingest {summary['sources']['indexed']} sources, {summary['chunks']['embedded']} chunks "
-          f"embedded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-    return home
+    seconds, embedded = time.perf_counter() - started, summary["chunks"]["embedded"]
+    print(f"  {name}: ingest {summary['sources']['indexed']} sources, {embedded} chunks "
+          f"embedded in {seconds:.0f} s", file=sys.stderr)
+    return seconds, embedded
 
 
 def evaluate(home: Path, name: str, golden: Path, k: int = 10) -> dict[str, dict]:
