@@ -97,7 +97,7 @@ def holds(expects: str, text: str) -> bool:
     if expects == "name":
         return bool(_CODE_NAME.search(text))
     if expects == "title":
-        return bool(_TITLE.search(text) or _TITLE_CASE.search(text.strip()))
+        return bool(titles(text))
     if expects == "person":
         return bool(_PERSON_NOUN.search(text) or _NAME.search(text.strip()))
     return True

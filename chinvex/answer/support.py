@@ -254,12 +254,12 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
     chunk_grounds = [grounds(path, item.source_type, tests) for item, path in zip(evidence, paths)]
     roles = [chunk_roles[u.chunk] for u in units]
     said_stems, defined, names_asked = _statements(units, roles, terms, stemmer, names_said=question.expects == "name")
+    holding = [holds(question.expects, u.text) for u in units]  # the kind of answer asked for
     if question.expects == "title" and question.kind_noun:
         # a title names the kind of thing asked for: "I'm reading “The Lean Startup”" says a book
         kind_stems = stemmer.stems(question.kind_noun) & terms
-        titled = [holds("title", u.text) for u in units]
-        unit_stems = [s | kind_stems if t else s for s, t in zip(unit_stems, titled)]
-        said_stems = [s | kind_stems if t else s for s, t in zip(said_stems, titled)]
+        unit_stems = [s | kind_stems if t else s for s, t in zip(unit_stems, holding)]
+        said_stems = [s | kind_stems if t else s for s, t in zip(said_stems, holding)]
     asked = _asked_before(units, unit_stems)
     best_rank = max((item.result.scores.rank for item in evidence), default=0.0) or 1.0
     echo = _normalised(question.text)
@@ -286,13 +286,13 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         specific = min(1.0, sum(sorted((weights.idf(s) for s in new), reverse=True)[:4]) / 6.0)
         near = stems | context | headers[u.chunk]
         has_names = all(ns and ns <= near for ns in name_stems)
-        before = units[i - 1] if i > 0 else None
-        preceding = before.text if before is not None and before.chunk == u.chunk and before.block == u.block else None
+        same_turn = i > 0 and units[i - 1].chunk == u.chunk and units[i - 1].block == u.block
+        preceding = units[i - 1].text if same_turn else None
         if kind == "code" and question.expects in ("manner", "reason"):
             # how or why something is done is said in words (a docstring, a comment), not in code
             typed = len(_code_prose(u.text, literals=False).split()) >= EXPLANATION_WORDS
         else:
-            typed = holds(question.expects, u.text) or (preceding is not None and holds(question.expects, preceding))
+            typed = holding[i] or (same_turn and holding[i - 1])
         timing = _timing(question, u, item, said_on)
         about = ((not participants) or kind != "dialogue" or bool(u.about & participants)) and \
             chunk_grounds[u.chunk]
