@@ -140,8 +140,9 @@ GRID = {
     # at 0.4, LoCoMo 0.846 at 0.5, both within 0.005 of 0.6), and the grounded-answer gate was
     # calibrated on the seed's ranking (a base of 0.5 cost 0.03 of LoCoMo adversarial refusals).
     "base": [0.6],
-    "natural_code": [0.0, -0.1, -0.2, -0.3, -0.35, -0.4, -0.45, -0.5, -0.55],
-    "identifier": [0.0, 0.2],
+    "natural_code": [0.0, -0.2, -0.3, -0.35, -0.4, -0.5],
+    "identifier": [0.0, 0.1, 0.2],
+    "lexical_peak": [0.0, 0.25, 0.5, 0.75, 1.0],
 }
 """Parameters of fusion.fts_share searched when fitting (see its docstring)."""
 
@@ -151,8 +152,10 @@ def grid() -> list[dict[str, float]]:
     return [dict(zip(keys, values)) for values in itertools.product(*(GRID[k] for k in keys))]
 
 
-FTS_ONLY = {"base": 1.0, "natural_code": 0.0, "identifier": 0.0}
-VECTOR_ONLY = {"base": 0.0, "natural_code": 0.0, "identifier": 0.0}
+FIXED = {"natural_code": 0.0, "identifier": 0.0, "lexical_peak": 0.0}
+"""No adaptation: the share is the base alone."""
+FTS_ONLY = {"base": 1.0, **FIXED}
+VECTOR_ONLY = {"base": 0.0, **FIXED}
 
 
 def fit(parts: list[tuple[list[dict], str]]) -> dict[str, float]:
@@ -177,7 +180,7 @@ def evaluate(names: list[str]) -> list[dict]:
     rows = []
     for name, data in sets.items():
         qs, metric = data["queries"], data["metric"]
-        fixed = max((score(qs, metric, {"base": b, "natural_code": 0.0, "identifier": 0.0}), b)
+        fixed = max((score(qs, metric, {"base": b, **FIXED}), b)
                     for b in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7))
         others = [(sets[o]["queries"], sets[o]["metric"]) for o in sets if o != name]
         loso_params = fit(others) if others else None
@@ -189,7 +192,7 @@ def evaluate(names: list[str]) -> list[dict]:
         rows.append({
             "set": name, "label": SETS[name].label, "metric": metric, "questions": len(qs),
             "fts": score(qs, metric, FTS_ONLY), "vector": score(qs, metric, VECTOR_ONLY),
-            "seed": score(qs, metric, {"base": 0.6, "natural_code": 0.0, "identifier": 0.0}),
+            "seed": score(qs, metric, {"base": 0.6, **FIXED}),
             "fixed": fixed[0], "fixed_share": fixed[1], "default": score(qs, metric, None),
             "loso": score(qs, metric, loso_params) if loso_params else None, "loso_params": loso_params,
             "cv5": sum(v * n for v, n in folds) / sum(n for _, n in folds),
@@ -217,12 +220,13 @@ def run(quick: bool = False, data: Path = DATA) -> list:
             figures.append(Figure(f"{title}: fitted without this set (leave-one-set-out)", row["loso"], "",
                                   note=str(row["loso_params"])))
         figures.append(Figure(f"{title}: 5-fold cross-validation", row["cv5"], ""))
-    from chinvex.retrieval.fusion import SHARE_BASE, SHARE_IDENTIFIER, SHARE_NATURAL_CODE
+    from chinvex.retrieval.fusion import SHARE_BASE, SHARE_IDENTIFIER, SHARE_LEXICAL_PEAK, SHARE_NATURAL_CODE
 
     fitted = fit([(load(n)["queries"], load(n)["metric"]) for n in names])
     figures.append(Figure("rule fitted on every visible set", None, "",
                           note=f"{fitted}; chinvex's defaults: base {SHARE_BASE}, natural_code "
-                               f"{SHARE_NATURAL_CODE}, identifier {SHARE_IDENTIFIER}"))
+                               f"{SHARE_NATURAL_CODE}, identifier {SHARE_IDENTIFIER}, lexical_peak "
+                               f"{SHARE_LEXICAL_PEAK}"))
     return figures
 
 

@@ -2,13 +2,13 @@
 
 Each candidate's lexical (BM25) and vector (cosine) scores are min-max normalised over the
 query's candidate set, blended (the seed's 0.6 x lexical + 0.4 x vector; by default the
-lexical share adapts to the query, see `fts_share`: lower when plain words meet code, higher
-when the query names code), and multiplied by the weight of the source type and, for a
-repository file, the weight of its role (chinvex.retrieval.roles: the implementation and its
-docs over tests, fixtures and benchmark output). Normalising first
-matters: BM25 is unbounded and cosine lives in [-1, 1], so a blend of raw scores would let
-BM25's scale decide and make the weights meaningless. Blended = relevance only; the weights are
-applied after, as priors. Pure functions, no I/O.
+lexical share adapts to the query, see `fts_share`: lower when plain words meet code or when
+the lexical scores are a plateau, higher when the query names code), and multiplied by the
+weight of the source type and, for a repository file, the weight of its role
+(chinvex.retrieval.roles: the implementation and its docs over tests, fixtures and benchmark
+output). Normalising first matters: BM25 is unbounded and cosine lives in [-1, 1], so a blend
+of raw scores would let BM25's scale decide and make the weights meaningless. Blended =
+relevance only; the weights are applied after, as priors. Pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -62,20 +62,49 @@ class QuerySignals:
     """The query names code (it holds an identifier): the lexical leg finds exact names."""
     code_share: float
     """Share of the candidates that are code chunks: natural-language words meet code."""
+    lexical_peak: float = 0.5
+    """How far the lexical leg's best candidates stand out (`lexical_peak`), in [0, 1]; 0.5
+    (PLATEAU) changes nothing."""
+
+
+PEAK_DEPTH = 10
+"""The lexical peak compares the best BM25 score with the one this many places below it: the
+depth a reader looks at."""
+
+PLATEAU = 0.5
+"""A lexical peak below this is a plateau (the top ten span less than half of the lexical
+scores' range) and lowers the lexical share; also the value when the peak cannot be measured."""
+
+
+def lexical_peak(candidates: Sequence[Candidate], depth: int = PEAK_DEPTH) -> float:
+    """(best − the `depth`-th next) / (best − worst) of the candidates' BM25 scores.
+
+    Near 1: a few chunks share far more of the query's rare words than the rest, and BM25's
+    order is informative. Near 0: the top of the lexical list is a plateau of chunks matching the
+    same common words about equally (typical of plain words over code, or of a vague question).
+    Min-max normalisation stretches whatever range there is to [0, 1], so on a plateau it turns
+    small, mostly accidental BM25 differences into full-scale ones; that is what the share
+    corrects for. Scale-free, so it means the same on any corpus."""
+    scores = sorted((c.fts for c in candidates if c.fts is not None), reverse=True)
+    if len(scores) <= depth or scores[0] == scores[-1]:
+        return PLATEAU
+    return (scores[0] - scores[depth]) / (scores[0] - scores[-1])
 
 
 def query_signals(query: str, candidates: Sequence[Candidate]) -> QuerySignals:
     code = sum(1 for c in candidates if c.kind == "code")
-    return QuerySignals(bool(_IDENTIFIER.search(query)), code / len(candidates) if candidates else 0.0)
+    return QuerySignals(bool(_IDENTIFIER.search(query)), code / len(candidates) if candidates else 0.0,
+                        lexical_peak(candidates))
 
 
 SHARE_BASE = FTS_WEIGHT
 SHARE_NATURAL_CODE = -0.35
-SHARE_IDENTIFIER = 0.2
+SHARE_IDENTIFIER = 0.1
+SHARE_LEXICAL_PEAK = 0.5
 
 
 def fts_share(signals: QuerySignals, base: float = SHARE_BASE, natural_code: float = SHARE_NATURAL_CODE,
-              identifier: float = SHARE_IDENTIFIER) -> float:
+              identifier: float = SHARE_IDENTIFIER, lexical_peak: float = SHARE_LEXICAL_PEAK) -> float:
     """The lexical leg's weight in the blend for this query (the vector leg gets the rest).
 
     The seed's 0.6 is right where the question and the corpus share words (notes, chats,
@@ -83,11 +112,15 @@ def fts_share(signals: QuerySignals, base: float = SHARE_BASE, natural_code: flo
     where the question says "check if a file exists", so BM25 ranks on the few words that do
     occur (often in the wrong function) while the embedding matches meaning. The share therefore
     moves toward the vector leg in proportion to how much of the candidate set is code, unless
-    the question itself names code. Fitted on the visible sets with cross-validation
+    the question itself names code. It also falls when the lexical scores are a plateau
+    (`signals.lexical_peak` below PLATEAU), in proportion to how flat they are. It does not rise
+    when the best matches stand out: min-max normalisation already gives a standout its full
+    lexical score and the rest little. Fitted on the visible sets with cross-validation
     (bench/tune_fusion.py, ARCHITECTURE "Retrieval")."""
     share = base + (0.0 if signals.identifier else natural_code * signals.code_share)
     if signals.identifier:
         share += identifier
+    share += lexical_peak * min(0.0, signals.lexical_peak - PLATEAU)
     return min(0.95, max(0.05, share))
 
 

@@ -9,8 +9,9 @@ import json
 
 import pytest
 
-from chinvex.retrieval.fusion import (SHARE_BASE, SHARE_IDENTIFIER, SHARE_NATURAL_CODE, Candidate, QuerySignals,
-                                      fts_share, fuse, query_signals)
+from chinvex.retrieval.fusion import (PEAK_DEPTH, PLATEAU, SHARE_BASE, SHARE_IDENTIFIER, SHARE_LEXICAL_PEAK,
+                                      SHARE_NATURAL_CODE, Candidate, QuerySignals, fts_share, fuse, lexical_peak,
+                                      query_signals)
 from helpers import assert_no_traceback, run_cli, run_cli_in_process
 
 
@@ -44,6 +45,41 @@ def test_share_moves_to_the_vector_leg_as_plain_words_meet_code():
     assert named == pytest.approx(SHARE_BASE + SHARE_IDENTIFIER) and named > prose
     assert fts_share(QuerySignals(False, 1.0), base=0.1, natural_code=-1.0) == 0.05  # clipped
     assert fts_share(QuerySignals(True, 0.0), base=0.9, identifier=0.5) == 0.95
+
+
+def scored(*fts: float | None) -> list[Candidate]:
+    return [cand(f"c{i}", "text", fts=f, vector=0.5) for i, f in enumerate(fts)]
+
+
+def test_lexical_peak_is_how_far_the_best_bm25_scores_stand_out():
+    # One chunk far above a long tail: BM25's order is informative.
+    standout = scored(20.0, 18.0, *[2.0 - 0.1 * i for i in range(PEAK_DEPTH + 2)])
+    # Many chunks matching the same common words about equally: a plateau.
+    plateau = scored(*[5.0 - 0.01 * i for i in range(PEAK_DEPTH + 1)], 1.0)
+    assert lexical_peak(standout) > 0.8
+    assert lexical_peak(plateau) < 0.05
+    assert 0.0 <= lexical_peak(plateau) < PLATEAU < lexical_peak(standout) <= 1.0
+    # Chunks without a lexical score (vector-only, no query word) do not count.
+    assert lexical_peak(plateau + scored(None, None)) == lexical_peak(plateau)
+
+
+def test_lexical_peak_changes_nothing_when_it_cannot_be_measured():
+    assert lexical_peak(scored(*[9.0 - i for i in range(PEAK_DEPTH)])) == PLATEAU  # too few scores
+    assert lexical_peak(scored(*[3.0] * (PEAK_DEPTH + 5))) == PLATEAU  # all equal
+    assert lexical_peak([]) == PLATEAU
+    assert fts_share(QuerySignals(identifier=False, code_share=0.0, lexical_peak=PLATEAU)) == pytest.approx(SHARE_BASE)
+
+
+def test_a_plateau_lowers_the_lexical_share_and_a_standout_leaves_it():
+    standout = fts_share(QuerySignals(identifier=False, code_share=0.0, lexical_peak=1.0))
+    plateau = fts_share(QuerySignals(identifier=False, code_share=0.0, lexical_peak=0.0))
+    flatter = fts_share(QuerySignals(identifier=False, code_share=0.0, lexical_peak=0.25))
+    # Min-max already gives a standout its full lexical score: no extra weight on top.
+    assert standout == pytest.approx(SHARE_BASE)
+    assert plateau == pytest.approx(SHARE_BASE - SHARE_LEXICAL_PEAK * PLATEAU)
+    assert plateau < flatter < SHARE_BASE
+    code_plateau = fts_share(QuerySignals(identifier=False, code_share=1.0, lexical_peak=0.0))
+    assert code_plateau < plateau and code_plateau >= 0.05
 
 
 def test_code_share_counts_code_chunks_among_the_candidates():
@@ -114,3 +150,30 @@ def test_the_seed_blend_is_a_setting(indexed):
         assert bad.code != 0 and "fusion" in bad.stderr and "context.json" in bad.stderr
     finally:
         path.write_text(original)
+
+
+@pytest.fixture(scope="module")
+def notes_index(tmp_path_factory):
+    base = tmp_path_factory.mktemp("peak")
+    notes = base / "notes"
+    notes.mkdir()
+    for i in range(PEAK_DEPTH + 6):
+        (notes / f"day{i:02d}.md").write_text(f"# Day {i}\n\nThe deployment checklist for the server was reviewed.\n")
+    (notes / "zoo.md").write_text("# Zoo\n\nThe zebra enclosure needs a deployment of new fences.\n")
+    env = {"CHINVEX_HOME": str(base / "home")}
+    assert run_cli_in_process("context", "create", "Peak", "--note-root", str(notes), env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "Peak", env=env).code == 0
+    return env
+
+
+def test_a_plateau_of_equal_lexical_matches_leans_on_the_vector_leg(notes_index):
+    def share(query: str) -> float:
+        result = run_cli("search", "--context", "Peak", query, "--json", env=notes_index)
+        assert_no_traceback(result)
+        assert result.code == 0, result
+        return result.json["stats"]["fts_share"]
+
+    # Every note matches "deployment checklist server" about equally: BM25's order says little.
+    assert share("deployment checklist server") < SHARE_BASE
+    # "zebra" is in one note only: that match stands far above the rest, the share stays.
+    assert share("zebra deployment") == pytest.approx(SHARE_BASE)
