@@ -54,7 +54,7 @@ from chinvex.retrieval import filters
 from chinvex.retrieval.coverage import VectorCoverage
 from chinvex.retrieval.fusion import fuse
 from chinvex.retrieval.lexical import query_terms
-from chinvex.retrieval.lexical_leg import LexicalPlan, fts_leg, fts_scores_for
+from chinvex.retrieval.lexical_leg import LexicalLeg, LexicalPlan, fts_leg, fts_scores_for
 from chinvex.retrieval.request import (GLOBAL_CONTEXT, MAX_K, InvalidFilterError, Mode, RetrievalError,
                                        SearchRequest)
 from chinvex.retrieval.results import (Hit, candidate_of, fts_share_for, overall_mode, passes_filters, result_rows,
@@ -300,6 +300,7 @@ class Searcher:
         # both legs search only that (no post-filter over-fetch that loses deep matches).
         allowed = allowed_for(h.conn, req.filter, h.config.name) if req.filter.narrows_documents else None
 
+        leg: LexicalLeg | None = None
         lexical: LexicalPlan | None = None
         lexical_hits: list[tuple[str, float]] = []
         cosines: dict[str, float] = {}
@@ -307,7 +308,8 @@ class Searcher:
         if req.mode in ("hybrid", "vector"):
             self._embed_ahead(h, req, query_vectors)
         if req.mode in ("hybrid", "fts"):
-            lexical, lexical_hits = fts_leg(h.conn, req, fts_depth, allowed)
+            leg = fts_leg(h.conn, req, fts_depth, allowed)
+            lexical, lexical_hits = leg.plan, leg.hits
         if req.mode in ("hybrid", "vector"):
             vec = self._vector_leg(h, req, warnings, query_vectors, vec_depth, allowed)
             if vec is not None:
@@ -328,7 +330,8 @@ class Searcher:
                 for rank, (cid, sim) in enumerate(vec, start=1):
                     hits[cid] = Hit(config.name, cid, vector=sim, vector_rank=rank)
         if req.mode == "vector" and "vector" not in legs:  # no vectors: answer from FTS
-            lexical, lexical_hits = fts_leg(h.conn, req, fts_depth, allowed)
+            leg = fts_leg(h.conn, req, fts_depth, allowed)
+            lexical, lexical_hits = leg.plan, leg.hits
         if lexical is not None:
             legs.add("fts")
             for cid, score in lexical_hits:
@@ -338,10 +341,10 @@ class Searcher:
                     hit.vector = cosines[cid]
         for hit in hits.values():
             hit.lexical = lexical
-        if req.complete_scores and legs == {"fts", "vector"} and lexical is not None:
+        if req.complete_scores and legs == {"fts", "vector"} and leg is not None:
             # Vector-only candidates that do match the query's terms (just below the FTS cut).
             missing_fts = [cid for cid, hit in hits.items() if hit.fts is None]
-            for cid, score in fts_scores_for(h.conn, lexical, missing_fts):
+            for cid, score in fts_scores_for(h.conn, leg, missing_fts):
                 hits[cid].fts = score
         mode = "hybrid" if legs == {"fts", "vector"} else ("fts" if "fts" in legs else "vector")
         counted = self._coverage(h, vector_leg_ran=vec is not None) if req.mode != "fts" else None

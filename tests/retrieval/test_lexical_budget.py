@@ -79,3 +79,32 @@ def test_pruned_candidates_keep_their_exact_bm25(index, monkeypatch, mode):
     assert top.explain["fts"]["candidate_terms"] == ["lantern", "eviction"]
     assert "rarer terms" in top.explain["why"]
     assert "candidate_terms" not in exact.results[0].explain["fts"]
+
+
+@pytest.mark.parametrize("budget", [None, 8])
+def test_kept_scores_equal_what_fts5_gives_for_the_same_chunks(index, monkeypatch, budget):
+    """A bounded plan keeps every candidate's BM25 (LexicalLeg.scores); the vector-only
+    candidates' scores looked up there are the ones FTS5 computes for them on request."""
+    import sqlite3
+
+    from chinvex.retrieval.lexical_leg import LexicalLeg, fts_leg, fts_scores_for
+    from chinvex.retrieval.search import SearchRequest
+
+    conn = sqlite3.connect(index / "indexes" / "B" / "hybrid.db")
+    try:
+        req = SearchRequest(query="lantern cache sweep eviction table", k=5, fts_budget=budget,
+                            fts_count_cap=budget)
+        leg = fts_leg(conn, req, depth=5)
+        assert leg.scores is not None and leg.plan.bounded
+        assert bool(leg.plan.common) is (budget is not None)
+        every = [row[0] for row in conn.execute("SELECT chunk_id FROM chunks ORDER BY chunk_id")]
+        kept = dict(fts_scores_for(conn, leg, every))
+        asked = dict(fts_scores_for(conn, LexicalLeg(leg.plan, leg.hits), every))
+        assert kept.keys() == asked.keys() and len(kept) >= 4
+        for chunk_id, score in asked.items():
+            assert kept[chunk_id] == pytest.approx(score, rel=1e-12, abs=1e-12)
+        # The leg's hits are the best of the kept scores (ties are broken by rowid).
+        assert [score for _, score in leg.hits] == sorted(kept.values(), reverse=True)[:5]
+        assert all(kept[cid] == score for cid, score in leg.hits)
+    finally:
+        conn.close()
