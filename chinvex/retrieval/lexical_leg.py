@@ -6,13 +6,15 @@ by every term, exactly (see LexicalPlan.candidate_expression). Every ordering en
 tie-break, so the depth cut never depends on the order rows came in.
 
 When the plan's counts show that its candidates fit the budget and no filter applies (the usual
-case), the leg scores every candidate at once and keeps the scores (`LexicalLeg.scores`): the
-vector-only candidates' BM25 is then looked up instead of asked of FTS5 again. Each FTS5
-statement that ranks with bm25() first walks every query term's whole match list to count it,
-so at 100k chunks that second round cost 3-9 ms a search."""
+case), the leg fetches every candidate's score at once and keeps them (`LexicalLeg.scores`): the
+vector-only candidates' BM25 is then looked up (a pruned query still subtracts its rare terms'
+second count, one statement) instead of asked of FTS5 again. Each FTS5 statement that ranks
+with bm25() first walks every query term's whole match list to count it, so at 100k chunks that
+second round cost 3-9 ms a search."""
 
 from __future__ import annotations
 
+import heapq
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
@@ -92,8 +94,9 @@ class LexicalLeg:
     hits: list[tuple[str, float]]
     """The BM25 top `depth` as (chunk id, score), best first."""
     scores: dict[int, float] | None = None
-    """Exact BM25 of every candidate by FTS rowid, when the leg scored them all (a bounded plan,
-    no filter); None otherwise. A chunk missing from it matches none of the candidate terms."""
+    """Every candidate's score under `plan.candidate_expression` (the rare terms counted twice
+    when the plan is pruned) by FTS rowid, when the leg scored them all (a bounded plan, no
+    filter); None otherwise. A chunk missing from it matches none of the candidate terms."""
 
 
 def fts_leg(conn: sqlite3.Connection, req: SearchRequest, depth: int,
@@ -104,37 +107,32 @@ def fts_leg(conn: sqlite3.Connection, req: SearchRequest, depth: int,
     lexical = lexical_plan(conn, req)
     if lexical.expression is None or (allowed is not None and not allowed.doc_ids):
         return LexicalLeg(lexical, [])
-    if lexical.bounded and allowed is None and not req.source_types:
-        scores = every_candidate_scored(conn, lexical)
-        best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:depth]
-        names = chunk_ids_of(conn, [rowid for rowid, _ in best])
-        return LexicalLeg(lexical, [(names[rowid], score) for rowid, score in best if rowid in names], scores)
     # A pruned query ranks its candidates with the rare terms counted twice: a pool twice the
     # depth, then exact BM25 (see LexicalPlan.candidate_expression) decides.
-    pool = ranked_matches(conn, req, lexical.candidate_expression or "", 2 * depth if lexical.common else depth,
-                   allowed)
-    scores = without_doubled_rare(conn, lexical, dict(pool))
-    # Equal BM25 scores (a text indexed twice) are ordered by rowid, here and in the SQL that
-    # chose the pool, so the depth cut never depends on the order rows came in.
+    size = 2 * depth if lexical.common else depth
+    if lexical.bounded and allowed is None and not req.source_types:
+        # Every candidate's score at once, kept for the completion step (fts_scores_for).
+        every = all_matches(conn, lexical.candidate_expression or "")
+        pool = dict(heapq.nsmallest(size, every.items(), key=lambda item: (-item[1], item[0])))
+        return LexicalLeg(lexical, top(conn, lexical, pool, depth), every)
+    pool = ranked_matches(conn, req, lexical.candidate_expression or "", size, allowed)
+    return LexicalLeg(lexical, top(conn, lexical, dict(pool), depth))
+
+
+def top(conn: sqlite3.Connection, lexical: LexicalPlan, pool: dict[int, float],
+        depth: int) -> list[tuple[str, float]]:
+    """The best `depth` of a pool scored under the candidate expression, by exact BM25, as
+    (chunk id, score). Equal BM25 scores (a text indexed twice) are ordered by rowid, here and
+    where the pool was chosen, so the depth cut never depends on the order rows came in."""
+    scores = without_doubled_rare(conn, lexical, pool)
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:depth]
     names = chunk_ids_of(conn, [rowid for rowid, _ in ranked])
-    return LexicalLeg(lexical, [(names[rowid], score) for rowid, score in ranked if rowid in names])
-
-
-def every_candidate_scored(conn: sqlite3.Connection, lexical: LexicalPlan) -> dict[int, float]:
-    """Exact BM25 of every chunk matching the plan's candidate terms: the candidate expression's
-    score less the rare terms' second count (see LexicalPlan.candidate_expression; both match the
-    same rows, the chunks holding a rare term). No ORDER BY: SQLite would sort what Python sorts
-    anyway, and a bounded plan returns at most the budget's rows."""
-    doubled = all_matches(conn, lexical.candidate_expression or "")
-    if not lexical.common:
-        return doubled
-    rare = all_matches(conn, lexical.rare_expression or "")
-    return {rowid: score - rare.get(rowid, 0.0) for rowid, score in doubled.items()}
+    return [(names[rowid], score) for rowid, score in ranked if rowid in names]
 
 
 def all_matches(conn: sqlite3.Connection, expression: str) -> dict[int, float]:
-    """-bm25 of `expression` for every row matching it."""
+    """-bm25 of `expression` for every row matching it. No ORDER BY: SQLite would sort what
+    Python sorts anyway, and a bounded plan returns at most the budget's rows."""
     try:
         rows = conn.execute("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?",
                             (expression,)).fetchall()
@@ -229,7 +227,8 @@ def fts_scores_for(conn: sqlite3.Connection, leg: LexicalLeg,
     if not names:
         return []
     if leg.scores is not None:
-        return [(name, leg.scores[rowid]) for rowid, name in names.items() if rowid in leg.scores]
+        known = {rowid: leg.scores[rowid] for rowid in names if rowid in leg.scores}
+        return [(names[rowid], score) for rowid, score in without_doubled_rare(conn, lexical, known).items()]
     candidates = bm25_of(conn, lexical.candidate_expression or "", list(names))
     scores = without_doubled_rare(conn, lexical, candidates)
     return [(names[rowid], score) for rowid, score in scores.items() if rowid in names]
