@@ -16,7 +16,7 @@ import orjson
 from chinvex.models import ContextConfig, Freshness, Range, Scores, SearchResult
 from chinvex.retrieval import filters
 from chinvex.retrieval.filters import SearchFilter
-from chinvex.retrieval.fusion import FTS_WEIGHT, Candidate, fts_share, query_signals
+from chinvex.retrieval.fusion import FTS_WEIGHT, PLATEAU, Candidate, QuerySignals, fts_share, query_signals
 from chinvex.retrieval.lexical_leg import LexicalPlan
 from chinvex.retrieval.request import GLOBAL_CONTEXT, SearchRequest
 from chinvex.retrieval.roles import role_of
@@ -106,16 +106,19 @@ def freshness(row: dict[str, Any]) -> Freshness:
     return Freshness(indexed_at=indexed_at)
 
 
-def fts_share_for(req: SearchRequest, configs: Sequence[ContextConfig], candidates: list[Candidate]) -> float:
+def fts_share_for(req: SearchRequest, configs: Sequence[ContextConfig],
+                  candidates: list[Candidate]) -> tuple[float, QuerySignals | None]:
     """The lexical leg's weight in this query's blend: the seed's 0.6, or adapted to the query
-    and its candidates (fusion.fts_share)."""
+    and its candidates (fusion.fts_share); with the signals it was adapted to (None: seed)."""
     fusion = req.fusion or next((c.retrieval.fusion for c in configs if c.retrieval), "adaptive")
     if fusion == "seed":
-        return FTS_WEIGHT
-    return fts_share(query_signals(req.query, candidates))
+        return FTS_WEIGHT, None
+    signals = query_signals(req.query, candidates)
+    return fts_share(signals), signals
 
 
-def explain(hit: Hit, item: Any, row: dict[str, Any], terms: list[str], share: float) -> dict[str, Any]:
+def explain(hit: Hit, item: Any, row: dict[str, Any], terms: list[str], share: float,
+            signals: QuerySignals | None = None) -> dict[str, Any]:
     haystack = (row.get("search_text") or row["text"]).lower()
     matched = [t for t in terms if re.search(r"(?<!\w)" + re.escape(t), haystack)]
     reasons = []
@@ -125,6 +128,13 @@ def explain(hit: Hit, item: Any, row: dict[str, Any], terms: list[str], share: f
         reasons.append(f"vector neighbour #{hit.vector_rank} (cosine {hit.vector:.3f})")
     fts: dict[str, Any] = {"raw_bm25": hit.fts, "normalized": item.fts_norm, "weight": round(share, 6),
                            "matched_terms": matched}
+    if signals is not None:
+        # What set the share (fusion.fts_share): the same for every result of the query.
+        fts["share_signals"] = {"names_code": signals.identifier, "code_share": round(signals.code_share, 3),
+                                "lexical_peak": round(signals.lexical_peak, 3)}
+        if signals.lexical_peak < PLATEAU:
+            reasons.append(f"the query's BM25 scores were a plateau (peak {signals.lexical_peak:.2f}): "
+                           "lexical weight lowered")
     if hit.lexical is not None and hit.lexical.common:
         fts["candidate_terms"] = hit.lexical.rare
         reasons.append("lexical candidates were chunks with one of the rarer terms "
@@ -148,7 +158,7 @@ def explain(hit: Hit, item: Any, row: dict[str, Any], terms: list[str], share: f
 
 
 def search_result(position: int, hit: Hit, item: Any, row: dict[str, Any], terms: list[str] | None,
-                  share: float) -> SearchResult:
+                  share: float, signals: QuerySignals | None = None) -> SearchResult:
     """One fused hit as the search returns it: its scores, its row, its freshness, and with
     `terms` (`--explain`) why it ranks where it does."""
     scores = Scores(fts=hit.fts, vector=hit.vector, fts_norm=round(item.fts_norm, 6),
@@ -160,7 +170,7 @@ def search_result(position: int, hit: Hit, item: Any, row: dict[str, Any], terms
         range=Range(char_start=row["char_start"], char_end=row["char_end"],
                     line_start=row["line_start"], line_end=row["line_end"]),
         updated_at=row["updated_at"], scores=scores, metadata=row["metadata"], freshness=freshness(row),
-        explain=explain(hit, item, row, terms, share) if terms is not None else None,
+        explain=explain(hit, item, row, terms, share, signals) if terms is not None else None,
         scope="global" if hit.context == GLOBAL_CONTEXT else "project",
     )
 

@@ -242,14 +242,15 @@ class Searcher:
                          role_tables[hit.context] if req.role_priors else None, asks_about_tests)
             for hit in hits
         ]
-        share = fts_share_for(req, configs, candidates)
+        share, signals = fts_share_for(req, configs, candidates)
         by_key = {f"{hit.context}\x00{hit.chunk_id}": hit for hit in hits}
         fused = fuse(candidates, weights, fts_weight=share)[: req.k]
         terms = query_terms(req.query) if req.explain else None
         results = []
         for position, item in enumerate(fused, start=1):
             hit = by_key[item.candidate.key]
-            results.append(search_result(position, hit, item, meta[(hit.context, hit.chunk_id)], terms, share))
+            results.append(search_result(position, hit, item, meta[(hit.context, hit.chunk_id)], terms, share,
+                                         signals))
         mode = overall_mode(modes)
         covered = coverage.total(coverages)
         stats = SearchStats(

@@ -177,3 +177,19 @@ def test_a_plateau_of_equal_lexical_matches_leans_on_the_vector_leg(notes_index)
     assert share("deployment checklist server") < SHARE_BASE
     # "zebra" is in one note only: that match stands far above the rest, the share stays.
     assert share("zebra deployment") == pytest.approx(SHARE_BASE)
+
+
+def test_explain_shows_what_set_the_share(notes_index):
+    def explained(query: str) -> dict:
+        result = run_cli("search", "--context", "Peak", query, "--explain", "--json", env=notes_index)
+        assert result.code == 0, result
+        return result.json["results"][0]["explain"]
+
+    flat = explained("deployment checklist server")
+    signals = flat["fts"]["share_signals"]
+    assert signals["lexical_peak"] < PLATEAU and signals["code_share"] == 0 and signals["names_code"] is False
+    assert "plateau" in flat["why"]
+    assert flat["fts"]["weight"] == pytest.approx(SHARE_BASE - SHARE_LEXICAL_PEAK * (PLATEAU - signals["lexical_peak"]),
+                                                  abs=1e-3)
+    standout = explained("zebra deployment")
+    assert standout["fts"]["share_signals"]["lexical_peak"] > PLATEAU and "plateau" not in standout["why"]
