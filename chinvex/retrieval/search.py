@@ -61,7 +61,7 @@ from chinvex.retrieval.results import (Hit, candidate_of, fts_share_for, overall
                                        search_result)
 from chinvex.retrieval.roles import about_tests
 from chinvex.retrieval.scope import Allowed, allowed_for, fel_passing, read_snapshot
-from chinvex.retrieval.vector_leg import filtered_neighbours, neighbours
+from chinvex.retrieval.vector_leg import filtered_neighbours, is_small, nearest, neighbours
 from chinvex.storage import db
 
 __all__ = ["GLOBAL_CONTEXT", "MAX_K", "InvalidFilterError", "Mode", "RetrievalError", "SearchRequest", "Searcher",
@@ -133,6 +133,22 @@ def _embed_pool() -> ThreadPoolExecutor:
 
 def _resolved(value: Any) -> Any:
     return value.result() if isinstance(value, Future) else value
+
+
+def _embed_and_search(embedder: Any, query: str, vector: Future, store: Any, depth: int,
+                      source_types: Sequence[str] | None,
+                      small: bool) -> tuple[list[tuple[str, float]], dict[str, Any]]:
+    """The worker's part of a warm unfiltered vector leg (Searcher._embed_ahead): the query's
+    embedding (published on `vector` as soon as it exists, for other contexts and for the exact
+    cosines), its neighbours, and their stored vectors."""
+    try:
+        embedded = embedder.embed_query(query)
+    except BaseException as exc:
+        vector.set_exception(exc)
+        raise
+    vector.set_result(embedded)
+    found = nearest(store, embedded, depth, source_types, small=small)
+    return found, store.embeddings([cid for cid, _ in found])
 
 
 class Searcher:
@@ -306,20 +322,23 @@ class Searcher:
         lexical_hits: list[tuple[str, float]] = []
         cosines: dict[str, float] = {}
         vec: list[tuple[str, float]] | None = None
+        ahead: Future | None = None
+        prefetched: dict[str, Any] = {}
         if req.mode in ("hybrid", "vector"):
-            self._embed_ahead(h, req, query_vectors)
+            ahead = self._embed_ahead(h, req, query_vectors, vec_depth, allowed)
         if req.mode in ("hybrid", "fts"):
             leg = fts_leg(h.conn, req, fts_depth, allowed)
             lexical, lexical_hits = leg.plan, leg.hits
         if req.mode in ("hybrid", "vector"):
-            vec = self._vector_leg(h, req, warnings, query_vectors, vec_depth, allowed)
+            vec = self._vector_leg(h, req, warnings, query_vectors, vec_depth, allowed, ahead,
+                                   prefetched)
             if vec is not None:
                 # Lexical-only candidates get their true cosine too (score completion), from the
                 # same fetch of stored vectors.
                 complete = req.complete_scores and lexical is not None
                 try:
                     vec, cosines = self._exact_cosines(
-                        h, vec, [cid for cid, _ in lexical_hits] if complete else [], query_vectors)
+                        h, vec, [cid for cid, _ in lexical_hits] if complete else [], query_vectors, prefetched)
                 except StorageError as exc:
                     # The vectors cannot be read consistently: answer from FTS alone rather than
                     # mixing exact and approximate scores.
@@ -387,11 +406,18 @@ class Searcher:
         h.counted_coverage = (state, found)
         return found
 
-    def _embed_ahead(self, h: _ContextHandle, req: SearchRequest, query_vectors: dict[str, Any]) -> None:
+    def _embed_ahead(self, h: _ContextHandle, req: SearchRequest, query_vectors: dict[str, Any],
+                     depth: int, allowed: Allowed | None) -> Future | None:
         """Embed the query on a worker thread while the lexical leg runs. ONNX Runtime and SQLite
-        both release the GIL, so on two cores the two overlap: the embedding is ~10 ms of a warm
+        both release the GIL, so on two cores the two overlap: the embedding is ~5-10 ms of a warm
         search, and in a cold process the model loads while the FTS leg and Chroma's import run.
         Anything that fails here is left to the vector leg, which reports it.
+
+        When the context's store is already open (a warm searcher) and no filter narrows the
+        search, the worker goes on with the neighbour search and fetches the neighbours' stored
+        vectors, which touch the store only (the size check that decides exhaustive or
+        approximate is read here, on the search's connection); returns that job, whose result
+        the vector leg takes instead of searching itself. Its failures reach the vector leg too.
 
         Only the built-in embedder, local CPU work that overlaps well; an Ollama embedding is a
         request to a server (retried with back-off when it is down), made only once the vector
@@ -405,38 +431,53 @@ class Searcher:
         try:
             embedder = self.embedder(h.config)
         except ChinvexError:
-            return
+            return None
         if not embedder.name.startswith("builtin:"):
-            return
+            return None
         if embedder.name in query_vectors or db.get_meta(h.conn, "embedder") != embedder.name:
-            return
+            return None
         from chinvex.heavy_imports import EMBEDDER_STACK, load
 
         try:
             load(*EMBEDDER_STACK)
         except ImportError:
-            return
-        query_vectors[embedder.name] = _embed_pool().submit(embedder.embed_query, req.query)
+            return None
+        store = h.store if allowed is None and h.store_checked else None
+        if store is None:
+            query_vectors[embedder.name] = _embed_pool().submit(embedder.embed_query, req.query)
+            return None
+        vector: Future = Future()
+        query_vectors[embedder.name] = vector
+        return _embed_pool().submit(_embed_and_search, embedder, req.query, vector, store, depth,
+                                    req.source_types, is_small(h.conn))
 
     def _exact_cosines(self, h: _ContextHandle, neighbours: list[tuple[str, float]], extra: list[str],
-                       query_vectors: dict[str, Any]) -> tuple[list[tuple[str, float]], dict[str, float]]:
+                       query_vectors: dict[str, Any], prefetched: dict[str, Any] | None = None,
+                       ) -> tuple[list[tuple[str, float]], dict[str, float]]:
         """The vector leg's neighbours re-scored from their stored vectors (chinvex.retrieval.exact),
         best first, and the cosines of `extra` candidates (the lexical leg's) from the same
-        fetch. The approximate index only chooses the neighbours; every cosine in a result then
-        comes from one formula whichever leg found it, identical in every process. A neighbour
-        whose vector is gone by now keeps the store's score."""
+        fetch (less the vectors `prefetched` holds already, see _embed_ahead). The approximate
+        index only chooses the neighbours; every cosine in a result then comes from one formula
+        whichever leg found it, identical in every process. A neighbour whose vector is gone by
+        now keeps the store's score."""
         embedder_name = db.get_meta(h.conn, "embedder")
         query = _resolved(query_vectors.get(embedder_name or ""))
         store = h.store
         if query is None or store is None:
             return exact.ranked(dict(neighbours)), {}
         ids = list(dict.fromkeys([cid for cid, _ in neighbours] + list(extra)))
-        scores = exact.scored(query, store.embeddings(ids))
+        known = prefetched or {}
+        vectors = {cid: known[cid] for cid in ids if cid in known}
+        missing = [cid for cid in ids if cid not in known]
+        if missing:
+            vectors.update(store.embeddings(missing))
+        scores = exact.scored(query, {cid: vectors[cid] for cid in ids if cid in vectors})
         return exact.ranked({cid: scores.get(cid, sim) for cid, sim in neighbours}), scores
 
     def _vector_leg(self, h: _ContextHandle, req: SearchRequest, warnings: list[str],
-                    query_vectors: dict[str, Any], depth: int,
-                    allowed: Allowed | None = None) -> list[tuple[str, float]] | None:
+                    query_vectors: dict[str, Any], depth: int, allowed: Allowed | None = None,
+                    ahead: Future | None = None,
+                    prefetched: dict[str, Any] | None = None) -> list[tuple[str, float]] | None:
         name = h.config.name
         stored = db.get_meta(h.conn, "embedder")
         try:
@@ -462,7 +503,11 @@ class Searcher:
             if embedder.name not in query_vectors:
                 query_vectors[embedder.name] = embedder.embed_query(req.query)
             vector = query_vectors[embedder.name] = _resolved(query_vectors[embedder.name])
-            if allowed is None:
+            if ahead is not None and store is h.store:
+                found, vectors = ahead.result()
+                if prefetched is not None:
+                    prefetched.update(vectors)
+            elif allowed is None:
                 found = neighbours(h.conn, store, vector, depth, req.source_types)
             else:
                 found = filtered_neighbours(h.conn, store, vector, depth, req.filter, allowed)

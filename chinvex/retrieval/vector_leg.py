@@ -35,8 +35,20 @@ def neighbours(conn: sqlite3.Connection, store: Any, vector: Any, depth: int,
     """The nearest chunks, best first. An index of at most EXHAUSTIVE_LIMIT chunks is searched
     exhaustively (the same answer from any store holding the same vectors) and its top `depth`
     plus RESCORE_MARGIN are returned for exact rescoring; a larger one through the approximate
-    graph, its top `depth`. The count stops at the limit (never a scan of a large table)."""
-    small = conn.execute("SELECT 1 FROM chunks LIMIT 1 OFFSET ?", (EXHAUSTIVE_LIMIT,)).fetchone() is None
+    graph, its top `depth`."""
+    return nearest(store, vector, depth, source_types, small=is_small(conn))
+
+
+def is_small(conn: sqlite3.Connection) -> bool:
+    """At most EXHAUSTIVE_LIMIT chunks. The count stops at the limit (never a scan of a large
+    table)."""
+    return conn.execute("SELECT 1 FROM chunks LIMIT 1 OFFSET ?", (EXHAUSTIVE_LIMIT,)).fetchone() is None
+
+
+def nearest(store: Any, vector: Any, depth: int, source_types: Sequence[str] | None, *,
+            small: bool) -> list[tuple[str, float]]:
+    """`neighbours` once the index's size is known: touches the store only, so it may run on a
+    worker thread while the connection serves the lexical leg."""
     if not small or depth >= EXHAUSTIVE_LIMIT:
         return store.query(vector, depth, source_types=source_types)
     return store.query(vector, EXHAUSTIVE_LIMIT, source_types=source_types)[:depth + RESCORE_MARGIN]

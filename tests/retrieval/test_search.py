@@ -112,6 +112,70 @@ def test_first_in_process_search_of_a_fresh_interpreter_is_hybrid(corpus):
         assert json.loads(proc.stdout) == {"mode": "hybrid", "warnings": []}
 
 
+def _warm_searcher(corpus, monkeypatch):
+    from chinvex.registry import Registry
+    from chinvex.retrieval.search import Searcher
+
+    monkeypatch.setenv("CHINVEX_HOME", str(corpus["home"]))
+    return Searcher(), [Registry().resolve("Main")]
+
+
+def _ranking(response):
+    return [(r.chunk_id, r.scores.fts, r.scores.vector, r.scores.rank) for r in response.results]
+
+
+def test_a_warm_search_runs_the_neighbour_search_beside_the_lexical_leg(corpus, monkeypatch):
+    """Once a searcher has the store open, an unfiltered search hands the neighbour search to
+    the embedding worker (search._embed_and_search); its results are the cold path's, exactly."""
+    import chinvex.retrieval.search as search_module
+    from chinvex.retrieval.search import SearchRequest
+
+    calls = []
+    real = search_module._embed_and_search
+    monkeypatch.setattr(search_module, "_embed_and_search", lambda *a: calls.append(a[1]) or real(*a))
+    searcher, configs = _warm_searcher(corpus, monkeypatch)
+    try:
+        request = SearchRequest(query="retry with backoff between failures", k=5)
+        cold = searcher.search(configs, request)
+        assert calls == []  # the store was not open yet
+        store = searcher.handle(configs[0]).store
+        queried = []
+        real_query = store.query
+        monkeypatch.setattr(store, "query", lambda *a, **kw: queried.append(1) or real_query(*a, **kw))
+        warm = searcher.search(configs, request)
+        assert calls == [request.query] and len(queried) == 1  # the worker's search is the one used
+        assert warm.stats.mode == "hybrid" and not warm.stats.warnings
+        assert _ranking(warm) == _ranking(cold)
+        # A filtered search keeps the neighbour search where the filter can narrow it.
+        filtered = searcher.search(configs, SearchRequest(query=request.query, k=5, source_types=["repo"]))
+        assert calls == [request.query, request.query] and filtered.stats.mode == "hybrid"
+        searcher.search(configs, SearchRequest(query=request.query, k=5, path_glob="retry*"))
+        assert len(calls) == 2
+    finally:
+        searcher.close()
+
+
+def test_a_failing_neighbour_search_on_the_worker_falls_back_to_fts(corpus, monkeypatch):
+    from chinvex.errors import StorageError
+    from chinvex.retrieval.search import SearchRequest
+
+    searcher, configs = _warm_searcher(corpus, monkeypatch)
+    try:
+        request = SearchRequest(query="retry with backoff between failures", k=5)
+        searcher.search(configs, request)
+        store = searcher.handle(configs[0]).store
+
+        def broken(*args, **kwargs):
+            raise StorageError("chroma: the collection is unreadable")
+
+        monkeypatch.setattr(store, "query", broken)
+        response = searcher.search(configs, request)
+        assert response.stats.mode == "fts" and response.results
+        assert any("vector search failed" in w and "unreadable" in w for w in response.stats.warnings)
+    finally:
+        searcher.close()
+
+
 def test_weights_come_from_context_json(corpus):
     """Editing `weights` in context.json, as a user would, reorders the same equal match."""
     path = corpus["home"] / "contexts" / "Main" / "context.json"
