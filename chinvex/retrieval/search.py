@@ -503,7 +503,7 @@ class Searcher:
             if embedder.name not in query_vectors:
                 query_vectors[embedder.name] = embedder.embed_query(req.query)
             vector = query_vectors[embedder.name] = _resolved(query_vectors[embedder.name])
-            if ahead is not None and store is h.store:
+            if ahead is not None:
                 found, vectors = ahead.result()
                 if prefetched is not None:
                     prefetched.update(vectors)
