@@ -54,7 +54,7 @@ from chinvex.retrieval import filters
 from chinvex.retrieval.coverage import VectorCoverage
 from chinvex.retrieval.fusion import fuse
 from chinvex.retrieval.lexical import query_terms
-from chinvex.retrieval.lexical_leg import LexicalLeg, LexicalPlan, fts_leg, fts_scores_for
+from chinvex.retrieval.lexical_leg import LexicalLeg, fts_leg, fts_scores_for
 from chinvex.retrieval.request import (GLOBAL_CONTEXT, MAX_K, InvalidFilterError, Mode, RetrievalError,
                                        SearchRequest)
 from chinvex.retrieval.results import (Hit, candidate_of, fts_share_for, overall_mode, passes_filters, result_rows,
@@ -318,8 +318,6 @@ class Searcher:
         allowed = allowed_for(h.conn, req.filter, h.config.name) if req.filter.narrows_documents else None
 
         leg: LexicalLeg | None = None
-        lexical: LexicalPlan | None = None
-        lexical_hits: list[tuple[str, float]] = []
         cosines: dict[str, float] = {}
         vec: list[tuple[str, float]] | None = None
         ahead: Future | None = None
@@ -328,17 +326,15 @@ class Searcher:
             ahead = self._embed_ahead(h, req, query_vectors, vec_depth, allowed)
         if req.mode in ("hybrid", "fts"):
             leg = fts_leg(h.conn, req, fts_depth, allowed)
-            lexical, lexical_hits = leg.plan, leg.hits
         if req.mode in ("hybrid", "vector"):
             vec = self._vector_leg(h, req, warnings, query_vectors, vec_depth, allowed, ahead,
                                    prefetched)
             if vec is not None:
                 # Lexical-only candidates get their true cosine too (score completion), from the
                 # same fetch of stored vectors.
-                complete = req.complete_scores and lexical is not None
+                extra = [cid for cid, _ in leg.hits] if req.complete_scores and leg is not None else []
                 try:
-                    vec, cosines = self._exact_cosines(
-                        h, vec, [cid for cid, _ in lexical_hits] if complete else [], query_vectors, prefetched)
+                    vec, cosines = self._exact_cosines(h, vec, extra, query_vectors, prefetched)
                 except StorageError as exc:
                     # The vectors cannot be read consistently: answer from FTS alone rather than
                     # mixing exact and approximate scores.
@@ -351,16 +347,15 @@ class Searcher:
                     hits[cid] = Hit(config.name, cid, vector=sim, vector_rank=rank)
         if req.mode == "vector" and "vector" not in legs:  # no vectors: answer from FTS
             leg = fts_leg(h.conn, req, fts_depth, allowed)
-            lexical, lexical_hits = leg.plan, leg.hits
-        if lexical is not None:
+        if leg is not None:
             legs.add("fts")
-            for cid, score in lexical_hits:
+            for cid, score in leg.hits:
                 hit = hits.setdefault(cid, Hit(config.name, cid))
                 hit.fts = score
                 if hit.vector is None and cid in cosines:
                     hit.vector = cosines[cid]
         for hit in hits.values():
-            hit.lexical = lexical
+            hit.lexical = leg.plan if leg is not None else None
         if req.complete_scores and legs == {"fts", "vector"} and leg is not None:
             # Vector-only candidates that do match the query's terms (just below the FTS cut).
             missing_fts = [cid for cid, hit in hits.items() if hit.fts is None]
@@ -471,7 +466,7 @@ class Searcher:
         missing = [cid for cid in ids if cid not in known]
         if missing:
             vectors.update(store.embeddings(missing))
-        scores = exact.scored(query, {cid: vectors[cid] for cid in ids if cid in vectors})
+        scores = exact.scored(query, vectors)
         return exact.ranked({cid: scores.get(cid, sim) for cid, sim in neighbours}), scores
 
     def _vector_leg(self, h: _ContextHandle, req: SearchRequest, warnings: list[str],
