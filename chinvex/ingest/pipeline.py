@@ -184,7 +184,8 @@ class IngestRun(RootEnumeration, SourceIngest, VanishedSources):
                 assert store is not None
                 if vectors_reset:
                     store.drop()
-                return store
+                    return store
+                return self._without_segment_damage(store)
 
             progress = self.options.progress
             self.writer = IndexWriter(
@@ -312,6 +313,31 @@ class IngestRun(RootEnumeration, SourceIngest, VanishedSources):
         db.set_meta(self.conn, "embedding_model", self._embedder.model)
         self.conn.execute("DELETE FROM meta WHERE key='embedding_dimension'")
         return True
+
+    def _without_segment_damage(self, store: VectorStore) -> VectorStore:
+        """The store this run writes to, set aside and replaced by an empty one when its vector
+        segment cannot be loaded. Chroma rewrites a segment's files in place, so an ingest killed
+        while Chroma saved them leaves them unreadable (SQLite's own files cannot be left so):
+        that is what a killed run left, and settling it is this run's job, as for the write
+        journal. The old folder is kept; the vectors come back from hybrid.db's rows
+        (`_reconcile_vectors`). A damaged `chroma.sqlite3` (never a kill's doing) still stops the
+        run with the advice to run `doctor --repair`, and so does a Chroma server's store."""
+        if self.config.index.chroma_url:
+            return store
+        damage = store.segment_damage()
+        if damage is None:
+            return store
+        from chinvex.rebuild import move_aside_damaged_store
+
+        store.close()
+        moved = move_aside_damaged_store(self.config)
+        self.summary.warnings.append(SourceMessage(
+            source_uri=self.config.name,
+            message=f"the vector store's index files could not be loaded (as after a process was "
+                    f"killed while Chroma saved them: {damage}); {moved}"))
+        fresh = VectorStore.open(self.config, self.conn, create=True)
+        assert fresh is not None
+        return fresh
 
     def _reconcile_vectors(self) -> None:
         """Every chunk gets its vector, also when the store was lost or replaced since the last

@@ -151,6 +151,17 @@ def _embed_and_search(embedder: Any, query: str, vector: Future, store: Any, dep
     return found, store.embeddings([cid for cid, _ in found])
 
 
+def _vector_failure(context: str, what: str, message: str) -> str:
+    """The warning for a vector leg that could not run. A damaged store gets the command that
+    rebuilds it: nothing else (a plain ingest that changed nothing, another search) would."""
+    from chinvex.storage.vectors import DAMAGE_MARKERS
+
+    hint = ""
+    if "--repair" not in message and any(m in message.lower() for m in DAMAGE_MARKERS):
+        hint = f"; run 'chinvex doctor --context {context} --repair' to rebuild it from hybrid.db"
+    return f"{context}: {what} ({message}){hint}; results are FTS only"
+
+
 class Searcher:
     def __init__(self) -> None:
         self._handles: dict[str, _ContextHandle] = {}
@@ -338,7 +349,7 @@ class Searcher:
                 except StorageError as exc:
                     # The vectors cannot be read consistently: answer from FTS alone rather than
                     # mixing exact and approximate scores.
-                    warnings.append(f"{config.name}: vector search failed ({exc.message}); results are FTS only")
+                    warnings.append(_vector_failure(config.name, "vector search failed", exc.message))
                     vec, cosines = None, {}
             if vec is not None:
                 vec = vec[:vec_depth]  # an exact search rescored RESCORE_MARGIN more
@@ -490,7 +501,7 @@ class Searcher:
             return None
         store = self._store(h)
         if store is None:
-            warnings.append(f"{name}: vector store unavailable ({h.store_error}); results are FTS only")
+            warnings.append(_vector_failure(name, "vector store unavailable", h.store_error or ""))
             return None
         if allowed is not None and not allowed.doc_ids:
             return []  # nothing can match: no query embedding, no Chroma query
@@ -507,7 +518,7 @@ class Searcher:
             else:
                 found = filtered_neighbours(h.conn, store, vector, depth, req.filter, allowed)
         except ChinvexError as exc:
-            warnings.append(f"{name}: vector search failed ({exc.message}); results are FTS only")
+            warnings.append(_vector_failure(name, "vector search failed", exc.message))
             return None
         except Exception as exc:
             warnings.append(f"{name}: vector search failed ({type(exc).__name__}: {exc}); results are FTS only")
@@ -520,7 +531,7 @@ class Searcher:
         try:
             empty = bool(chunks) and store.count() == 0
         except ChinvexError as exc:
-            warnings.append(f"{name}: vector search failed ({exc.message}); results are FTS only")
+            warnings.append(_vector_failure(name, "vector search failed", exc.message))
             return None
         if empty:
             warnings.append(f"{name}: the vector store is empty although {chunks} chunks are indexed "

@@ -90,10 +90,16 @@ class DamagedStoreError(StorageError):
     """The store's files are not a usable Chroma database; `doctor --repair` rebuilds it."""
 
 
+SEGMENT_DAMAGE_MARKERS = ("hnsw segment reader", "hnsw segment writer", "deserializing pickle",
+                          "error loading hnsw", "error getting embedding")
+"""How Chroma words a vector segment whose files it cannot load. Chroma rewrites those files in
+place with no journal of its own, so a process killed while it persists them leaves them
+half-written (seen: an empty `index_metadata.pickle` after a SIGKILL during an ingest)."""
+
 DAMAGE_MARKERS = ("file is not a database", "malformed", "code: 26", "code: 11",
-                  "no such table", "not a database", "corrupt")
+                  "no such table", "not a database", "corrupt", *SEGMENT_DAMAGE_MARKERS)
 """How Chroma's Rust bindings word a damaged `chroma.sqlite3` (SQLite codes 26 NOTADB and 11
-CORRUPT) or a file missing its tables."""
+CORRUPT), a file missing its tables, or an unloadable vector segment."""
 
 
 _READ_ONLY_PROCESS = False
@@ -722,6 +728,18 @@ class VectorStore:
     def count(self) -> int:
         return self._read(lambda collection: collection.count())
 
+    def segment_damage(self) -> str | None:
+        """Why the collection's vector segment cannot be loaded (see SEGMENT_DAMAGE_MARKERS), or
+        None. Reading one stored vector makes Chroma load the segment's files (a count or an id
+        listing may be answered from its SQLite file alone)."""
+        try:
+            self._read(lambda collection: collection.get(limit=1, include=["embeddings"]))
+        except StorageError as exc:
+            if is_segment_damage(exc.message):
+                return exc.message
+            raise
+        return None
+
     def query(
         self, vector: Any, n: int, *, source_types: Sequence[str] | None = None,
         ids: Sequence[str] | None = None,
@@ -783,6 +801,11 @@ def _sync_threshold(collection: Any) -> int | None:
     except Exception:  # pragma: no cover - another chromadb layout: leave the collection as it is
         return SYNC_THRESHOLD
     return hnsw.get("sync_threshold")
+
+
+def is_segment_damage(text: str) -> bool:
+    lowered = text.lower()
+    return any(marker in lowered for marker in SEGMENT_DAMAGE_MARKERS)
 
 
 def _is_not_found(exc: BaseException) -> bool:

@@ -279,7 +279,9 @@ def test_sigkill_at_random_points_converges_to_a_clean_run(tmp_path: Path):
 
     final = run_cli("ingest", "--context", "Crash", "--json", env={"CHINVEX_HOME": str(home_a)})
     assert_no_traceback(final)
-    assert final.code == 0, final
+    # The whole message and the last kills: pytest would cut the result's repr short.
+    assert final.code == 0, (final.code, final.stdout[-4000:], final.stderr[-2000:],
+                             [(r["plan"]["phase"], r["at"]) for r in kills[-4:]])
     assert subprocess.run([str(CHINVEX_BIN), "context", "create", "Crash", *flags], env=env_b,
                           capture_output=True).returncode == 0
     clean = run_cli_in_process("ingest", "--context", "Crash", "--json", env={"CHINVEX_HOME": str(home_b)})

@@ -179,6 +179,55 @@ def test_vectors_deleted_behind_ingests_back_come_back(healed: Path):
     assert _ids(config)[1] == chunks
 
 
+def _segment_file(config, name: str) -> Path:
+    """One file of the collection's on-disk vector segment (Chroma keeps it in a folder named
+    after the segment, beside chroma.sqlite3)."""
+    found = sorted(Path(config.index.chroma_dir).glob(f"*/{name}"))
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize("damage", ["empty metadata", "half metadata", "empty header"])
+def test_vector_segment_left_unreadable_by_a_kill_is_set_aside_and_rebuilt(healed: Path, damage: str):
+    """Chroma rewrites its segment files in place: an ingest SIGKILLed while Chroma saved them
+    left an empty `index_metadata.pickle` (found by the crash-safety test), and the next ingest
+    failed with "free disk space" advice, as did `--full`, while doctor advised `--full`. Now
+    search says how to rebuild, doctor calls it damage it can repair, and the next ingest that
+    writes sets the folder aside (kept) and embeds every chunk again from hybrid.db."""
+    config = _config()
+    chunks, _ = _ids(config)
+    name = "header.bin" if damage == "empty header" else "index_metadata.pickle"
+    target = _segment_file(config, name)
+    size = target.stat().st_size
+    with target.open("r+b") as handle:
+        handle.truncate(size // 2 if damage.startswith("half") else 0)
+
+    searched = run_cli("search", "--context", "Heal", "gyrfalcon")
+    assert_no_traceback(searched)
+    assert searched.code == 0 and "gyrfalcon" in searched.stdout
+    assert "doctor --context Heal --repair" in searched.stderr, searched.stderr
+    checked = run_cli("doctor", "--context", "Heal", "--json")
+    embedder = {c["name"]: c for c in checked.json["checks"]}["embedder"]
+    assert embedder["status"] == "error" and embedder["repairable"], embedder
+    assert "damaged" in embedder["message"] and "--full" not in embedder["message"]
+
+    (healed / "notes.md").write_text("# Falconry\n\nThe gyrfalcon is the largest falcon; the merlin is small.\n")
+    again = run_cli("ingest", "--context", "Heal", "--json")
+    assert_no_traceback(again)
+    assert again.code == 0, again
+    kept = [p for p in Path(config.index.chroma_dir).parent.iterdir() if p.name.startswith("chroma.damaged-")]
+    assert len(kept) == 1 and (kept[0] / target.relative_to(config.index.chroma_dir)).exists()
+    assert any("could not be loaded" in w["message"] and str(kept[0]) in w["message"]
+               for w in again.json["warnings"]), again.json["warnings"]
+    chunks_after, vectors_after = _ids(config)
+    assert chunks_after == vectors_after and len(chunks_after) == len(chunks)
+    report = run_cli("doctor", "--context", "Heal", "--json")
+    assert report.code == 0, report
+    found = run_cli("search", "--context", "Heal", "small bird of prey", "--mode", "vector", "--json")
+    assert found.code == 0 and not found.json["stats"]["warnings"], found.json["stats"]
+    assert any("merlin" in r["text"] for r in found.json["results"])
+
+
 def test_no_change_ingest_does_not_open_chroma(healed: Path, chinvex_home: Path):
     """The cheap check: with a complete figure for the store that is there, a run where nothing
     changed costs no Chroma start-up (chromadb is never imported)."""
