@@ -61,7 +61,7 @@ from chinvex.retrieval.results import (Hit, candidate_of, fts_share_for, overall
                                        search_result)
 from chinvex.retrieval.roles import about_tests
 from chinvex.retrieval.scope import Allowed, allowed_for, fel_passing, read_snapshot
-from chinvex.retrieval.vector_leg import filtered_neighbours, is_small, nearest, neighbours
+from chinvex.retrieval.vector_leg import filtered_neighbours, is_small, nearest_with_vectors, neighbours
 from chinvex.storage import db
 
 __all__ = ["GLOBAL_CONTEXT", "MAX_K", "InvalidFilterError", "Mode", "RetrievalError", "SearchRequest", "Searcher",
@@ -147,8 +147,7 @@ def _embed_and_search(embedder: Any, query: str, vector: Future, store: Any, dep
         vector.set_exception(exc)
         raise
     vector.set_result(embedded)
-    found = nearest(store, embedded, depth, source_types, small=small)
-    return found, store.embeddings([cid for cid, _ in found])
+    return nearest_with_vectors(store, embedded, depth, source_types, small=small)
 
 
 def _vector_failure(context: str, what: str, message: str) -> str:

@@ -54,6 +54,16 @@ def nearest(store: Any, vector: Any, depth: int, source_types: Sequence[str] | N
     return store.query(vector, EXHAUSTIVE_LIMIT, source_types=source_types)[:depth + RESCORE_MARGIN]
 
 
+def nearest_with_vectors(store: Any, vector: Any, depth: int, source_types: Sequence[str] | None,
+                         *, small: bool) -> tuple[list[tuple[str, float]], dict[str, Any]]:
+    """`nearest`, with the neighbours' stored vectors from the same Chroma call. A small store
+    is searched exhaustively and its vectors are fetched by id for the kept neighbours only."""
+    if not small or depth >= EXHAUSTIVE_LIMIT:
+        return store.query_with_vectors(vector, depth, source_types=source_types)
+    found = nearest(store, vector, depth, source_types, small=True)
+    return found, store.embeddings([cid for cid, _ in found])
+
+
 def filtered_neighbours(conn: sqlite3.Connection, store: Any, vector: Any, depth: int,
                          search_filter: SearchFilter, allowed: Allowed) -> list[tuple[str, float]]:
     """The `depth` nearest chunks among those the filter allows, by the cheapest strategy for

@@ -74,7 +74,8 @@ class ReadCollection:
                                    [_as_list(v) for v in query_embeddings], n_results,
                                    orjson.dumps(where).decode() if where else None, None, list(include),
                                    TENANT, DATABASE)
-        return {"ids": got.ids, "distances": got.distances if "distances" in include else None}
+        return {"ids": got.ids, "distances": got.distances if "distances" in include else None,
+                "embeddings": got.embeddings if "embeddings" in include else None}
 
     def count(self) -> int:
         return int(self._bindings.count(self._id, TENANT, DATABASE))

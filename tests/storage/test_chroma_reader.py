@@ -45,10 +45,12 @@ def test_the_reader_reads_what_chromadb_reads(fixtures_context):
         some = other["ids"][:: max(1, len(other["ids"]) // 5)]
         assert ours.get(ids=some)["ids"] == theirs.get(ids=some, include=[])["ids"]
         for vector in other["embeddings"][:: max(1, len(other["embeddings"]) // 5)]:
-            a = ours.query([vector], n_results=7, include=["distances"])
-            b = theirs.query(query_embeddings=[vector], n_results=7, include=["distances"])
+            a = ours.query([vector], n_results=7, include=["distances", "embeddings"])
+            b = theirs.query(query_embeddings=[vector], n_results=7, include=["distances", "embeddings"])
             assert a["ids"] == b["ids"]
             assert a["distances"] == [[float(d) for d in row] for row in b["distances"]]
+            assert [list(map(float, v)) for v in a["embeddings"][0]] == \
+                [list(map(float, v)) for v in b["embeddings"][0]]
         filtered = ours.query([other["embeddings"][0]], n_results=5, where={"source_type": "chat"},
                               include=["distances"])
         assert filtered["ids"] == theirs.query(query_embeddings=[other["embeddings"][0]], n_results=5,
@@ -99,3 +101,34 @@ def test_a_cold_search_reads_without_chromadb_and_finds_the_same(fixtures_contex
     assert results and results[0]["scores"]["vector"] is not None
     assert [[r["chunk_id"], r["scores"]["fts"], r["scores"]["vector"], r["scores"]["rank"]]
             for r in results] == json.loads(warm.stdout)
+
+
+def test_neighbours_come_with_the_vectors_a_lookup_by_id_gives(fixtures_context, monkeypatch):
+    """VectorStore.query_with_vectors (the warm search's one Chroma call) returns the neighbours
+    `query` returns and, for each, exactly the vector `embeddings` looks up by id."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from chinvex.registry import Registry
+    from chinvex.storage import db
+    from chinvex.storage.vectors import VectorStore
+
+    monkeypatch.setenv("CHINVEX_HOME", str(fixtures_context["home"]))
+    config = Registry().resolve("fixtures")
+    conn = db.connect(Path(config.index.sqlite_path))
+    store = VectorStore.open(config, conn, create=False)
+    assert store is not None
+    try:
+        some = sorted(store.all_ids())[::7][:6]
+        for cid, probe in store.embeddings(some).items():
+            found, vectors = store.query_with_vectors(probe, 12)
+            assert found == store.query(probe, 12) and cid in dict(found)
+            looked_up = store.embeddings([c for c, _ in found])
+            assert set(vectors) == set(looked_up) == {c for c, _ in found}
+            assert all(np.array_equal(np.asarray(vectors[c]), np.asarray(looked_up[c])) for c in vectors)
+        chat, _ = store.query_with_vectors(probe, 12, source_types=["chat"])
+        assert chat == store.query(probe, 12, source_types=["chat"])
+    finally:
+        store.close()
+        conn.close()
