@@ -187,6 +187,12 @@ class Searcher:
             self._handles[config.name] = h
             return h
 
+    @property
+    def warm(self) -> bool:
+        """Some search opened a vector store and made an embedder: what a server loads once."""
+        with self._lock:
+            return bool(self._embedders) and any(h.store is not None for h in self._handles.values())
+
     def embedder(self, config: ContextConfig):
         from chinvex.embedding.factory import make_embedder
 
