@@ -32,8 +32,8 @@ def check_embedder_and_store(config: ContextConfig, conn: sqlite3.Connection,
         configured = None  # reported by context_config
     store = None
     store_error = None
-    from chinvex.storage.vectors import (DAMAGE_MARKERS, DamagedStoreError, MissingStoreError,
-                                         ReadOnlyStoreError, VectorStore)
+    from chinvex.storage.vectors import (DamagedStoreError, MissingStoreError, ReadOnlyStoreError,
+                                         VectorStore, is_damage)
 
     try:
         if db.get_meta(conn, "chroma_collection") is not None:
@@ -68,7 +68,7 @@ def check_embedder_and_store(config: ContextConfig, conn: sqlite3.Connection,
             f.chroma_ids = store.all_ids()
         except Exception as exc:  # a damaged collection: say so instead of failing
             text = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
-            if isinstance(exc, DamagedStoreError) or any(m in text.lower() for m in DAMAGE_MARKERS):
+            if isinstance(exc, DamagedStoreError) or is_damage(text):
                 f.embedder_ok = False
                 f.store_damaged = True
                 return check.problem("error", [f"cannot list vectors ({text})"], "the Chroma store "

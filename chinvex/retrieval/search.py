@@ -153,10 +153,10 @@ def _embed_and_search(embedder: Any, query: str, vector: Future, store: Any, dep
 def _vector_failure(context: str, what: str, message: str) -> str:
     """The warning for a vector leg that could not run. A damaged store gets the command that
     rebuilds it: nothing else (a plain ingest that changed nothing, another search) would."""
-    from chinvex.storage.vectors import DAMAGE_MARKERS
+    from chinvex.storage.vectors import is_damage
 
     hint = ""
-    if "--repair" not in message and any(m in message.lower() for m in DAMAGE_MARKERS):
+    if "--repair" not in message and is_damage(message):
         hint = f"; run 'chinvex doctor --context {context} --repair' to rebuild it from hybrid.db"
     return f"{context}: {what} ({message}){hint}; results are FTS only"
 

@@ -307,7 +307,7 @@ def open_error(config: ContextConfig, exc: BaseException) -> StorageError:
         return ReadOnlyStoreError(
             f"Chroma store at {where} is read-only ({text}); Chroma cannot open a store it may "
             "not write, so vector search is unavailable until it is writable")
-    if any(marker in lowered for marker in DAMAGE_MARKERS):
+    if is_damage(text):
         return DamagedStoreError(
             f"Chroma store at {where} is damaged ({text}); run 'chinvex doctor --context "
             f"{config.name} --repair' to rebuild it from hybrid.db (the damaged folder is kept)")
@@ -818,6 +818,12 @@ def _sync_threshold(collection: Any) -> int | None:
     return hnsw.get("sync_threshold")
 
 
+def is_damage(text: str) -> bool:
+    """Whether Chroma's error text says the store's files are damaged (DAMAGE_MARKERS)."""
+    lowered = text.lower()
+    return any(marker in lowered for marker in DAMAGE_MARKERS)
+
+
 def is_segment_damage(text: str) -> bool:
     lowered = text.lower()
     return any(marker in lowered for marker in SEGMENT_DAMAGE_MARKERS)
@@ -839,7 +845,7 @@ def write_error(config: ContextConfig, exc: BaseException) -> StorageError:
     lowered = text.lower()
     if "readonly" in lowered or "read-only" in lowered or "permission denied" in lowered:
         return ReadOnlyStoreError(f"Chroma store at {where} is read-only: {text}")
-    if any(marker in lowered for marker in DAMAGE_MARKERS):
+    if is_damage(text):
         return DamagedStoreError(
             f"Chroma store at {where} is damaged ({text}); run 'chinvex doctor --context "
             f"{config.name} --repair' to rebuild it from hybrid.db")
