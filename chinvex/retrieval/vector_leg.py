@@ -49,7 +49,7 @@ def nearest(store: Any, vector: Any, depth: int, source_types: Sequence[str] | N
             small: bool) -> list[tuple[str, float]]:
     """`neighbours` once the index's size is known: touches the store only, so it may run on a
     worker thread while the connection serves the lexical leg."""
-    if not small or depth >= EXHAUSTIVE_LIMIT:
+    if not _exhaustive(small, depth):
         return store.query(vector, depth, source_types=source_types)
     return store.query(vector, EXHAUSTIVE_LIMIT, source_types=source_types)[:depth + RESCORE_MARGIN]
 
@@ -58,10 +58,15 @@ def nearest_with_vectors(store: Any, vector: Any, depth: int, source_types: Sequ
                          *, small: bool) -> tuple[list[tuple[str, float]], dict[str, Any]]:
     """`nearest`, with the neighbours' stored vectors from the same Chroma call. A small store
     is searched exhaustively and its vectors are fetched by id for the kept neighbours only."""
-    if not small or depth >= EXHAUSTIVE_LIMIT:
+    if not _exhaustive(small, depth):
         return store.query_with_vectors(vector, depth, source_types=source_types)
     found = nearest(store, vector, depth, source_types, small=True)
     return found, store.embeddings([cid for cid, _ in found])
+
+
+def _exhaustive(small: bool, depth: int) -> bool:
+    """Whether the neighbour search asks for every vector (see EXHAUSTIVE_LIMIT)."""
+    return small and depth < EXHAUSTIVE_LIMIT
 
 
 def filtered_neighbours(conn: sqlite3.Connection, store: Any, vector: Any, depth: int,
