@@ -8,9 +8,8 @@ tie-break, so the depth cut never depends on the order rows came in.
 When the plan's counts show that its candidates fit the budget and no filter applies (the usual
 case), the leg fetches every candidate's score at once and keeps them (`LexicalLeg.scores`): the
 vector-only candidates' BM25 is then looked up (a pruned query still subtracts its rare terms'
-second count, one statement) instead of asked of FTS5 again. Each FTS5 statement that ranks
-with bm25() first walks every query term's whole match list to count it, so at 100k chunks that
-second round cost 3-9 ms a search."""
+second count, one statement) instead of asked of FTS5 again: that second round scored
+candidate rows with bm25() once more, 3-9 ms a search at 100k chunks."""
 
 from __future__ import annotations
 
