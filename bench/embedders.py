@@ -4,8 +4,8 @@ retrieval quality and as ingest speed.
 For each provider and set (bench/quality.py's sets and questions):
 - the vector leg and hybrid at the default fusion, on the set's headline metric (the lexical leg
   does not depend on the embedder: bench/quality.py has it);
-- for an embedder other than the default built-in one, the first (full) ingest's rate next to
-  the raw embedder's rate on an evenly spaced sample of the same chunk texts, model already
+- for an embedder other than the default built-in one, the first (full) ingest's rate, from the
+  index's own run record (ingest_runs), next to the raw embedder's rate on an evenly spaced sample of the same chunk texts, model already
   loaded (the issue asks for ingest at >= 0.85x the raw embedder whatever the model), and that
   raw rate next to the default model's on the same texts. The default model's indexes are
   bench/quality.py's (its ingest figures are in "Ingest").
@@ -81,6 +81,27 @@ def raw_rate(home: Path, name: str, provider: str) -> tuple[float, int]:
     return len(sample) / (time.perf_counter() - started), len(sample)
 
 
+def first_ingest(home: Path, name: str) -> tuple[float, int, str] | None:
+    """The index's first completed ingest that embedded chunks, from its own run record
+    (hybrid.db ingest_runs): seconds (in-process, model load included), chunks embedded and
+    when it finished. Lets a re-run report the ingest of an index it did not build again."""
+    import json
+    import sqlite3
+
+    conn = sqlite3.connect(home / "indexes" / name / "hybrid.db")
+    try:
+        rows = conn.execute("SELECT stats_json FROM ingest_runs WHERE status = 'completed' "
+                            "ORDER BY started_at").fetchall()
+    finally:
+        conn.close()
+    for (raw,) in rows:
+        stats = json.loads(raw or "{}")
+        embedded = (stats.get("chunks") or {}).get("embedded", 0)
+        if embedded and stats.get("duration_s"):
+            return float(stats["duration_s"]), int(embedded), str(stats.get("finished_at", ""))[:16]
+    return None
+
+
 QUICK_SETS = ("locomo", "swe-qa-requests")
 
 
@@ -98,15 +119,18 @@ def run(quick: bool = False, data: Path = DATA, providers: list[str] | None = No
             spec = SETS[name]
             roots = spec.roots(data)
             if provider == "builtin":
-                home, seconds, embedded = prepare(spec.name, roots, spec.include), 0.0, 0
+                home = prepare(spec.name, roots, spec.include)
             else:
-                home, seconds, embedded = prepare_with(provider, spec.name, roots, spec.include)
+                home, _, _ = prepare_with(provider, spec.name, roots, spec.include)
             results = evaluate(home, spec.name, spec.golden(data))
             title = METRIC_TITLE[spec.metric]
             for mode in ("vector", "hybrid"):
                 value = results[mode]["metrics"][spec.metric]
                 figures.append(Figure(f"{spec.label} {title}: {provider} {mode}", value, ""))
-            if embedded >= 100:
+            record = first_ingest(home, spec.name) if provider != "builtin" else None
+            if record is not None:  # the full first ingest, whether this run or an earlier one made it
+                seconds, embedded, finished = record
+            if record is not None and embedded >= 100:
                 rate, sampled = raw_rate(home, spec.name, provider)
                 default_rate, _ = raw_rate(home, spec.name, "builtin")
                 figures.append(Figure(f"{spec.label}: {provider} raw rate vs the default built-in model",
@@ -115,9 +139,9 @@ def run(quick: bool = False, data: Path = DATA, providers: list[str] | None = No
                 ingest = embedded / seconds
                 figures.append(Figure(f"{spec.label}: {provider} ingest vs raw embedder", ingest / rate, "x",
                                       ">= 0.85", ingest / rate >= 0.85,
-                                      f"ingest {ingest:.1f} chunks/s ({embedded} chunks in {seconds:.0f} s, "
-                                      f"process start and model load included); raw {rate:.1f} chunks/s "
-                                      f"on {sampled} of its texts"))
+                                      f"ingest {ingest:.1f} chunks/s ({embedded} chunks in {seconds:.0f} s: "
+                                      f"the index's first ingest, finished {finished} UTC, model load "
+                                      f"included); raw {rate:.1f} chunks/s on {sampled} of its texts"))
     return figures
 
 

@@ -11,7 +11,7 @@ batched with others, its vector would depend on its companions.
 
 No package ships that file, and chinvex does not download models, so it is derived from the
 installed default model the first time it is needed (~2-3 s, needs the `onnx` package: the
-extra `chinvex[q8]`) and kept under CHINVEX_HOME/models. The derivation is deterministic for a
+extra `chinvex[q8]`) and kept in the user's cache folder (`models_dir`). The derivation is deterministic for a
 given onnxruntime and onnx; the result must have the sha256 pinned here, so that a derivation
 that came out differently (another onnxruntime release changed its quantizer) is refused
 instead of silently embedding with a different model than the one an index was built with.
@@ -33,11 +33,18 @@ and onnx 1.23 (see `derive`)."""
 EXTRA = "pip install 'chinvex[q8]'"
 
 
-def models_dir() -> Path:
-    """Derived model files live in the chinvex home, beside the indexes they serve."""
-    from chinvex.paths import chinvex_home
+ENV_MODELS_DIR = "CHINVEX_MODELS_DIR"
 
-    return chinvex_home() / "models"
+
+def models_dir() -> Path:
+    """CHINVEX_MODELS_DIR, else the user's cache folder: a derived file serves every chinvex
+    home on the machine, and deleting it only costs the next use a few seconds."""
+    value = os.environ.get(ENV_MODELS_DIR, "").strip()
+    if value:
+        return Path(value).expanduser().absolute()
+    from platformdirs import user_cache_path
+
+    return user_cache_path("chinvex", appauthor=False) / "models"
 
 
 def derived_path(directory: Path | None = None) -> Path:

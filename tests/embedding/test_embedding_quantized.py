@@ -55,7 +55,7 @@ def derived(models: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def embedder() -> BuiltinEmbedder:
-    """Loaded (and its file derived) on first use, under the first using test's CHINVEX_HOME."""
+    """Loaded on first use, from the machine's kept file (derived then if missing)."""
     return BuiltinEmbedder(quantized=True)
 
 
@@ -67,9 +67,9 @@ def test_chosen_by_its_model_name_and_named_apart_from_the_default():
         make_embedder(EmbeddingConfig(provider="builtin", model="all-MiniLM-L12-v2"))
 
 
-def test_close_to_the_default_model_but_not_the_same(chinvex_home, embedder):
+def test_close_to_the_default_model_but_not_the_same(embedder):
     vectors = embedder.embed_documents(TEXTS)
-    assert embedder.model_file == derived_path()  # derived into this test's CHINVEX_HOME
+    assert embedder.model_file == derived_path()
     reference = BuiltinEmbedder().embed_documents(TEXTS)
     assert vectors.shape == reference.shape and vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
@@ -85,7 +85,7 @@ def test_close_to_the_default_model_but_not_the_same(chinvex_home, embedder):
         np.testing.assert_array_equal(embedder.embed_query(text), vectors[i])
 
 
-def test_meaning_survives_quantization(chinvex_home, embedder):
+def test_meaning_survives_quantization(embedder):
     anchor, paraphrase, unrelated = embedder.embed_documents([
         "How do I reset my password?",
         "Steps to recover a forgotten login password",
@@ -120,6 +120,11 @@ def test_without_onnx_it_says_which_extra_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)
     with pytest.raises(EmbedderError, match=r"pip install 'chinvex\[q8\]'"):
         quantized.quantized_model(BuiltinEmbedder()._locate(), tmp_path)
+
+
+def test_kept_where_chinvex_models_dir_says(tmp_path, monkeypatch):
+    monkeypatch.setenv(quantized.ENV_MODELS_DIR, str(tmp_path / "shared"))
+    assert derived_path() == tmp_path / "shared" / f"{QUANTIZED_MODEL_ID}-{QUANTIZED_SHA256[:12]}.onnx"
 
 
 def test_only_the_default_file_is_quantized(tmp_path, monkeypatch):
