@@ -46,12 +46,6 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _no_model_env(monkeypatch):
-    monkeypatch.delenv(ENV_MODEL_PATH, raising=False)
-    monkeypatch.delenv(ENV_MODEL_SHA256, raising=False)
-
-
 @pytest.fixture(scope="module")
 def embedder() -> BuiltinEmbedder:
     emb = BuiltinEmbedder()

@@ -34,12 +34,6 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _no_model_env(monkeypatch):
-    monkeypatch.delenv(ENV_MODEL_PATH, raising=False)
-    monkeypatch.delenv(ENV_MODEL_SHA256, raising=False)
-
-
 @pytest.fixture(scope="module")
 def models(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("models")
