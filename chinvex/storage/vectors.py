@@ -90,6 +90,9 @@ class DamagedStoreError(StorageError):
     """The store's files are not a usable Chroma database; `doctor --repair` rebuilds it."""
 
 
+READ_ONLY_MARKERS = ("readonly", "read-only", "permission denied")
+"""How Chroma and the OS word a store it may not write: not damage, and no rebuild helps."""
+
 SEGMENT_DAMAGE_MARKERS = ("hnsw segment reader", "hnsw segment writer", "deserializing pickle",
                           "error loading hnsw", "error getting embedding")
 """How Chroma words a vector segment whose files it cannot load. Chroma rewrites those files in
@@ -302,8 +305,7 @@ def open_error(config: ContextConfig, exc: BaseException) -> StorageError:
     what to do: a read-only folder is not damage, a file that is not a database is."""
     where = config.index.chroma_url or config.index.chroma_dir
     text = f"{exc}"
-    lowered = text.lower()
-    if "readonly" in lowered or "read-only" in lowered or "permission denied" in lowered:
+    if _says_any(text, READ_ONLY_MARKERS):
         return ReadOnlyStoreError(
             f"Chroma store at {where} is read-only ({text}); Chroma cannot open a store it may "
             "not write, so vector search is unavailable until it is writable")
@@ -820,13 +822,16 @@ def _sync_threshold(collection: Any) -> int | None:
 
 def is_damage(text: str) -> bool:
     """Whether Chroma's error text says the store's files are damaged (DAMAGE_MARKERS)."""
-    lowered = text.lower()
-    return any(marker in lowered for marker in DAMAGE_MARKERS)
+    return _says_any(text, DAMAGE_MARKERS)
 
 
 def is_segment_damage(text: str) -> bool:
+    return _says_any(text, SEGMENT_DAMAGE_MARKERS)
+
+
+def _says_any(text: str, markers: Sequence[str]) -> bool:
     lowered = text.lower()
-    return any(marker in lowered for marker in SEGMENT_DAMAGE_MARKERS)
+    return any(marker in lowered for marker in markers)
 
 
 def _is_not_found(exc: BaseException) -> bool:
@@ -842,8 +847,7 @@ def _is_storage_failure(exc: BaseException) -> bool:
 def write_error(config: ContextConfig, exc: BaseException) -> StorageError:
     where = config.index.chroma_url or config.index.chroma_dir
     text = (getattr(exc, "strerror", None) or str(exc)).strip() or type(exc).__name__
-    lowered = text.lower()
-    if "readonly" in lowered or "read-only" in lowered or "permission denied" in lowered:
+    if _says_any(text, READ_ONLY_MARKERS):
         return ReadOnlyStoreError(f"Chroma store at {where} is read-only: {text}")
     if is_damage(text):
         return DamagedStoreError(
