@@ -18,6 +18,12 @@ class Embedder(Protocol):
     `name` ("provider:model") is what hybrid.db's meta and the source fingerprints record, so a
     change of model is noticed and the affected sources are embedded again.
 
+    Optional, looked up with getattr: `import_stack()` imports on the calling thread what the
+    embedder will import when it loads and runs; an embedder that has it is run on the ingest
+    writer's worker thread, overlapping the parsing of the next batch (others run on the
+    caller's thread). `load()` with `loaded` lets the writer load the model ahead of the first
+    batch.
+
     Not runtime-checkable on purpose: on Python 3.11 `isinstance` would read `dimension`, which
     for an Ollama model of unknown size costs a request.
     """

@@ -235,6 +235,25 @@ class BuiltinEmbedder:
         """Verify and load the model now (idempotent); otherwise the first embed does it."""
         self._ensure_loaded()
 
+    def import_stack(self) -> None:
+        """Import, on the calling thread, what loading and running the model will import (the
+        quantizer too while the q8 file is not derived yet), so that a worker thread that then
+        loads or runs it imports nothing (see chinvex.heavy_imports). What is missing is left
+        for the load to report in its own words."""
+        from chinvex.heavy_imports import EMBEDDER_STACK, load
+
+        names = list(EMBEDDER_STACK)
+        if self.quantized and not self.loaded:
+            from chinvex.embedding.quantized import derived_path
+
+            if not derived_path().is_file():
+                names += ["onnx", "onnxruntime.quantization"]
+        for name in names:
+            try:
+                load(name)
+            except ImportError:
+                pass
+
     def _ensure_loaded(self):
         session, tokenizer = self._session, self._tokenizer
         if session is not None:

