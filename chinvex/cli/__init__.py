@@ -85,4 +85,6 @@ def main(argv: list[str] | None = None) -> None:
             json_mode=json_mode,
         )
         sys.exit(EXIT_FAILURE)
+    if result == 130:  # typer turns Ctrl-C into this status, silently
+        sys.stderr.write("interrupted\n")
     sys.exit(result if isinstance(result, int) else 0)

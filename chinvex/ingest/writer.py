@@ -179,6 +179,7 @@ class IndexWriter:
         self._in_flight: _InFlight | None = None
         self._embedding: Future | None = None
         self._warming = False
+        self._loading: Future | None = None
         """The last embedding handed to the worker thread (see wait_in_flight)."""
         self._rebased = False
 
@@ -363,19 +364,31 @@ class IndexWriter:
                 or not self._worker_ready():
             return
 
+        loading: Future = Future()
+
         def work() -> None:
             try:
                 embedder.load()
             except BaseException:
                 pass
+            loading.set_result(None)
 
         threading.Thread(target=work, name="chinvex-ingest-load", daemon=True).start()
+        self._loading = loading
 
     def flush(self) -> None:
         """Write what is queued and the batch in flight, in the order the module docstring
         gives (0 to 4); nothing is in flight afterwards."""
         self._begin(self._take_pending())
         self._finish_in_flight()
+        self._wait_for_load()
+
+    def _wait_for_load(self) -> None:
+        """A model load begun by `_warm` ends before the run does, also when nothing needed
+        embedding: a process must not tear down the interpreter under a thread still inside
+        onnxruntime (it aborts)."""
+        if self._loading is not None:
+            self._loading.result()
 
     def wait_in_flight(self) -> None:
         """After a failure: let the last embedding finish, its batch unwritten (as after a
@@ -387,6 +400,7 @@ class IndexWriter:
                 self._embedding.result()
             except BaseException:
                 pass
+        self._wait_for_load()
 
     def _take_pending(self) -> _Pending:
         pending, self._pending = self._pending, _Pending()

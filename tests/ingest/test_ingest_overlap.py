@@ -216,3 +216,53 @@ def test_an_embedder_failure_is_a_one_line_cli_error(chinvex_home: Path, notes: 
     with sqlite3.connect(config.index.sqlite_path) as conn:
         assert conn.execute(
             "SELECT COUNT(*) FROM source_fingerprints WHERE last_status='error'").fetchone()[0] == 0
+
+
+def test_ctrl_c_during_an_ingest_leaves_at_once_and_the_next_run_converges(chinvex_home: Path, tmp_path: Path):
+    """A real `chinvex ingest` interrupted while a batch is being embedded on the worker thread
+    exits 130 within a second, saying so (the interpreter's teardown would wait for the
+    embedder's threads to finish the batch); what it left is settled by the next run."""
+    import signal
+    import subprocess
+    import time
+
+    from helpers import CHINVEX_BIN, assert_no_traceback, run_cli
+
+    root = tmp_path / "many"
+    root.mkdir()
+    sentence = "The rollout of service {i} depends on the schema migration and the cache warm-up. "
+    for i in range(150):
+        (root / f"n{i:03d}.md").write_text(f"# Service {i}\n\n" + sentence.format(i=i) * 12 + "\n")
+    config = _context(root)
+    proc = subprocess.Popen([str(CHINVEX_BIN), "ingest", "--context", "Ov"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        # Wait until the first batch is being embedded (its ids are journalled first).
+        deadline = time.monotonic() + 60
+        journalled = 0
+        while time.monotonic() < deadline and proc.poll() is None and not journalled:
+            time.sleep(0.05)
+            try:
+                with sqlite3.connect(config.index.sqlite_path, timeout=0.2) as conn:
+                    journalled = conn.execute("SELECT COUNT(*) FROM vector_journal").fetchone()[0]
+            except sqlite3.Error:
+                pass
+        assert journalled, "the first batch never started"
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert "interrupted" in err and "Traceback" not in err, err
+    assert took < 1.5, took
+    done = run_cli("ingest", "--context", "Ov", "--json")
+    assert_no_traceback(done)
+    assert done.code == 0 and done.json["status"] == "completed", done
+    with sqlite3.connect(config.index.sqlite_path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM vector_journal").fetchone()[0] == 0
+        chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    assert _vector_count(config) == chunks
