@@ -71,11 +71,11 @@ class _Observed:
         if first and self.hold_first:
             # Give the caller's thread time to prepare more documents, if it is free to: with
             # the overlap it is; embedding on the caller's thread, nothing moves meanwhile.
-            deadline = threading.Event()
+            pause = threading.Event()  # never set: a 50 ms sleep that reads as one
             for _ in range(100):
                 if self.prepared[0] > seen:
                     break
-                deadline.wait(0.05)
+                pause.wait(0.05)
         if first:
             self.prepared_when_first_done = self.prepared[0]
         return vectors
