@@ -193,7 +193,7 @@ class IndexWriter:
     # -- queueing ---------------------------------------------------------------------------
 
     def add(self, doc: PreparedDoc) -> None:
-        if self.overlap and not self._warming and doc.chunks:
+        if self.overlap and not self._warming and self._will_embed(doc):
             self._warm()
         self._pending.docs.append(doc)
         self._pending.chunk_count += len(doc.chunks)
@@ -354,8 +354,19 @@ class IndexWriter:
         prepare()
         return True
 
+    def _will_embed(self, doc: PreparedDoc) -> bool:
+        """Whether the document has a text no chunk row was embedded from (one indexed lookup):
+        a `--full` run with the same model, or a renamed file, reuses every vector and must not
+        load the model."""
+        hashes = list(dict.fromkeys(c.embed_hash for c in doc.chunks))
+        if not hashes:
+            return False
+        if self.vectors_reset:
+            return True
+        return len(_ids_with_hashes(self.conn, hashes)) < len(hashes)
+
     def _warm(self) -> None:
-        """Load the model on a worker thread as soon as the first document is queued, so the
+        """Load the model on a worker thread as soon as a queued document needs it, so the
         load overlaps the parsing of the first batch instead of delaying its embedding. A
         failure is left for the embedding itself to raise, in the run's own order."""
         self._warming = True

@@ -266,3 +266,22 @@ def test_ctrl_c_during_an_ingest_leaves_at_once_and_the_next_run_converges(chinv
         assert conn.execute("SELECT COUNT(*) FROM vector_journal").fetchone()[0] == 0
         chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
     assert _vector_count(config) == chunks
+
+
+def test_a_full_reingest_with_the_same_model_does_not_load_it(chinvex_home: Path, notes: Path):
+    """Every vector is reused by embed hash: the early model load (started when a queued
+    document needs embedding) must not start, so the run stays as cheap as before."""
+    from chinvex.embedding.builtin import BuiltinEmbedder
+    from chinvex.ingest.pipeline import IngestOptions, run_ingest
+
+    config = _context(notes)
+    assert run_ingest(config, IngestOptions()).status == "completed"
+    embedder = BuiltinEmbedder()
+    summary = run_ingest(config, IngestOptions(full=True, embedder_factory=lambda: embedder))
+    assert summary.status == "completed", summary.errors
+    assert summary.chunks["embedded"] == 0 and summary.sources.indexed == NOTES
+    assert not embedder.loaded
+    # One note gets new text: now the model is needed, and loaded.
+    (notes / "note00.md").write_text("# Note 0\n\nThe canary release now waits for the error budget.\n")
+    summary = run_ingest(config, IngestOptions(embedder_factory=lambda: embedder))
+    assert summary.chunks["embedded"] == 1 and embedder.loaded
