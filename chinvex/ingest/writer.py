@@ -116,8 +116,7 @@ class _InFlight:
     by_hash: dict[str, Any] = field(default_factory=dict)
     """Vectors reused from the store by embed hash, then the embedded ones."""
     missing: dict[str, str] = field(default_factory=dict)
-    """Embed hash -> text of what is being embedded."""
-    reused: int = 0
+    """Embed hash -> text of what is being embedded; the other chunks reuse a stored vector."""
     embedding: Future | None = None
 
 
@@ -178,9 +177,10 @@ class IndexWriter:
         self._pending = _Pending()
         self._in_flight: _InFlight | None = None
         self._embedding: Future | None = None
+        """The last embedding handed to the worker thread (see wait_in_flight)."""
         self._warming = False
         self._loading: Future | None = None
-        """The last embedding handed to the worker thread (see wait_in_flight)."""
+        """The model load `_warm` began, if any (see _wait_for_load)."""
         self._rebased = False
 
     @property
@@ -431,7 +431,6 @@ class IndexWriter:
                                                 for cid in batch.need_vector])
             job.prepared = [batch.new_chunks[cid] for cid in batch.need_vector]
             job.by_hash, job.missing = self._reusable(job.prepared)
-            job.reused = sum(1 for c in job.prepared if c.embed_hash in job.by_hash)
             if job.missing:
                 job.embedding = self._embed_later(list(job.missing.values()))
         self._in_flight = job
@@ -450,7 +449,7 @@ class IndexWriter:
                     job.by_hash[embed_hash] = vector
                 self._embedded(len(job.missing))
             self.stats.chunks_embedded += len(job.missing)
-            self.stats.chunks_reused += job.reused
+            self.stats.chunks_reused += sum(1 for c in job.prepared if c.embed_hash not in job.missing)
             doc_types = {d.doc_id: d.source_type for d in batch.docs}
             store.upsert(batch.need_vector, [job.by_hash[p.embed_hash] for p in job.prepared],
                          [{"doc_id": p.chunk.doc_id, "source_type": doc_types[p.chunk.doc_id]}
