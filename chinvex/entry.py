@@ -36,13 +36,6 @@ search, tearing down the loaded model, Chroma's bindings and ~2,000 modules take
 ~1.5 s cold `chinvex search` that an agent waits for."""
 
 
-INTERRUPTED = 130
-"""The CLI's status after Ctrl-C. The process then leaves without the interpreter's teardown,
-which would wait for worker threads still busy: an ingest's batch being embedded on the
-writer's worker (unwritten; the next run settles it, as after a crash) keeps the embedder's own
-threads running for seconds. Every transaction and lock was closed as the interrupt unwound."""
-
-
 def _exit_now(code: object) -> None:
     """`sys.exit(code)` without the teardown: the output is flushed first (os._exit does not)."""
     if code is None:
@@ -73,7 +66,14 @@ def main() -> None:
         try:
             cli_main()
         except SystemExit as exc:
-            if exc.code == INTERRUPTED:
+            # After Ctrl-C, leave without the interpreter's teardown, which would wait for worker
+            # threads still busy: an ingest's batch being embedded on the writer's worker
+            # (unwritten; the next run settles it, as after a crash) keeps the embedder's own
+            # threads running for seconds. Every transaction and lock was closed as the
+            # interrupt unwound.
+            from chinvex.errors import EXIT_INTERRUPTED
+
+            if exc.code == EXIT_INTERRUPTED:
                 _exit_now(exc.code)
             raise
         return

@@ -11,7 +11,7 @@ import sys
 
 import typer
 
-from chinvex.errors import EXIT_FAILURE, EXIT_USAGE, ChinvexError
+from chinvex.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, ChinvexError
 
 from chinvex.cli.app import app  # noqa: F401  (re-exported: `from chinvex.cli import app`)
 
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except typer.Abort:
         sys.stderr.write("aborted\n")
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except typer.TyperException as exc:
         # Usage errors (bad flag, missing argument) and groups called without a subcommand.
         message = exc.format_message()
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code or EXIT_USAGE)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except BrokenPipeError:
         # Output piped into `head` and closed: not an error of ours.
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -85,6 +85,6 @@ def main(argv: list[str] | None = None) -> None:
             json_mode=json_mode,
         )
         sys.exit(EXIT_FAILURE)
-    if result == 130:  # typer turns Ctrl-C into this status, silently
+    if result == EXIT_INTERRUPTED:  # typer turns Ctrl-C into this status, silently
         sys.stderr.write("interrupted\n")
     sys.exit(result if isinstance(result, int) else 0)

@@ -12,6 +12,7 @@ import typer
 
 from chinvex.cli.app import app
 from chinvex.cli.options import JSON_OPTION
+from chinvex.errors import EXIT_INTERRUPTED
 
 
 def _human(event: dict[str, Any]) -> str:
@@ -85,7 +86,7 @@ def watch_command(
         Watcher(configs, emit=emit, debounce_ms=debounce_ms, stop=stop, catch_up=not no_catch_up).run()
     except KeyboardInterrupt:
         emit({"event": "stopped", "at": "", "forced": True})
-        raise typer.Exit(130) from None
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
-EXIT_OK, EXIT_FAILURE, EXIT_INTERRUPTED = 0, 1, 130
+from chinvex.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
 
 
 def run_server(default_context: str | None) -> int:
