@@ -36,6 +36,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from chinvex.redaction.assignments import assignment_spans, url_password_spans
 from chinvex.redaction.tokens import Span, token_spans
@@ -169,13 +170,18 @@ def replace_spans(text: str, spans: list[Span]) -> RedactionResult:
     return RedactionResult("".join(parts), counts)
 
 
+@lru_cache(maxsize=8192)
 def redact_uri(uri: str) -> str:
     """A source uri (a file path, `memory://...`) with its secrets replaced by
     `[REDACTED:<kind>@<8 hex>]`: the uri is a key (fingerprints, the origin ledger, documents),
     so two files whose names differ only by their secret must stay two keys. The digest is of
     the secret alone, so one secret gives the same marker in a folder and in the files under
     it. 32 bits tell names apart and cannot be reversed; like any hash of a secret, they let
-    someone who already guesses a weak password confirm the guess."""
+    someone who already guesses a weak password confirm the guess.
+
+    Remembered (a pure function of its argument): an ingest redacts each source's uri several
+    times (the candidate, the document, its origin), and a repository's paths share their
+    folders, whose names `_segment_spans` remembers."""
     spans = _uri_spans(uri)
     if not spans:
         return uri
@@ -190,6 +196,12 @@ def redact_uri(uri: str) -> str:
     return "".join(parts)
 
 
+@lru_cache(maxsize=16384)
+def _segment_spans(segment: str) -> tuple[Span, ...]:
+    """`secret_spans` of one path segment; folder names repeat in every path under them."""
+    return tuple(secret_spans(segment))
+
+
 def _uri_spans(uri: str) -> list[Span]:
     """Secrets in the whole uri (a URL's password, a token anywhere) and in each of its path
     segments alone (`password=<pw>` as a folder's name, where the value would otherwise run on
@@ -198,7 +210,7 @@ def _uri_spans(uri: str) -> list[Span]:
     offset = 0
     for segment in uri.split("/"):
         if segment:
-            found.extend(Span(offset + a, offset + b, kind) for a, b, kind in secret_spans(segment))
+            found.extend(Span(offset + a, offset + b, kind) for a, b, kind in _segment_spans(segment))
         offset += len(segment) + 1
     chosen: list[Span] = []
     for span in sorted(found, key=lambda sp: (sp.start, -sp.end)):
