@@ -165,7 +165,7 @@ def run(quick: bool = False, data: Path = DATA, providers: list[str] | None = No
             for mode in ("vector", "hybrid"):
                 value = results[mode]["metrics"][spec.metric]
                 figures.append(Figure(f"{spec.label} {title}: {provider} {mode}", value, ""))
-            if record is not None and pair is not None:
+            if pair is not None:  # implies a record
                 seconds, embedded, finished = record
                 rate, default_rate, sampled = pair["rate"], pair["default_rate"], pair["sampled"]
                 figures.append(Figure(f"{spec.label}: {provider} raw rate vs the default built-in model",
