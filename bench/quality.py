@@ -215,10 +215,11 @@ def settings_figures(home: Path, name: str, golden: Path, label: str,
     """The measurements behind the search defaults, on the same index and questions: each leg's
     candidate depth (default 30), completing both signals for every candidate (default on; off
     is the seed spec's "missing = 0"), and the lexical scoring budget scaled to this index the
-    way the defaults meet a 100k-chunk index (budget 10 % of the chunks, a term in 1 % of them
-    counts as common), so its effect on ranking is measured where the answers are known. The
-    scaled budget is only meaningful on an index of thousands of chunks (on LoCoMo's few hundred,
-    1 % is a couple of chunks and nearly every word would count as common), so SciFact only."""
+    way the default meets a 100k-chunk index (FTS_SCORE_BUDGET is 3 % of 100k chunks; each term
+    is counted up to the budget), so its effect on ranking is measured where the answers are
+    known. The scaled budget is only meaningful on an index of thousands of chunks (on LoCoMo's
+    few hundred, 3 % is a handful of chunks and nearly every word would count as common), so
+    SciFact only."""
     os.environ["CHINVEX_HOME"] = str(home)
     from chinvex.eval.golden import load_golden
     from chinvex.eval.runner import run_eval
@@ -230,7 +231,10 @@ def settings_figures(home: Path, name: str, golden: Path, label: str,
     questions = load_golden(golden)
     searcher = Searcher()
     chunks = searcher.handle(config).conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-    scaled = {"fts_budget": max(1, chunks // 10), "fts_count_cap": max(1, chunks // 100)}
+    from chinvex.retrieval.lexical_leg import FTS_SCORE_BUDGET
+
+    share = FTS_SCORE_BUDGET / 100_000
+    scaled = {"fts_budget": max(1, round(chunks * share))}
     variants = list(variants) if variants else [
         ("hybrid, depth 20", "hybrid", {"fts_depth": 20, "vector_depth": 20}),
         ("hybrid, depth 50", "hybrid", {"fts_depth": 50, "vector_depth": 50}),
@@ -239,8 +243,8 @@ def settings_figures(home: Path, name: str, golden: Path, label: str,
     ]
     if chunks >= 5_000 and name == "scifact":
         variants += [
-            (f"fts, scoring budget {scaled['fts_budget']:,} chunks (10 %)", "fts", scaled),
-            (f"hybrid, scoring budget {scaled['fts_budget']:,} chunks (10 %)", "hybrid", scaled),
+            (f"fts, scoring budget {scaled['fts_budget']:,} chunks ({share:.0%})", "fts", scaled),
+            (f"hybrid, scoring budget {scaled['fts_budget']:,} chunks ({share:.0%})", "hybrid", scaled),
         ]
     figures: list[Figure] = []
     try:

@@ -21,18 +21,23 @@ from typing import Any
 import orjson
 
 from chinvex.retrieval import filters
-from chinvex.retrieval.lexical import or_expression, phrase, query_terms, rare_terms
+from chinvex.retrieval.lexical import or_expression, query_terms, rare_terms
 from chinvex.retrieval.request import RetrievalError, SearchRequest
 from chinvex.retrieval.scope import Allowed
+from chinvex.retrieval.term_counts import TermCounts, count_matches
 
-FTS_SCORE_BUDGET = 10_000
+FTS_SCORE_BUDGET = 3_000
 """Chunks the lexical leg may rank with BM25 for one query before it takes its candidates from
-the rarer terms only (see lexical.rare_terms): ~10 ms of FTS5 ranking on the bench machine."""
+the rarer terms only (see lexical.rare_terms). Each term's matches are counted up to this many
+too: a term matching more could never fit the budget, so it is "common".
 
-
-FTS_COUNT_CAP = 1_000
-"""Each term's matches are counted up to this many (counting is ~10x cheaper than scoring, but
-not free); a term at the cap is "common"."""
+bm25() costs FTS5 1-5 us a row, more the more phrases the expression has. Measured with
+bench/search_latency.py at 106,780 chunks (2026-11-28): p95 15.4-16.3 ms with the earlier
+10,000-row budget and a 1,000-match count cap, 16.3-16.8 ms at 3,000 / 3,000, 24-25 ms at
+5,000 / 5,000, 66-71 ms at 10,000 / 10,000. A cap below the budget left out the informative
+middle (a term in 1,000-3,000 chunks of 100k) and cost ranking quality: on SciFact with both
+scaled to its 10,678 chunks, hybrid nDCG@10 0.702 (budget 10 %, cap 1 %, the old defaults at
+100k), 0.715 (3 % / 3 %), 0.726 unpruned."""
 
 
 @dataclass(frozen=True)
@@ -68,16 +73,20 @@ class LexicalPlan:
         return f"({rare}) AND ({rare} OR {or_expression(self.common)})" if self.common else rare
 
 
-def lexical_plan(conn: sqlite3.Connection, req: SearchRequest) -> LexicalPlan:
+def lexical_plan(conn: sqlite3.Connection, req: SearchRequest,
+                 counter: TermCounts | None = None) -> LexicalPlan:
+    """`counter` remembers term counts between the searches of a warm searcher (see
+    term_counts); without one every term is counted afresh."""
     terms = query_terms(req.query)
     if len(terms) <= 1:
         return LexicalPlan(terms, terms)
     budget = req.fts_budget or FTS_SCORE_BUDGET
-    cap = min(req.fts_count_cap or FTS_COUNT_CAP, budget)
+    cap = min(req.fts_count_cap or budget, budget)
     try:
-        counts = {t: conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
-            (phrase(t), cap)).fetchone()[0] for t in terms}
+        if counter is not None:
+            counts = counter.counts(conn, terms, cap)
+        else:
+            counts = {t: count_matches(conn, t, cap) for t in terms}
     except sqlite3.OperationalError as exc:
         raise RetrievalError(f"full-text search failed: {exc}") from None
     rare = rare_terms(counts, cap, budget)
@@ -99,11 +108,11 @@ class LexicalLeg:
 
 
 def fts_leg(conn: sqlite3.Connection, req: SearchRequest, depth: int,
-             allowed: Allowed | None = None) -> LexicalLeg:
+             allowed: Allowed | None = None, counter: TermCounts | None = None) -> LexicalLeg:
     """The query's lexical plan, and its BM25 top `depth` among the chunks the filters allow (in
     the SQL, so the depth counts only allowed chunks). Scores are higher-is-better (FTS5's bm25()
     is negative)."""
-    lexical = lexical_plan(conn, req)
+    lexical = lexical_plan(conn, req, counter)
     if lexical.expression is None or (allowed is not None and not allowed.doc_ids):
         return LexicalLeg(lexical, [])
     # A pruned query ranks its candidates with the rare terms counted twice: a pool twice the

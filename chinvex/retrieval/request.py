@@ -44,7 +44,8 @@ class SearchRequest:
     treating the leg that did not retrieve it as 0."""
     fts_budget: int | None = None
     fts_count_cap: int | None = None
-    """Overrides of FTS_SCORE_BUDGET / FTS_COUNT_CAP (benchmarks and tuning)."""
+    """Overrides of lexical_leg.FTS_SCORE_BUDGET and of the cap each term's matches are counted
+    up to (by default the budget), for benchmarks and tuning."""
     fusion: str | None = None
     """"adaptive" or "seed" leg weights (chinvex.retrieval.fusion.fts_share); None: the first
     context's `retrieval.fusion`."""

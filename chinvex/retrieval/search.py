@@ -61,6 +61,7 @@ from chinvex.retrieval.results import (Hit, candidate_of, fts_share_for, overall
                                        search_result)
 from chinvex.retrieval.roles import about_tests
 from chinvex.retrieval.scope import Allowed, allowed_for, fel_passing, read_snapshot
+from chinvex.retrieval.term_counts import TermCounts
 from chinvex.retrieval.vector_leg import filtered_neighbours, is_small, nearest_with_vectors, neighbours
 from chinvex.storage import db
 
@@ -105,6 +106,8 @@ class _ContextHandle:
     """A per-connection cache the answer layer keeps its document frequencies in."""
     counted_coverage: tuple[Any, VectorCoverage] | None = None
     """The last counted coverage and the index state it was counted in (see _coverage)."""
+    term_counts: TermCounts = field(default_factory=TermCounts)
+    """The lexical leg's term counts, kept while the index is unchanged."""
 
     def close(self) -> None:
         store, self.store, self.store_checked = self.store, None, False
@@ -341,7 +344,7 @@ class Searcher:
         if req.mode in ("hybrid", "vector"):
             ahead = self._embed_ahead(h, req, query_vectors, vec_depth, allowed)
         if req.mode in ("hybrid", "fts"):
-            leg = fts_leg(h.conn, req, fts_depth, allowed)
+            leg = fts_leg(h.conn, req, fts_depth, allowed, h.term_counts)
         if req.mode in ("hybrid", "vector"):
             vec = self._vector_leg(h, req, warnings, query_vectors, vec_depth, allowed, ahead,
                                    prefetched)
@@ -362,7 +365,7 @@ class Searcher:
                 for rank, (cid, sim) in enumerate(vec, start=1):
                     hits[cid] = Hit(config.name, cid, vector=sim, vector_rank=rank)
         if req.mode == "vector" and "vector" not in legs:  # no vectors: answer from FTS
-            leg = fts_leg(h.conn, req, fts_depth, allowed)
+            leg = fts_leg(h.conn, req, fts_depth, allowed, h.term_counts)
         if leg is not None:
             legs.add("fts")
             for cid, score in leg.hits:

@@ -1,0 +1,55 @@
+"""How many chunks each query term matches, remembered until the index changes.
+
+The lexical leg counts every term's matches (up to a cap) to decide whether a query must be
+pruned to its rarer terms (lexical_leg.lexical_plan). Counting walks the term's match list in
+FTS5, ~40 ns a match: up to 0.1-0.2 ms for each common word of every query at 100k chunks, paid
+again by the next query that uses the word. A warm searcher (the MCP server, the web UI, an
+eval run) keeps the counts here instead. They are exact functions of the committed index, so a
+remembered count equals a fresh one for as long as the index is unchanged, and the same query
+plans the same way in every process. The memory is dropped when another connection commits
+(`PRAGMA data_version` moves) or this one writes (`total_changes` moves)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+from chinvex.retrieval.lexical import phrase
+
+MAX_TERMS = 8_192
+"""Remembered (term, cap) pairs per connection; the oldest go first (a dict keeps insertion
+order). ~1 MB at most."""
+
+
+def count_matches(conn: sqlite3.Connection, term: str, cap: int) -> int:
+    """Chunks matching `term`, counted up to `cap`."""
+    return int(conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+        (phrase(term), cap)).fetchone()[0])
+
+
+class TermCounts:
+    """`count_matches` for one connection, remembered while its index state is unchanged."""
+
+    def __init__(self, limit: int = MAX_TERMS) -> None:
+        self._limit = limit
+        self._state: tuple[int, int] | None = None
+        self._counts: dict[tuple[str, int], int] = {}
+
+    def counts(self, conn: sqlite3.Connection, terms: Iterable[str], cap: int) -> dict[str, int]:
+        """Each term's matches up to `cap`, in the order of `terms`."""
+        state = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
+        if state != self._state:
+            self._counts.clear()
+            self._state = state
+        found: dict[str, int] = {}
+        for term in terms:
+            key = (term, cap)
+            n = self._counts.get(key)
+            if n is None:
+                n = count_matches(conn, term, cap)
+                if len(self._counts) >= self._limit:
+                    del self._counts[next(iter(self._counts))]
+                self._counts[key] = n
+            found[term] = n
+        return found
