@@ -32,7 +32,7 @@ the rarer terms only (see lexical.rare_terms). Each term's matches are counted u
 too: a term matching more could never fit the budget, so it is "common".
 
 bm25() costs FTS5 1-5 us a row, more the more phrases the expression has. Measured with
-bench/search_latency.py at 106,780 chunks (2026-11-28): p95 15.4-16.3 ms with the earlier
+bench/search_latency.py at 106,780 chunks (2026-11-27): p95 15.4-16.3 ms with the earlier
 10,000-row budget and a 1,000-match count cap, 16.3-16.8 ms at 3,000 / 3,000, 24-25 ms at
 5,000 / 5,000, 66-71 ms at 10,000 / 10,000. A cap below the budget left out the informative
 middle (a term in 1,000-3,000 chunks of 100k) and cost ranking quality: on SciFact with both
