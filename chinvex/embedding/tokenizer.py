@@ -81,16 +81,25 @@ def count_tokens(text: str) -> int:
         return len(_counting_tokenizer().encode(replace_surrogates(text), add_special_tokens=False).ids)
 
 
-def count_tokens_batch(texts: list[str]) -> list[int]:
-    """Token counts of many texts in one call (`encode_batch_fast`: the same ids, no offsets,
-    about a third faster; MCP results are counted on every call)."""
+def count_tokens_batch(texts: list[str], *, parallel: bool = False) -> list[int]:
+    """Token counts of many texts.
+
+    `parallel` runs them through `encode_batch_fast`, which hands the texts to the tokenizers
+    library's thread pool: twice as fast for 50 result chunks on an idle machine (1.6 ms against
+    3.6 ms), what an MCP server answering a call is. Everything else counts on the calling
+    thread: ingest counts a few new words or lines of every file while the embedder keeps both
+    cores busy, and each hand-off to the pool then waited for a pool thread to be scheduled. On
+    CoSQA's 6,267 files the counting took 6.8 s of a 37 s ingest that way, against 0.1 s for
+    the same counts on the calling thread."""
     tok = _counting_tokenizer()
-    encode = getattr(tok, "encode_batch_fast", tok.encode_batch)
-    try:
-        encodings = encode(texts, add_special_tokens=False)
-    except TypeError:
-        encodings = encode([replace_surrogates(t) for t in texts], add_special_tokens=False)
-    return [len(e.ids) for e in encodings]
+    if parallel:
+        encode = getattr(tok, "encode_batch_fast", tok.encode_batch)
+        try:
+            encodings = encode(texts, add_special_tokens=False)
+        except TypeError:
+            encodings = encode([replace_surrogates(t) for t in texts], add_special_tokens=False)
+        return [len(e.ids) for e in encodings]
+    return [count_tokens(text) for text in texts]
 
 
 def token_offsets(text: str) -> list[tuple[int, int]]:

@@ -23,7 +23,7 @@ def fit(items: list[dict[str, Any]], key: str, max_tokens: int, *,
         from chinvex.embedding.tokenizer import count_tokens, count_tokens_batch
         from chinvex.pack.service import prefix_of as cut
 
-        counts = count_tokens_batch(texts) if texts else []  # one call into the tokenizer
+        counts = count_tokens_batch(texts, parallel=True) if texts else []  # one call into the tokenizer
         count, prefix_of = count or count_tokens, prefix_of or cut
     else:
         counts = [count(text) for text in texts]

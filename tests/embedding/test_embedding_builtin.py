@@ -307,13 +307,17 @@ def test_factory_builtin():
         make_embedder(EmbeddingConfig(model="bge-large"))
 
 
-def test_batch_counts_equal_single_counts():
-    """count_tokens_batch (encode_batch_fast) counts exactly what count_tokens does."""
+@pytest.mark.parametrize("parallel", [False, True])
+def test_batch_counts_equal_single_counts(parallel):
+    """count_tokens_batch counts exactly what count_tokens does, on the calling thread and
+    through the tokenizer's thread pool (encode_batch_fast)."""
     from chinvex.embedding.tokenizer import count_tokens, count_tokens_batch
 
     texts = ["", "plain words", "parseConfig(x) -> 42 # ünïcödé, 中文 and emoji 🙂", "a\ud800b",
              "def f():\n    return {'k': [1, 2, 3]}\n" * 20]
-    assert count_tokens_batch(texts) == [count_tokens(t) for t in texts]
+    counts = count_tokens_batch(texts, parallel=parallel)
+    assert counts == [count_tokens(t) for t in texts]
+    assert counts[0] == 0 and counts[1] == 2 and counts[3] >= 1 and counts[4] > 200
 
 
 def test_tokenizer_file_is_verified_against_its_pinned_digest():
