@@ -132,11 +132,30 @@ _SHORTEST = 8
 more); a name-value pair in a mapping is judged by `Redactor` whatever the value's length."""
 
 
+_MEMO_LENGTH = 256
+"""Strings up to this long have their spans remembered (`_short_spans`)."""
+
+
 def secret_spans(text: str) -> list[Span]:
     """The secrets in `text` as non-overlapping (start, end, kind) spans in text order: the one
     detector behind `redact`, `redact_uri` and `Redactor`."""
     if len(text) < _SHORTEST:
         return []  # metadata keys, flags, short names: most strings `Redactor` sees
+    if len(text) <= _MEMO_LENGTH:
+        return list(_short_spans(text))
+    return _detected(text)
+
+
+@lru_cache(maxsize=16_384)
+def _short_spans(text: str) -> tuple[Span, ...]:
+    """`secret_spans` of a short string, remembered (in this process only): what `Redactor`
+    walks in every document's metadata is mostly the same keys and values again ("language",
+    "encoding", the repository root), ~10 strings a file, which cost a repository ingest's main
+    thread 0.86 s of 6,267 files on CoSQA with the full detector run for each."""
+    return tuple(_detected(text))
+
+
+def _detected(text: str) -> list[Span]:
     precise = token_spans(text)
     precise.extend(url_password_spans(text))
     contextual = assignment_spans(text, _coverage(precise))
