@@ -70,10 +70,10 @@ def rare_terms(counts: dict[str, int], cap: int, budget: int) -> list[str]:
     """The query terms whose matches are the lexical leg's candidates. `counts` holds each
     term's matches counted up to `cap` (a term at the cap may match far more).
 
-    BM25 costs FTS5 about a microsecond per match, and a long question of common words can match
+    BM25 costs FTS5 1-5 microseconds per match, and a long question of common words can match
     a large share of a big index. When the matches may exceed `budget`, only the rarest terms
     that fit it (at least one) choose candidates; the search still scores those with every term
-    (see search._Lexical). Returned in the query's order (the order of `counts`).
+    (see lexical_leg.LexicalPlan). Returned in the query's order (the order of `counts`).
     """
     terms = list(counts)
     if all(n < cap for n in counts.values()) and sum(counts.values()) <= budget:
