@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +96,42 @@ def test_terms_are_counted_up_to_the_budget_by_default(index):
     assert plan.rare == ["lantern", "eviction"] and not plan.common
     capped = lexical_plan(conn, SearchRequest(query="lantern eviction", k=5, fts_budget=8, fts_count_cap=2))
     assert capped.rare == ["eviction"] and capped.common == ["lantern"]
+
+
+def test_a_warm_searcher_counts_each_term_once(tmp_path, monkeypatch):
+    """The searcher keeps one memory per context: a second query sharing words counts only
+    its new ones, and an ingest by another connection makes it count again."""
+    from chinvex.registry import Registry
+    from chinvex.retrieval import term_counts
+    from chinvex.retrieval.search import Searcher
+
+    monkeypatch.setenv("CHINVEX_HOME", str(tmp_path / "home"))
+    registry = Registry()
+    registry.create("T")
+    config = registry.resolve("T")
+    conn = db.connect(Path(config.index.sqlite_path), create=True)
+    _add(conn, "a", ["the lantern sweep", "eviction of the lantern", "a sweep policy"])
+    conn.close()
+    counted: list[str] = []
+    real = term_counts.count_matches
+
+    def spy(conn, term, cap):
+        counted.append(term)
+        return real(conn, term, cap)
+
+    monkeypatch.setattr(term_counts, "count_matches", spy)
+    searcher = Searcher()
+    try:
+        first = searcher.search([config], SearchRequest(query="lantern sweep", k=3, mode="fts"))
+        assert sorted(counted) == ["lantern", "sweep"] and first.results
+        searcher.search([config], SearchRequest(query="sweep eviction", k=3, mode="fts"))
+        assert sorted(counted) == ["eviction", "lantern", "sweep"]
+        other = db.connect(Path(config.index.sqlite_path))
+        try:
+            _add(other, "b", ["another sweep"])
+        finally:
+            other.close()
+        again = searcher.search([config], SearchRequest(query="sweep eviction", k=3, mode="fts"))
+        assert counted.count("sweep") == 2 and any(r.doc_id == "b" for r in again.results)
+    finally:
+        searcher.close()
