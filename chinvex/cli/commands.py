@@ -126,6 +126,8 @@ def search(
     context: Optional[list[str]] = typer.Option(None, "--context", help="Context name or alias (repeat to search several); "
                                       "default: CHINVEX_CONTEXT, else the context whose source folders contain the current directory."),
     k: int = typer.Option(8, "--k", help="Number of results."),
+    per_doc: Optional[int] = typer.Option(None, "--per-doc", help="At most this many chunks of one file or conversation "
+                                          "(1: a list of distinct files); default: no limit."),
     source_types: str = typer.Option(None, "--source-types", help="Comma-separated: repo,codex_session,chat,note,agent_session,memory."),
     path: str = typer.Option(None, "--path", help="Only sources whose path matches this glob."),
     since: str = typer.Option(None, "--since", help="Only sources updated at or after this date."),
@@ -143,13 +145,15 @@ def search(
         raise UsageError("QUERY is empty.")
     if mode not in ("hybrid", "fts", "vector"):
         raise UsageError(f"--mode {mode!r}: expected hybrid, fts or vector")
+    if per_doc is not None and per_doc < 1:
+        raise UsageError(f"--per-doc must be at least 1 (got {per_doc})")
     expression = checked_filter(filter_expression)
     configs = _resolve_many(context, json_out=json_out)
     if mode != "fts":
         prefetch_vector_store(configs)
     request = SearchRequest(query=query, k=k, source_types=_split_types(source_types), path_glob=path,
                             since=_date_bound(since, "--since"), until=_date_bound(until, "--until"),
-                            explain=explain, mode=mode, filter_expression=expression)  # type: ignore[arg-type]
+                            explain=explain, mode=mode, filter_expression=expression, per_doc=per_doc)  # type: ignore[arg-type]
     try:
         response = Searcher().search(configs, request)
     except InvalidFilterError as exc:

@@ -14,7 +14,7 @@ relevance only; the weights are applied after, as priors. Pure functions, no I/O
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from chinvex.models.documents import DEFAULT_WEIGHTS, UNKNOWN_SOURCE_WEIGHT
@@ -189,3 +189,18 @@ def ordered(fused: list[Fused]) -> list[Fused]:
     items.sort(key=lambda i: i.candidate.updated_at or "", reverse=True)
     items.sort(key=lambda i: -i.rank_score)
     return items
+
+
+def at_most_per_document(fused: Sequence[Fused], limit: int, document_of: Callable[[Fused], Hashable]) -> list[Fused]:
+    """`fused` in its order, less every chunk past the first `limit` of its document. For a
+    question whose answer is a list of files ("which files handle retries?"), a second chunk of
+    an already-listed file takes a place another file could have had; a question answered by a
+    passage keeps them (the default: no limit)."""
+    seen: dict[Hashable, int] = {}
+    kept: list[Fused] = []
+    for item in fused:
+        doc = document_of(item)
+        if seen.get(doc, 0) < limit:
+            kept.append(item)
+            seen[doc] = seen.get(doc, 0) + 1
+    return kept

@@ -51,6 +51,9 @@ class SearchRequest:
     context's `retrieval.fusion`."""
     filter_expression: str | None = None
     """`--filter`: a Filter Expression Language predicate (chinvex.retrieval.fel)."""
+    per_doc: int | None = None
+    """At most this many chunks of one document among the results (`--per-doc`); None: no
+    limit. The rest of the ranking moves up into the freed places."""
     role_priors: bool = True
     """Weigh repository files by their role (chinvex.retrieval.roles); off: every role 1.0
     (benchmarks, and `chinvex eval --no-role-priors`)."""

@@ -52,7 +52,7 @@ from chinvex.retrieval import coverage
 from chinvex.retrieval import exact
 from chinvex.retrieval import filters
 from chinvex.retrieval.coverage import VectorCoverage
-from chinvex.retrieval.fusion import fuse
+from chinvex.retrieval.fusion import at_most_per_document, fuse
 from chinvex.retrieval.lexical import query_terms
 from chinvex.retrieval.lexical_leg import LexicalLeg, fts_leg, fts_scores_for
 from chinvex.retrieval.request import (GLOBAL_CONTEXT, MAX_K, InvalidFilterError, Mode, RetrievalError,
@@ -236,6 +236,8 @@ class Searcher:
         started = time.perf_counter()
         if not 1 <= req.k <= MAX_K:
             raise UsageError(f"--k must be between 1 and {MAX_K} (got {req.k})")
+        if req.per_doc is not None and req.per_doc < 1:
+            raise UsageError(f"--per-doc must be at least 1 (got {req.per_doc})")
         if req.source_types:
             self._check_source_types(configs, req.source_types)
         warnings: list[str] = []
@@ -279,7 +281,12 @@ class Searcher:
         ]
         share, signals = fts_share_for(req, configs, candidates)
         by_key = {f"{hit.context}\x00{hit.chunk_id}": hit for hit in hits}
-        fused = fuse(candidates, weights, fts_weight=share)[: req.k]
+        fused = fuse(candidates, weights, fts_weight=share)
+        if req.per_doc is not None:
+            doc_of = {f"{hit.context}\x00{hit.chunk_id}": (hit.context, meta[(hit.context, hit.chunk_id)]["doc_id"])
+                      for hit in hits}
+            fused = at_most_per_document(fused, req.per_doc, lambda item: doc_of[item.candidate.key])
+        fused = fused[: req.k]
         terms = query_terms(req.query) if req.explain else None
         results = []
         for position, item in enumerate(fused, start=1):
