@@ -227,6 +227,7 @@ def settings_figures(home: Path, name: str, golden: Path, label: str,
     from chinvex.eval.golden import load_golden
     from chinvex.eval.runner import run_eval
     from chinvex.registry import Registry
+    from chinvex.retrieval.lexical_leg import FTS_SCORE_BUDGET
     from chinvex.retrieval.search import Searcher
 
     registry = Registry()
@@ -234,8 +235,6 @@ def settings_figures(home: Path, name: str, golden: Path, label: str,
     questions = load_golden(golden)
     searcher = Searcher()
     chunks = searcher.handle(config).conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-    from chinvex.retrieval.lexical_leg import FTS_SCORE_BUDGET
-
     share = FTS_SCORE_BUDGET / 100_000
     scaled = {"fts_budget": max(1, round(chunks * share))}
     variants = list(variants) if variants else [

@@ -145,8 +145,6 @@ def search(
         raise UsageError("QUERY is empty.")
     if mode not in ("hybrid", "fts", "vector"):
         raise UsageError(f"--mode {mode!r}: expected hybrid, fts or vector")
-    if per_doc is not None and per_doc < 1:
-        raise UsageError(f"--per-doc must be at least 1 (got {per_doc})")
     expression = checked_filter(filter_expression)
     configs = _resolve_many(context, json_out=json_out)
     if mode != "fts":

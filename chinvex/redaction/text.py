@@ -200,7 +200,7 @@ def redact_uri(uri: str) -> str:
 
     Remembered (a pure function of its argument): an ingest redacts each source's uri several
     times (the candidate, the document, its origin), and a repository's paths share their
-    folders, whose names `_segment_spans` remembers."""
+    folders, whose names `secret_spans` remembers (up to _MEMO_LENGTH characters)."""
     spans = _uri_spans(uri)
     if not spans:
         return uri
@@ -215,12 +215,6 @@ def redact_uri(uri: str) -> str:
     return "".join(parts)
 
 
-@lru_cache(maxsize=16384)
-def _segment_spans(segment: str) -> tuple[Span, ...]:
-    """`secret_spans` of one path segment; folder names repeat in every path under them."""
-    return tuple(secret_spans(segment))
-
-
 def _uri_spans(uri: str) -> list[Span]:
     """Secrets in the whole uri (a URL's password, a token anywhere) and in each of its path
     segments alone (`password=<pw>` as a folder's name, where the value would otherwise run on
@@ -229,7 +223,7 @@ def _uri_spans(uri: str) -> list[Span]:
     offset = 0
     for segment in uri.split("/"):
         if segment:
-            found.extend(Span(offset + a, offset + b, kind) for a, b, kind in _segment_spans(segment))
+            found.extend(Span(offset + a, offset + b, kind) for a, b, kind in secret_spans(segment))
         offset += len(segment) + 1
     chosen: list[Span] = []
     for span in sorted(found, key=lambda sp: (sp.start, -sp.end)):

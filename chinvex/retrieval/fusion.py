@@ -200,7 +200,8 @@ def at_most_per_document(fused: Sequence[Fused], limit: int, document_of: Callab
     kept: list[Fused] = []
     for item in fused:
         doc = document_of(item)
-        if seen.get(doc, 0) < limit:
+        count = seen.get(doc, 0)
+        if count < limit:
             kept.append(item)
-            seen[doc] = seen.get(doc, 0) + 1
+            seen[doc] = count + 1
     return kept

@@ -52,7 +52,7 @@ from chinvex.retrieval import coverage
 from chinvex.retrieval import exact
 from chinvex.retrieval import filters
 from chinvex.retrieval.coverage import VectorCoverage
-from chinvex.retrieval.fusion import at_most_per_document, fuse
+from chinvex.retrieval.fusion import Fused, at_most_per_document, fuse
 from chinvex.retrieval.lexical import query_terms
 from chinvex.retrieval.lexical_leg import LexicalLeg, fts_leg, fts_scores_for
 from chinvex.retrieval.request import (GLOBAL_CONTEXT, MAX_K, InvalidFilterError, Mode, RetrievalError,
@@ -283,9 +283,11 @@ class Searcher:
         by_key = {f"{hit.context}\x00{hit.chunk_id}": hit for hit in hits}
         fused = fuse(candidates, weights, fts_weight=share)
         if req.per_doc is not None:
-            doc_of = {f"{hit.context}\x00{hit.chunk_id}": (hit.context, meta[(hit.context, hit.chunk_id)]["doc_id"])
-                      for hit in hits}
-            fused = at_most_per_document(fused, req.per_doc, lambda item: doc_of[item.candidate.key])
+            def document_of(item: Fused) -> tuple[str, str]:
+                hit = by_key[item.candidate.key]
+                return hit.context, meta[(hit.context, hit.chunk_id)]["doc_id"]
+
+            fused = at_most_per_document(fused, req.per_doc, document_of)
         fused = fused[: req.k]
         terms = query_terms(req.query) if req.explain else None
         results = []
