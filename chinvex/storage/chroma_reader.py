@@ -116,10 +116,11 @@ def bindings_available() -> bool:
     return all(hasattr(rust, name) for name in REQUIRED)
 
 
-def open_reader(path: str) -> ReadClient | None:
-    """A reader of the embedded store in folder `path`, or None when the bindings are not the
-    ones this module knows (the caller falls back to chromadb's client). Errors opening the
-    store itself (a damaged file) are raised as the bindings raise them."""
+def open_bindings(path: str) -> Any | None:
+    """Chroma's bindings on the embedded store in folder `path`, set up as `PersistentClient`
+    sets them up, or None when the installed bindings are not the ones this module knows (the
+    caller then uses chromadb's client). Errors opening the store itself (a damaged file) are
+    raised as the bindings raise them."""
     if not bindings_available():
         return None
     import chromadb_rust_bindings as rust
@@ -131,8 +132,13 @@ def open_reader(path: str) -> ReadClient | None:
     except (AttributeError, TypeError):
         return None
     try:
-        bindings = make(allow_reset=False, sqlite_db_config=config, persist_path=path,
-                        hnsw_cache_size=_hnsw_cache_size())
+        return make(allow_reset=False, sqlite_db_config=config, persist_path=path,
+                    hnsw_cache_size=_hnsw_cache_size())
     except TypeError:  # another signature: leave it to chromadb
         return None
-    return ReadClient(bindings)
+
+
+def open_reader(path: str) -> ReadClient | None:
+    """A reader of the embedded store in folder `path` (see `open_bindings`)."""
+    bindings = open_bindings(path)
+    return ReadClient(bindings) if bindings is not None else None

@@ -1,7 +1,10 @@
 """The Chroma side of an index: one vector per chunk_id, cosine space, filterable metadata.
 
-Chroma is derived data: hybrid.db decides which chunks exist. Embedded `PersistentClient` by
-default; `index.chroma_url` points the same code at a `chroma run` server. Vectors are always
+Chroma is derived data: hybrid.db decides which chunks exist. An embedded store by default,
+opened through Chroma's Rust bindings without importing chromadb (chinvex.storage.chroma_reader
+for read-only processes, chroma_writer for the rest; chromadb's `PersistentClient` when the
+installed bindings are not the expected ones); `index.chroma_url` points the same code at a
+`chroma run` server, always through chromadb. Vectors are always
 passed explicitly (`embedding_function=None`): Chroma never embeds or downloads anything.
 
 Several processes share one embedded store: an ingest writes while the MCP server and CLI
@@ -132,19 +135,24 @@ def _client(config: ContextConfig):
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     url = config.index.chroma_url
     path = config.index.chroma_dir
-    if _READ_ONLY_PROCESS and not url:
+    if not url:
         try:
             if not _may_write(Path(path)):
                 path = _private_copy(config)
-            from chinvex.storage.chroma_reader import open_reader
+            if _READ_ONLY_PROCESS:
+                from chinvex.storage.chroma_reader import open_reader
 
-            reader = open_reader(path)
+                direct: Any = open_reader(path)
+            else:
+                from chinvex.storage.chroma_writer import open_writer
+
+                direct = open_writer(path)
         except StorageError:
             raise
         except Exception as exc:
             raise open_error(config, exc) from None
-        if reader is not None:
-            return reader
+        if direct is not None:
+            return direct
     from chinvex.heavy_imports import load
 
     load("chromadb")  # a prefetch thread may be importing it, an embed thread onnxruntime

@@ -74,6 +74,8 @@ main()
 
 WARM_SEARCH = """
 import json, sys
+import chinvex.storage.chroma_writer as writer
+writer.open_writer = lambda path: None  # the reference: chromadb's own client
 from chinvex.registry import Registry
 from chinvex.retrieval.search import SearchRequest, Searcher
 config = Registry().resolve("fixtures")
@@ -85,8 +87,8 @@ print("chromadb imported:", "chromadb" in sys.modules, file=sys.stderr)
 
 def test_a_cold_search_reads_without_chromadb_and_finds_the_same(fixtures_context):
     """`chinvex search` (the console script's entry point, a fresh process) never imports
-    chromadb, and ranks exactly as a process that reads through chromadb's client (the MCP
-    server's in-process searcher)."""
+    chromadb, and ranks exactly as an in-process searcher that reads through chromadb's
+    client."""
     query = "how do I rename a git branch"
     env = {**os.environ, **fixtures_context["env"]}
     cold = subprocess.run([sys.executable, "-c", COLD_SEARCH, query], capture_output=True, text=True,
