@@ -14,11 +14,14 @@ from chinvex.mcp.state import ServerState
 def chinvex_search(state: ServerState, query: str, context: str | None = None,
                    contexts: list[str] | None = None, k: int = 8,
                    source_types: list[str] | None = None, max_tokens: int = budget.DEFAULT_MAX_TOKENS,
-                   filter: str | None = None) -> dict[str, Any]:
+                   filter: str | None = None, per_doc: int = 0) -> dict[str, Any]:
+    """`per_doc` 0 (the default) keeps every chunk; N keeps the first N of each document, so an
+    agent asking which files handle something gets distinct files (`chinvex search --per-doc`)."""
     from chinvex.retrieval.search import InvalidFilterError, SearchRequest
 
     query = limits.require_query(query)
     limits.require_range("k", k, limits.K_MIN, limits.K_MAX)
+    limits.require_range("per_doc", per_doc, 0, limits.K_MAX)
     types = limits.require_list("source_types", source_types, max_items=16, max_chars=limits.TYPE_MAX_CHARS) or None
     names = limits.require_list("contexts", contexts, max_items=limits.CONTEXTS_MAX, max_chars=200)
     if context is not None and context.strip():
@@ -27,7 +30,8 @@ def chinvex_search(state: ServerState, query: str, context: str | None = None,
     configs = list({c.name: c for c in configs}.values())
     try:
         response = state.searcher.search(configs, SearchRequest(query=query, k=k, source_types=types,
-                                                                filter_expression=checked_filter(filter)))
+                                                                filter_expression=checked_filter(filter),
+                                                                per_doc=per_doc or None))
     except InvalidFilterError as exc:  # a type no searched index knows: as the CLI, not "no results"
         raise ToolFailure(limits.INVALID_ARGUMENT, exc.message if exc.message.startswith("--filter")
                           else f"source_types: {exc.message}") from None

@@ -38,10 +38,10 @@ REPLIES = {'sdk': '2.3.0',
                          'recall_feedback',
                          'flight_recorder_log']}],
  'tools': {'chinvex_answer': {'annotations': {'destructiveHint': False, 'readOnlyHint': True},
-                              'description': "Answer a question from the user's indexed code, notes and sessions: 1-3 short sentences extracted from the "
-                                             "sources (for 'when', the date), each citing [chunk:<id>], plus where each citation is and the words it rests on. "
-                                             "Refuses ('Not stated in retrieved sources.', grounded=false) when the sources do not say it. For background to "
-                                             'work from, use chinvex_pack; to browse hits, chinvex_search.',
+                              'description': "Answer a question from the user's indexed code, notes and sessions: 1-3 short sentences from the sources (for "
+                                             "'when', the date), each citing [chunk:<id>], plus where each citation is and the words it rests on. Refuses "
+                                             "('Not stated in retrieved sources.', grounded=false) when the sources do not say it. For background to work "
+                                             'from, use chinvex_pack; to browse hits, chinvex_search.',
                               'inputSchema': {'properties': {'query': {'description': 'The question.', 'type': 'string'},
                                                              'context': {'default': '',
                                                                          'description': "Context name; omit for the project's.",
@@ -70,10 +70,9 @@ REPLIES = {'sdk': '2.3.0',
                                               'type': 'object'},
                               'name': 'chinvex_answer'},
            'chinvex_search': {'annotations': {'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False, 'readOnlyHint': True},
-                              'description': 'Ranked chunks (hybrid full-text + vector) with chunk_id, place, text, scores and staleness. Use to browse or '
-                                             'find exact spots; chinvex_answer for a short answer; chinvex_get_chunks to read more around a hit.',
-                              'inputSchema': {'properties': {'query': {'description': 'Natural-language question or keywords (at most 10 KB).',
-                                                                       'type': 'string'},
+                              'description': 'Ranked chunks (full-text + vector) with chunk_id, place, text, scores and staleness. Use to browse or find exact '
+                                             'spots; chinvex_answer for a short answer; chinvex_get_chunks reads around a hit.',
+                              'inputSchema': {'properties': {'query': {'description': 'Question or keywords (max 10 KB).', 'type': 'string'},
                                                              'context': {'default': '',
                                                                          'description': "Context name; omit for the project's.",
                                                                          'type': 'string'},
@@ -94,13 +93,18 @@ REPLIES = {'sdk': '2.3.0',
                                                              'filter': {'default': '',
                                                                         'description': "Exact predicate, e.g. doc.path GLOB 'src/**' AND doc.mtime >= "
                                                                                        "'2026-03-01'.",
-                                                                        'type': 'string'}},
+                                                                        'type': 'string'},
+                                                             'per_doc': {'default': 0,
+                                                                         'description': 'Max chunks per file; 1 lists files.',
+                                                                         'maximum': 50,
+                                                                         'minimum': 0,
+                                                                         'type': 'integer'}},
                                               'required': ['query'],
                                               'type': 'object'},
                               'name': 'chinvex_search'},
            'chinvex_pack': {'annotations': {'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False, 'readOnlyHint': True},
-                            'description': 'Background for a task: the best chunks fitted into a hard token budget, same input same output, each with path, '
-                                           'lines, sha256 and mtime. Use before starting work on something.',
+                            'description': 'Background for a task: the best chunks in a hard token budget, same input same output, each with path, lines, '
+                                           'sha256 and mtime. Use before starting work.',
                             'inputSchema': {'properties': {'task': {'description': 'The task or question.', 'type': 'string'},
                                                            'context': {'default': '', 'description': "Context name; omit for the project's.", 'type': 'string'},
                                                            'budget_tokens': {'default': 2000,

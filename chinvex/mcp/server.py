@@ -44,7 +44,7 @@ INSTRUCTIONS = (
 _READ = ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False, open_world_hint=False)
 _WRITE = ToolAnnotations(read_only_hint=False, idempotent_hint=False, destructive_hint=False, open_world_hint=False)
 
-Query = Annotated[str, Field(description=f"Natural-language question or keywords (at most {limits.QUERY_MAX_BYTES // 1024} KB).")]
+Query = Annotated[str, Field(description=f"Question or keywords (max {limits.QUERY_MAX_BYTES // 1024} KB).")]
 ContextName = Annotated[str | None, Field(
     description="Context name or alias (see chinvex_list_contexts). Omit for the project context.")]
 CoreContext = Annotated[str, Field(description="Context name; omit for the project's.")]
@@ -148,7 +148,7 @@ def _add_chinvex_tools(server: ChinvexMCPServer, state: ServerState) -> None:
 
     @server.tool(name="chinvex_answer", annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False),
                  description="Answer a question from the user's indexed code, notes and sessions: 1-3 "
-                 "short sentences extracted from the sources (for 'when', the date), each citing "
+                 "short sentences from the sources (for 'when', the date), each citing "
                  "[chunk:<id>], plus where each citation is and the words it rests on. Refuses "
                  "('Not stated in retrieved sources.', grounded=false) when the sources do not say it. "
                  "For background to work from, use chinvex_pack; to browse hits, chinvex_search.")
@@ -165,9 +165,9 @@ def _add_chinvex_tools(server: ChinvexMCPServer, state: ServerState) -> None:
                     source_types=source_types, include_evidence=include_evidence, max_tokens=max_tokens)
 
     @server.tool(name="chinvex_search", annotations=_READ,
-                 description="Ranked chunks (hybrid full-text + vector) with chunk_id, place, text, "
-                 "scores and staleness. Use to browse or find exact spots; chinvex_answer for a short "
-                 "answer; chinvex_get_chunks to read more around a hit.")
+                 description="Ranked chunks (full-text + vector) with chunk_id, place, text, scores and "
+                 "staleness. Use to browse or find exact spots; chinvex_answer for a short answer; "
+                 "chinvex_get_chunks reads around a hit.")
     def chinvex_search(
         query: Query,
         context: CoreContext = "",
@@ -177,14 +177,14 @@ def _add_chinvex_tools(server: ChinvexMCPServer, state: ServerState) -> None:
         max_tokens: MaxTokens = budget.DEFAULT_MAX_TOKENS,
         filter: Annotated[str, Field(description="Exact predicate, e.g. doc.path GLOB 'src/**' AND "
                                      "doc.mtime >= '2026-03-01'.")] = "",
+        per_doc: Annotated[int, Field(ge=0, le=limits.K_MAX, description="Max chunks per file; 1 lists files.")] = 0,
     ) -> CallToolResult:
         return _run(tools.chinvex_search, state, query=query, context=context, contexts=contexts, k=k,
-                    source_types=source_types, max_tokens=max_tokens, filter=filter)
+                    source_types=source_types, max_tokens=max_tokens, filter=filter, per_doc=per_doc)
 
     @server.tool(name="chinvex_pack", annotations=_READ,
-                 description="Background for a task: the best chunks fitted into a hard token budget, "
-                 "same input same output, each with path, lines, sha256 and mtime. Use before starting "
-                 "work on something.")
+                 description="Background for a task: the best chunks in a hard token budget, same input "
+                 "same output, each with path, lines, sha256 and mtime. Use before starting work.")
     def chinvex_pack(
         task: Annotated[str, Field(description="The task or question.")],
         context: CoreContext = "",

@@ -241,6 +241,7 @@ def test_chinvex_search_get_chunks_and_list_contexts(world):
         notes_only = await call(client, "chinvex_search", query="webhook", source_types=["note"])
         assert notes_only["results"] == []
 
+
         chunks = await call(client, "chinvex_get_chunks", chunk_ids=[top["chunk_id"], "000000000000"])
         assert chunks["chunks"][0]["text"] == top["text"] and chunks["missing"] == ["000000000000"]
         assert chunks["chunks"][0]["neighbours"].keys() == {"previous", "next"}
@@ -502,6 +503,7 @@ def test_malformed_calls_return_errors_and_the_server_keeps_serving(world):
             ("chinvex_search", {"query": "x", "k": "many"}, "INVALID_ARGUMENT"),
             ("chinvex_search", {"query": "x", "k": 0}, "INVALID_ARGUMENT"),
             ("chinvex_search", {"query": "x", "k": 51}, "INVALID_ARGUMENT"),
+            ("chinvex_search", {"query": "x", "per_doc": -1}, "INVALID_ARGUMENT"),
             ("chinvex_search", {}, "INVALID_ARGUMENT"),
             ("chinvex_search", {"query": "q" * (10 * 1024 + 1)}, "INVALID_ARGUMENT"),
             ("recall_search", {"query": "é" * 6000}, "INVALID_ARGUMENT"),
