@@ -30,8 +30,8 @@ _loaded: set[str] = set()
 EMBEDDER_STACK = ("numpy", "onnxruntime", "tokenizers")
 VECTOR_STORE_STACK = ("chromadb",)
 VECTOR_READER_STACK = ("chromadb_rust_bindings",)
-"""What a read-only process needs to read an embedded store (chinvex.storage.chroma_reader):
-Chroma's compiled bindings, ~0.03 s instead of chromadb's ~0.85 s."""
+"""What a process needs to open an embedded store (chinvex.storage.chroma_reader and
+chroma_writer): Chroma's compiled bindings, ~0.03 s instead of chromadb's ~0.85 s."""
 
 
 def load(*names: str) -> None:
@@ -49,8 +49,8 @@ def load(*names: str) -> None:
 def prefetch_search_stack(*, embedder: bool, reader_only: bool = False) -> None:
     """Get a cold process ready to search: the embedder's stack (~0.1 s) now, when the built-in
     embedder will be used, and the vector store's on a background thread, so that it overlaps
-    with loading the model and running the lexical leg: chromadb (~0.7 s), or for a process
-    that only reads embedded stores (`reader_only`) Chroma's bindings alone. Failures are left
+    with loading the model and running the lexical leg: chromadb (~0.7 s) for a Chroma server,
+    or for embedded stores only (`reader_only`) Chroma's bindings alone. Failures are left
     to the code that needs the module, which reports them in context."""
     if embedder:
         try:

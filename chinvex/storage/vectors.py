@@ -113,9 +113,10 @@ _READ_ONLY_PROCESS = False
 
 def read_only_process() -> None:
     """Declare that this process reads embedded stores and never writes them (`chinvex search`,
-    `chinvex answer`): its stores are then opened through Chroma's Rust bindings without
-    importing the `chromadb` package (chinvex.storage.chroma_reader), ~0.8 s less CPU per
-    process. A Chroma server (`index.chroma_url`) is always reached through chromadb."""
+    `chinvex answer`): its stores are then opened by chinvex.storage.chroma_reader, whose client
+    has no write calls, so a write from such a process fails loudly. Every process opens
+    embedded stores through Chroma's Rust bindings without importing the `chromadb` package
+    (~0.7 s less CPU); a Chroma server (`index.chroma_url`) is always reached through chromadb."""
     global _READ_ONLY_PROCESS
     _READ_ONLY_PROCESS = True
 
