@@ -154,3 +154,39 @@ def test_an_ingest_writes_its_store_without_importing_chromadb(tmp_path: Path, c
     assert found.returncode == 0, found.stderr
     assert '"falcons.md' in found.stdout or "falcons.md" in found.stdout
     assert "peregrine" in found.stdout and "merlin" not in found.stdout
+
+
+def test_a_collection_of_an_older_chinvex_is_switched_to_saving_every_write(tmp_path: Path, chinvex_home: Path):
+    """A collection made before SYNC_THRESHOLD (Chroma's default, 1,000) is changed through the
+    writer's `modify` before the first write, and the write lands."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    from chinvex.registry import Registry
+    from chinvex.storage import db
+    from chinvex.storage.vectors import VectorStore, collection_name
+    from helpers import run_cli_in_process
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "owls.md").write_text("# Owls\n\nThe barn owl hunts by sound in complete darkness.\n")
+    assert run_cli_in_process("context", "create", "Old", "--note-root", str(notes)).code == 0
+    assert run_cli_in_process("ingest", "--context", "Old").code == 0
+    config = Registry().resolve("Old")
+    conn = db.connect(Path(config.index.sqlite_path))
+    name = collection_name(conn, create=False)
+    older = _chromadb(Path(config.index.chroma_dir)).get_collection(name, embedding_function=None)
+    older.modify(configuration={"hnsw": {"sync_threshold": 1000}})
+    assert older.configuration_json["hnsw"]["sync_threshold"] == 1000
+    SharedSystemClient.clear_system_cache()
+
+    store = VectorStore.open(config, conn)
+    assert store is not None
+    try:
+        store.upsert(["owl000000001"], _vectors(1, 5).repeat(24, axis=1),
+                     [{"doc_id": "d-owl", "source_type": "note"}])
+    finally:
+        store.close()
+        conn.close()
+    reread = _chromadb(Path(config.index.chroma_dir)).get_collection(name, embedding_function=None)
+    assert reread.configuration_json["hnsw"]["sync_threshold"] == SYNC_THRESHOLD
+    assert "owl000000001" in reread.get(include=[])["ids"]
