@@ -15,10 +15,8 @@ SECTIONS = ("Retries", "Backoff", "Signatures", "Ordering", "Dead letters", "Rep
 @pytest.fixture(scope="module")
 def runbook(tmp_path_factory) -> World:
     base = tmp_path_factory.mktemp("per_doc")
-    repo, other, outside = base / "hooks", base / "other", base / "outside"
+    repo = base / "hooks"
     (repo / "src").mkdir(parents=True)
-    other.mkdir()
-    outside.mkdir()
     # One long runbook whose every section is about webhook delivery (several chunks of one
     # file), and two short files on the same topic.
     body = "\n\n".join(
@@ -33,7 +31,7 @@ def runbook(tmp_path_factory) -> World:
         '    return min(30.0, 0.5 * 2 ** attempt)\n', encoding="utf-8")
     (repo / "NOTES.md").write_text("# Notes\n\nFailed webhook deliveries are retried with backoff.\n",
                                    encoding="utf-8")
-    world = World(home=base / "home", repo=repo, other=other, outside=outside)
+    world = World(home=base / "home", repo=repo, other=base, outside=base)  # one context: no other folders
     _cli(world, "context", "create", "hooks", "--repo", str(repo))
     _cli(world, "ingest", "--context", "hooks")
     return world
