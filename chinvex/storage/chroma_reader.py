@@ -32,6 +32,19 @@ import orjson
 TENANT = "default_tenant"
 DATABASE = "default_database"
 REQUIRED = ("Bindings", "SqliteDBConfig", "MigrationHash", "MigrationMode")
+READ_CALLS: dict[str, tuple[str, ...]] = {
+    "get_collection": ("name", "tenant", "database"),
+    "get": ("collection_id", "ids", "where", "limit", "offset", "where_document", "include", "tenant",
+            "database"),
+    "query": ("collection_id", "ids", "query_embeddings", "n_results", "where", "where_document", "include",
+              "tenant", "database"),
+    "count": ("collection_id", "tenant", "database"),
+    "get_max_batch_size": (),
+}
+"""The bindings' methods this module calls, with their parameters in the order it passes them
+(positionally, as chromadb does). `calls_match` checks them against the installed bindings'
+own signatures, so a chromadb release that renames or reorders them makes chinvex use
+chromadb's client instead of passing values to the wrong parameters."""
 
 
 def _hnsw_cache_size() -> int:
@@ -116,12 +129,33 @@ def bindings_available() -> bool:
     return all(hasattr(rust, name) for name in REQUIRED)
 
 
-def open_bindings(path: str) -> Any | None:
+def calls_match(calls: dict[str, tuple[str, ...]]) -> bool:
+    """Whether every method in `calls` exists on the installed bindings and takes those
+    parameters first, in that order, any further ones having defaults. A signature that cannot
+    be read counts as a mismatch: chromadb's client is always a correct fallback."""
+    import inspect
+
+    import chromadb_rust_bindings as rust
+
+    for name, wanted in calls.items():
+        try:
+            parameters = [p for p in inspect.signature(getattr(rust.Bindings, name)).parameters.values()
+                          if p.name != "self"]
+        except (AttributeError, TypeError, ValueError):
+            return False
+        if tuple(p.name for p in parameters[:len(wanted)]) != wanted:
+            return False
+        if any(p.default is inspect.Parameter.empty for p in parameters[len(wanted):]):
+            return False
+    return True
+
+
+def open_bindings(path: str, calls: dict[str, tuple[str, ...]] = READ_CALLS) -> Any | None:
     """Chroma's bindings on the embedded store in folder `path`, set up as `PersistentClient`
-    sets them up, or None when the installed bindings are not the ones this module knows (the
-    caller then uses chromadb's client). Errors opening the store itself (a damaged file) are
-    raised as the bindings raise them."""
-    if not bindings_available():
+    sets them up, or None when the installed bindings are not the ones this module knows or do
+    not take `calls` as chinvex passes them (the caller then uses chromadb's client). Errors
+    opening the store itself (a damaged file) are raised as the bindings raise them."""
+    if not bindings_available() or not calls_match(calls):
         return None
     import chromadb_rust_bindings as rust
 

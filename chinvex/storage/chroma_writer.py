@@ -20,7 +20,9 @@ hook re-ingesting one appended session exchange, a notes folder of a few hundred
   NotFoundError is a `chromadb.errors` class, and raising it imports chromadb.
 
 Other errors are the bindings' (chromadb's exception classes, imported on that error path only),
-so chinvex.storage.vectors classifies them as before. `tests/storage/test_chroma_writer.py`
+so chinvex.storage.vectors classifies them as before. Arguments go by position, as chromadb
+passes them; `WRITE_CALLS` lists them and `open_writer` checks them against the installed
+bindings' signatures first, stepping aside (chromadb's client) when they differ. `tests/storage/test_chroma_writer.py`
 checks that chromadb's client reads a store written here exactly as one it wrote itself.
 """
 
@@ -30,7 +32,21 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from chinvex.storage.chroma_reader import DATABASE, TENANT, ReadClient, ReadCollection, open_bindings
+from chinvex.storage.chroma_reader import (DATABASE, READ_CALLS, TENANT, ReadClient, ReadCollection,
+                                           open_bindings)
+
+WRITE_CALLS: dict[str, tuple[str, ...]] = {
+    **READ_CALLS,
+    "list_collections": ("limit", "offset", "tenant", "database"),
+    "create_collection": ("name", "configuration_json_str", "schema_str", "metadata", "get_or_create", "tenant",
+                          "database"),
+    "delete_collection": ("name", "tenant", "database"),
+    "upsert": ("collection_id", "ids", "embeddings", "metadatas", "documents", "uris", "tenant", "database"),
+    "delete": ("collection_id", "ids", "where", "where_document", "limit", "tenant", "database"),
+    "update_collection": ("collection_id", "new_name", "new_metadata", "new_configuration_json_str"),
+}
+"""Every bindings method the writer calls, with its parameters in the order it passes them
+(see chroma_reader.READ_CALLS)."""
 
 
 class CollectionNotFoundError(LookupError):
@@ -112,5 +128,5 @@ class WriteClient(ReadClient):
 def open_writer(path: str) -> WriteClient | None:
     """A reader and writer of the embedded store in folder `path` (created if missing), or None
     when the installed bindings are not the ones chinvex knows (chromadb's client is used)."""
-    bindings = open_bindings(path)
+    bindings = open_bindings(path, WRITE_CALLS)
     return WriteClient(bindings) if bindings is not None else None

@@ -190,3 +190,49 @@ def test_a_collection_of_an_older_chinvex_is_switched_to_saving_every_write(tmp_
     reread = _chromadb(Path(config.index.chroma_dir)).get_collection(name, embedding_function=None)
     assert reread.configuration_json["hnsw"]["sync_threshold"] == SYNC_THRESHOLD
     assert "owl000000001" in reread.get(include=[])["ids"]
+
+
+def test_bindings_that_take_other_arguments_are_left_to_chromadb(tmp_path: Path, monkeypatch):
+    """The writer passes arguments by position, as chromadb does: bindings whose methods were
+    renamed, reordered or given a new required parameter are not driven at all (chromadb's
+    client, always correct, is used instead)."""
+    import chromadb_rust_bindings as rust
+
+    from chinvex.storage import chroma_writer
+    from chinvex.storage.chroma_reader import READ_CALLS, calls_match
+
+    assert calls_match(chroma_writer.WRITE_CALLS) and calls_match(READ_CALLS)  # the installed ones
+    upsert = chroma_writer.WRITE_CALLS["upsert"]
+    assert open_writer(str(tmp_path / "a")) is not None
+    swapped = ("collection_id", "embeddings", "ids", *upsert[3:])
+    monkeypatch.setattr(chroma_writer, "WRITE_CALLS", {**chroma_writer.WRITE_CALLS, "upsert": swapped})
+    assert open_writer(str(tmp_path / "b")) is None
+
+    class Grown:  # the same calls, one of them with a new parameter it cannot do without
+        def upsert(self, collection_id, ids, embeddings, metadatas=None, documents=None, uris=None,
+                   tenant=None, database=None, *, durability):  # pragma: no cover - never called
+            raise AssertionError
+
+    monkeypatch.setattr(rust, "Bindings", Grown)
+    assert not calls_match({"upsert": upsert})
+    assert calls_match({"upsert": (*upsert, "durability")})
+    assert not calls_match({"count": ("collection_id", "tenant", "database")})  # gone
+
+
+def test_without_usable_bindings_an_ingest_writes_through_chromadb(tmp_path: Path, chinvex_home: Path,
+                                                                 monkeypatch):
+    """The fallback: `open_writer` stepping aside (bindings of another shape) leaves chromadb's
+    own client to write the store, which a `chinvex search` process then reads."""
+    from chinvex.storage import chroma_writer
+    from helpers import run_cli, run_cli_in_process
+
+    stepped_aside: list[str] = []
+    monkeypatch.setattr(chroma_writer, "open_writer", lambda path: stepped_aside.append(path))
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "kites.md").write_text("# Kites\n\nThe red kite circles low over open farmland.\n")
+    assert run_cli_in_process("context", "create", "Fallback", "--note-root", str(notes)).code == 0
+    assert run_cli_in_process("ingest", "--context", "Fallback").code == 0
+    assert stepped_aside  # the writer was asked, and chromadb's client did the writing
+    found = run_cli("search", "--context", "Fallback", "bird of prey over fields", "--mode", "vector", "--json")
+    assert found.code == 0 and "red kite" in found.json["results"][0]["text"]
