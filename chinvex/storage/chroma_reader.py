@@ -129,17 +129,28 @@ def bindings_available() -> bool:
     return all(hasattr(rust, name) for name in REQUIRED)
 
 
+_MATCHED: dict[tuple[Any, ...], bool] = {}
+
+
 def calls_match(calls: dict[str, tuple[str, ...]]) -> bool:
     """Whether every method in `calls` exists on the installed bindings and takes those
     parameters first, in that order, any further ones having defaults. A signature that cannot
-    be read counts as a mismatch: chromadb's client is always a correct fallback."""
-    import inspect
-
+    be read counts as a mismatch: chromadb's client is always a correct fallback. Remembered per
+    bindings class (~2 ms to read them; a reader reopens its store after every outside write)."""
     import chromadb_rust_bindings as rust
+
+    key = (rust.Bindings, *sorted(calls.items()))
+    if key not in _MATCHED:
+        _MATCHED[key] = _signatures_match(rust.Bindings, calls)
+    return _MATCHED[key]
+
+
+def _signatures_match(bindings: Any, calls: dict[str, tuple[str, ...]]) -> bool:
+    import inspect
 
     for name, wanted in calls.items():
         try:
-            parameters = [p for p in inspect.signature(getattr(rust.Bindings, name)).parameters.values()
+            parameters = [p for p in inspect.signature(getattr(bindings, name)).parameters.values()
                           if p.name != "self"]
         except (AttributeError, TypeError, ValueError):
             return False
