@@ -85,12 +85,27 @@ def browser(ui: UiRun, tmp_path_factory) -> Iterator:
 
 
 def _wait(driver, condition):
-    """`condition` polled until true; elements replaced by a reload meanwhile are looked up again."""
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    """`condition` polled until true; elements replaced by a reload meanwhile are looked up again.
+    Chromedriver reports an element replaced between its lookup and a read of it either as a
+    stale reference or, when the page re-renders at that moment, as an inspector error that the
+    node "does not belong to the document": both mean "look again"."""
+    from selenium.common.exceptions import (NoSuchElementException, StaleElementReferenceException,
+                                            WebDriverException)
     from selenium.webdriver.support.ui import WebDriverWait
 
+    def again_if_replaced(d):
+        try:
+            return condition(d)
+        except StaleElementReferenceException:
+            raise
+        except WebDriverException as exc:
+            if "does not belong to the document" in (exc.msg or ""):
+                return False
+            raise
+
     return WebDriverWait(driver, WAIT_S, poll_frequency=0.1,
-                         ignored_exceptions=[NoSuchElementException, StaleElementReferenceException]).until(condition)
+                         ignored_exceptions=[NoSuchElementException, StaleElementReferenceException]
+                         ).until(again_if_replaced)
 
 
 def _visible(driver, css: str):
