@@ -111,9 +111,10 @@ class WriteClient(ReadClient):
         return list(self._bindings.list_collections(None, 0, TENANT, DATABASE))
 
     def get_collection(self, name: str, embedding_function: Any = None) -> WriteCollection:
-        if name not in {c.name for c in self.list_collections()}:
-            raise CollectionNotFoundError(f"Collection [{name}] does not exist")
-        return self._collection(self._bindings.get_collection(name, TENANT, DATABASE))
+        for model in self.list_collections():
+            if model.name == name:
+                return self._collection(model)
+        raise CollectionNotFoundError(f"Collection [{name}] does not exist")
 
     def get_or_create_collection(self, name: str, embedding_function: Any = None,
                                  configuration: Mapping[str, Any] | None = None) -> WriteCollection:

@@ -159,7 +159,6 @@ def _client(config: ContextConfig):
     load("chromadb")  # a prefetch thread may be importing it, an embed thread onnxruntime
     import chromadb
 
-    path = config.index.chroma_dir
     try:
         if url:
             parsed = urlparse(url)
@@ -171,9 +170,7 @@ def _client(config: ContextConfig):
                 ssl=parsed.scheme == "https",
                 settings=_settings(),
             )
-        path = config.index.chroma_dir
-        if not _may_write(Path(path)):
-            path = _private_copy(config)
+        # `path` is the folder the bindings were tried on: the store, or its private copy.
         return chromadb.PersistentClient(path=path, settings=_settings())
     except StorageError:
         raise
