@@ -153,6 +153,17 @@ def run_cli_in_process(*args: str, env: dict[str, str] | None = None, cwd: str |
                                                  decoded(err.getvalue())))
 
 
+def indexed_notes(root: Path, context: str, notes: dict[str, str]) -> Path:
+    """A context named `context` over the folder `root` of markdown notes (file name -> text),
+    created and ingested in this process; returns `root`."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name, text in notes.items():
+        (root / name).write_text(text, encoding="utf-8")
+    assert run_cli_in_process("context", "create", context, "--note-root", str(root)).code == 0
+    assert run_cli_in_process("ingest", "--context", context).code == 0
+    return root
+
+
 def assert_no_traceback(result: CliResult) -> None:
     assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result
 

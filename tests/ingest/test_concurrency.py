@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from helpers import CHINVEX_BIN, REPO_ROOT, assert_no_traceback, run_cli, run_cli_in_process
+from helpers import CHINVEX_BIN, REPO_ROOT, assert_no_traceback, indexed_notes, run_cli, run_cli_in_process
 from hostile import corpus as corpus_mod
 
 TESTS_DIR = REPO_ROOT / "tests"
@@ -136,11 +136,8 @@ def test_a_warm_searcher_sees_what_a_later_ingest_committed(tmp_path: Path, chin
     from chinvex.registry import Registry
     from chinvex.retrieval.search import SearchRequest, Searcher
 
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "old.md").write_text("# Old\n\nGardening notes about tomatoes and basil.\n")
-    assert run_cli_in_process("context", "create", "Warm", "--note-root", str(notes)).code == 0
-    assert run_cli_in_process("ingest", "--context", "Warm").code == 0
+    notes = indexed_notes(tmp_path / "notes", "Warm",
+                          {"old.md": "# Old\n\nGardening notes about tomatoes and basil.\n"})
     config = Registry().resolve("Warm")
     searcher = Searcher()
     try:
@@ -196,12 +193,9 @@ collection.upsert(ids=[new_id], embeddings=[got["embeddings"][0]], metadatas=[go
 def _warm_context(tmp_path: Path):
     from chinvex.registry import Registry
 
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "a.md").write_text("# Garden\n\nTomatoes, basil and peppers need full sun.\n")
-    (notes / "b.md").write_text("# Cluster\n\nKubernetes evicts pods under memory pressure.\n")
-    assert run_cli_in_process("context", "create", "Raw", "--note-root", str(notes)).code == 0
-    assert run_cli_in_process("ingest", "--context", "Raw").code == 0
+    indexed_notes(tmp_path / "notes", "Raw", {
+        "a.md": "# Garden\n\nTomatoes, basil and peppers need full sun.\n",
+        "b.md": "# Cluster\n\nKubernetes evicts pods under memory pressure.\n"})
     return Registry().resolve("Raw")
 
 

@@ -164,13 +164,9 @@ def test_a_collection_of_an_older_chinvex_is_switched_to_saving_every_write(tmp_
     from chinvex.registry import Registry
     from chinvex.storage import db
     from chinvex.storage.vectors import VectorStore, collection_name
-    from helpers import run_cli_in_process
+    from helpers import indexed_notes
 
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "owls.md").write_text("# Owls\n\nThe barn owl hunts by sound in complete darkness.\n")
-    assert run_cli_in_process("context", "create", "Old", "--note-root", str(notes)).code == 0
-    assert run_cli_in_process("ingest", "--context", "Old").code == 0
+    indexed_notes(tmp_path / "notes", "Old", {"owls.md": "# Owls\n\nThe barn owl hunts by sound in complete darkness.\n"})
     config = Registry().resolve("Old")
     conn = db.connect(Path(config.index.sqlite_path))
     name = collection_name(conn, create=False)
@@ -224,15 +220,12 @@ def test_without_usable_bindings_an_ingest_writes_through_chromadb(tmp_path: Pat
     """The fallback: `open_writer` stepping aside (bindings of another shape) leaves chromadb's
     own client to write the store, which a `chinvex search` process then reads."""
     from chinvex.storage import chroma_writer
-    from helpers import run_cli, run_cli_in_process
+    from helpers import indexed_notes, run_cli
 
     stepped_aside: list[str] = []
     monkeypatch.setattr(chroma_writer, "open_writer", lambda path: stepped_aside.append(path))
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "kites.md").write_text("# Kites\n\nThe red kite circles low over open farmland.\n")
-    assert run_cli_in_process("context", "create", "Fallback", "--note-root", str(notes)).code == 0
-    assert run_cli_in_process("ingest", "--context", "Fallback").code == 0
+    indexed_notes(tmp_path / "notes", "Fallback",
+                  {"kites.md": "# Kites\n\nThe red kite circles low over open farmland.\n"})
     assert stepped_aside  # the writer was asked, and chromadb's client did the writing
     found = run_cli("search", "--context", "Fallback", "bird of prey over fields", "--mode", "vector", "--json")
     assert found.code == 0 and "red kite" in found.json["results"][0]["text"]
