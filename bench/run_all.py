@@ -40,7 +40,7 @@ BENCHES = [
     ("export_stream", "Export streaming", "`chinvex export --include-vectors` of a ~1 GB context and `chinvex import` of that file: peak RSS against a ~10 MB export's."),
     ("redaction", "Redaction", "Secret redaction throughput and recall."),
     ("quality", "Retrieval quality", "bench/data SciFact train, LoCoMo conv-26+30 (turn level), CoSQA dev, SWE-QA requests and this repository's golden questions: fts-only / vector-only / hybrid."),
-    ("tune_fusion", "Adaptive fusion", "The blend's leg weights (chinvex.retrieval.fusion.fts_share) on every visible set, with leave-one-set-out and 5-fold cross-validation of the fitting; needs the indexes quality.py builds."),
+    ("tune_fusion", "Adaptive fusion", "The blend's leg weights (chinvex.retrieval.fusion.fts_share) on every visible set, with leave-one-set-out and 5-fold cross-validation of the fitting, scored on each question's candidates (the union of both legs, every candidate with both scores): a stricter test than the legs' own lists in 'Retrieval quality'; needs the indexes quality.py builds."),
     ("embedders", "Embedder choice", "Each embedder a context can pick, on every visible set: the vector leg and hybrid on the set's headline metric, and ingest against the raw embedder."),
     ("search_latency", "Search latency", "Warm in-process search at ~10k and ~100k chunks; cold `chinvex search` process."),
     ("answers", "Grounded answers", "Extractive generator on LoCoMo: grounded answers citing an expected turn, refusals of adversarial questions."),
