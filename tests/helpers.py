@@ -331,3 +331,20 @@ def dicts_in(value: Any, found: list[dict]) -> list[dict]:
         for item in value:
             dicts_in(item, found)
     return found
+
+
+def write_plugin_package(site: Path, module: str, source: str, entry_points: str) -> Path:
+    """A package of plug-ins as importlib.metadata sees an installed one: `module`.py holding
+    `source`, and a `*.dist-info` folder whose entry_points.txt is `entry_points` (groups and
+    `name = module:Class` lines). Put `site` on sys.path (and call chinvex.plugins.rescan) or on
+    PYTHONPATH for a subprocess; returns `site`."""
+    import textwrap
+
+    site.mkdir(parents=True, exist_ok=True)
+    (site / f"{module}.py").write_text(source, "utf-8")
+    info = site / f"{module}-0.1.dist-info"
+    info.mkdir()
+    name = module.replace("_", "-")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n", "utf-8")
+    (info / "entry_points.txt").write_text(textwrap.dedent(entry_points), "utf-8")
+    return site

@@ -6,7 +6,6 @@ an installed package is to importlib.metadata."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from chinvex.answer.generators import generator_name, generator_names, make_gene
 from chinvex.embedding.factory import make_embedder, provider_names
 from chinvex.errors import EmbedderError, UsageError
 from chinvex.models import ContextConfig, EmbeddingConfig
+from helpers import write_plugin_package
 
 PLUGIN = '''
 class EchoGenerator:
@@ -47,18 +47,14 @@ class ConstantEmbedder:
 
 @pytest.fixture
 def installed_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    (tmp_path / "chinvex_echo_plugin.py").write_text(PLUGIN, "utf-8")
-    info = tmp_path / "chinvex_echo_plugin-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: chinvex-echo-plugin\nVersion: 0.1\n", "utf-8")
-    (info / "entry_points.txt").write_text(textwrap.dedent("""\
+    write_plugin_package(tmp_path, "chinvex_echo_plugin", PLUGIN, """\
         [chinvex.generators]
         echo = chinvex_echo_plugin:EchoGenerator
         extractive = chinvex_echo_plugin:ImpostorGenerator
 
         [chinvex.embedders]
         constant = chinvex_echo_plugin:ConstantEmbedder
-        """), "utf-8")
+        """)
     monkeypatch.syspath_prepend(str(tmp_path))
     plugins.rescan()  # entry points are read once per process; this one just gained some
     yield tmp_path

@@ -135,6 +135,8 @@ def search(
     explain: bool = typer.Option(False, "--explain", help="Show each signal's raw and normalised score and why it matched."),
     mode: str = typer.Option("hybrid", "--mode", help="hybrid (default), fts or vector."),
     filter_expression: str = typer.Option(None, "--filter", help=FILTER_HELP),
+    rerank: Optional[bool] = typer.Option(None, "--rerank/--no-rerank", help="Run or skip the reranking stage "
+                                          "(context.json retrieval.rerank); default: run it when one is configured."),
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Hybrid (full-text + vector) search, ranked with source weights."""
@@ -151,7 +153,8 @@ def search(
         prefetch_vector_store(configs)
     request = SearchRequest(query=query, k=k, source_types=_split_types(source_types), path_glob=path,
                             since=_date_bound(since, "--since"), until=_date_bound(until, "--until"),
-                            explain=explain, mode=mode, filter_expression=expression, per_doc=per_doc)  # type: ignore[arg-type]
+                            explain=explain, mode=mode, filter_expression=expression, per_doc=per_doc,
+                            rerank=rerank)  # type: ignore[arg-type]
     try:
         response = Searcher().search(configs, request)
     except InvalidFilterError as exc:
@@ -181,8 +184,9 @@ def _format_search(response) -> str:
             where += f" turns {r.metadata['turn_start']}-{r.metadata['turn_end']}"
         ctx = f"{r.context}/" if multi or r.scope == "global" else ""
         stale = f" [STALE: {r.freshness.reason}]" if r.freshness.stale else ""
+        reranked = f"  reranked {fmt.raw(r.scores.rerank)}" if r.scores.rerank is not None else ""
         lines.append(f"[bold]{r.rank}.[/bold] {escape(f'[{ctx}{r.source_type}] {where}')}  "
-                     f"score {fmt.score(r.scores.rank)}  chunk {r.chunk_id}{escape(stale)}")
+                     f"score {fmt.score(r.scores.rank)}{reranked}  chunk {r.chunk_id}{escape(stale)}")
         snippet = [l for l in r.text.strip().splitlines() if l.strip()][:4]
         for line in snippet:
             lines.append("    " + escape(line[:160]))
@@ -197,8 +201,9 @@ def _format_search(response) -> str:
                 f" · {e['why']}"))
     if not response.results:
         lines.append("No results.")
-    lines.append(f"[dim]{escape(_mode_label(response.stats))}, {response.stats.candidates} candidates, "
-                 f"{fmt.duration_ms(response.stats.took_ms)}[/dim]")
+    reranker = f", reranked by {response.stats.reranker}" if response.stats.reranker else ""
+    lines.append(f"[dim]{escape(_mode_label(response.stats))}, {response.stats.candidates} candidates"
+                 f"{escape(reranker)}, {fmt.duration_ms(response.stats.took_ms)}[/dim]")
     return "\n".join(lines)
 
 

@@ -168,7 +168,11 @@ REPLIES = {'sdk': '2.3.0',
                                                             'filter': {'anyOf': [{'type': 'string'}, {'type': 'null'}],
                                                                        'default': None,
                                                                        'description': 'Exact predicate (filter expression language), e.g. doc.source_type = '
-                                                                                      "'note'."}},
+                                                                                      "'note'."},
+                                                            'rerank': {'default': True,
+                                                                       'description': 'Apply the reranking stage when the context configures one '
+                                                                                      '(query_metadata.reranked says whether it ran).',
+                                                                       'type': 'boolean'}},
                                              'required': ['query'],
                                              'type': 'object'},
                              'name': 'recall_search'},

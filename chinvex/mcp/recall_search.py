@@ -69,7 +69,7 @@ def _chunk_metadata(result: Any) -> dict[str, Any]:
 
 def recall_search(state: ServerState, query: str, types: list[str] | None = None, scope: str = "all",
                   limit: int = 10, max_tokens: int = budget.DEFAULT_MAX_TOKENS,
-                  filter: str | None = None) -> dict[str, Any]:
+                  filter: str | None = None, rerank: bool = True) -> dict[str, Any]:
     from chinvex.retrieval.search import SearchRequest
 
     started = time.perf_counter()
@@ -84,7 +84,7 @@ def recall_search(state: ServerState, query: str, types: list[str] | None = None
     fetch = min(200, limit * (5 if wanted else 2) + 10)
     response = state.searcher.search(
         configs, SearchRequest(query=query, k=fetch, source_types=recall.source_types_for(wanted) if wanted else None,
-                               filter_expression=checked_filter(filter)))
+                               filter_expression=checked_filter(filter), rerank=None if rerank else False))
     warnings.extend(w for w in response.stats.warnings if not _empty_context_warning(state, configs, w))
 
     items: dict[tuple[str, str], recall.KnowledgeItem] = {}
@@ -149,7 +149,7 @@ def recall_search(state: ServerState, query: str, types: list[str] | None = None
             "scope_searched": scope,
             "contexts": list(by_context),
             "total_candidates": response.stats.candidates,
-            "reranked": False,
+            "reranked": response.stats.reranker is not None,
             "mode": response.stats.mode,
             "latency_ms": latency_ms,
             "warnings": list(dict.fromkeys(warnings)),

@@ -232,9 +232,11 @@ def _add_recall_lookup_tools(server: ChinvexMCPServer, state: ServerState) -> No
         max_tokens: MaxTokens = budget.DEFAULT_MAX_TOKENS,
         filter: Annotated[str | None, Field(description="Exact predicate (filter expression language), "
                                             "e.g. doc.source_type = 'note'.")] = None,
+        rerank: Annotated[bool, Field(description="Apply the reranking stage when the context configures "
+                                      "one (query_metadata.reranked says whether it ran).")] = True,
     ) -> CallToolResult:
         return _run(tools.recall_search, state, query=query, types=types, scope=scope, limit=limit,
-                    max_tokens=max_tokens, filter=filter)
+                    max_tokens=max_tokens, filter=filter, rerank=rerank)
 
     @server.tool(name="recall_get", annotations=_READ,
                  description="Retrieve the full content of a knowledge item or chunk by its id (from "

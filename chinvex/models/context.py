@@ -114,6 +114,15 @@ class RedactionConfig(_Open):
     enabled: bool = True
 
 
+class RerankConfig(_Open):
+    provider: str = Field(
+        ..., min_length=1,
+        description="A reranker a package registers (entry-point group chinvex.rerankers); none ships "
+                    "with chinvex.")
+    model: str | None = Field(None, description="Passed to the reranker; its meaning is the package's.")
+    top_n: int = Field(20, ge=1, le=200, description="How many of the fused results it reorders.")
+
+
 class RetrievalConfig(_Open):
     fts_depth: int | None = Field(default=None, ge=1, le=1000)
     vector_depth: int | None = Field(default=None, ge=1, le=1000)
@@ -123,6 +132,8 @@ class RetrievalConfig(_Open):
                      "to the vector leg when a plain-words query meets code; 'seed' is always "
                      "0.6 lexical + 0.4 vector."),
     )
+    rerank: RerankConfig | None = Field(
+        None, description="An optional stage after fusion that reorders the top results (off when absent).")
 
 
 class AnswerConfig(_Open):

@@ -27,6 +27,9 @@ class Scores(_Strict):
     weight: float = 1.0
     role_weight: float = Field(1.0, description="Weight of a repository file's role (code, docs, test, ...); 1.0 otherwise.")
     rank: float = 0.0
+    rerank: float | None = Field(
+        None, description="The reranking stage's score when it reordered this result (context.json "
+        "retrieval.rerank); None otherwise. Results it reordered come first, by this score.")
 
 
 class Freshness(_Strict):
@@ -73,6 +76,8 @@ class SearchStats(_Strict):
     vector_coverage: VectorCoverageStats | None = Field(
         None, description="Set when the search asked for vectors (modes hybrid and vector); under "
         "1.0 a warning names each context and its figure.")
+    reranker: str | None = Field(
+        None, description="The reranker that reordered the top results; None when the stage did not run.")
     warnings: list[str] = Field(default_factory=list)
 
 

@@ -54,6 +54,10 @@ class SearchRequest:
     per_doc: int | None = None
     """At most this many chunks of one document among the results (`--per-doc`); None: no
     limit. The rest of the ranking moves up into the freed places."""
+    rerank: bool | None = None
+    """The reranking stage (chinvex.retrieval.rerank): None runs it when the first context
+    configures one (`retrieval.rerank`) and falls back to fusion order with a warning when it
+    cannot; False skips it; True requires it (an error when it cannot run)."""
     role_priors: bool = True
     """Weigh repository files by their role (chinvex.retrieval.roles); off: every role 1.0
     (benchmarks, and `chinvex eval --no-role-priors`)."""

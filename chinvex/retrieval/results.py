@@ -158,12 +158,15 @@ def explain(hit: Hit, item: Any, row: dict[str, Any], terms: list[str], share: f
 
 
 def search_result(position: int, hit: Hit, item: Any, row: dict[str, Any], terms: list[str] | None,
-                  share: float, signals: QuerySignals | None = None) -> SearchResult:
-    """One fused hit as the search returns it: its scores, its row, its freshness, and with
-    `terms` (`--explain`) why it ranks where it does."""
+                  share: float, signals: QuerySignals | None = None,
+                  rerank: float | None = None) -> SearchResult:
+    """One fused hit as the search returns it: its scores (with the reranker's, when the
+    reranking stage reordered it), its row, its freshness, and with `terms` (`--explain`) why
+    it ranks where it does."""
     scores = Scores(fts=hit.fts, vector=hit.vector, fts_norm=round(item.fts_norm, 6),
                     vector_norm=round(item.vector_norm, 6), blended=round(item.blended, 6),
-                    weight=item.weight, role_weight=item.role_weight, rank=round(item.rank_score, 6))
+                    weight=item.weight, role_weight=item.role_weight, rank=round(item.rank_score, 6),
+                    rerank=rerank)
     return SearchResult(
         rank=position, chunk_id=hit.chunk_id, doc_id=row["doc_id"], context=hit.context,
         source_type=row["source_type"], source_uri=row["source_uri"], title=row["title"], text=row["text"],

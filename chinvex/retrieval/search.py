@@ -38,7 +38,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,6 +168,7 @@ class Searcher:
     def __init__(self) -> None:
         self._handles: dict[str, _ContextHandle] = {}
         self._embedders: dict[str, Any] = {}
+        self._rerankers: dict[str, Any] = {}
         self._lock = threading.Lock()
 
     # -- warm resources ---------------------------------------------------------------------
@@ -282,6 +283,9 @@ class Searcher:
         share, signals = fts_share_for(req, configs, candidates)
         by_key = {f"{hit.context}\x00{hit.chunk_id}": hit for hit in hits}
         fused = fuse(candidates, weights, fts_weight=share)
+        fused, rerank_scores, reranker = self._rerank(
+            configs, req, fused, lambda item: meta[(by_key[item.candidate.key].context,
+                                                    by_key[item.candidate.key].chunk_id)]["text"], warnings)
         if req.per_doc is not None:
             def document_of(item: Fused) -> tuple[str, str]:
                 hit = by_key[item.candidate.key]
@@ -294,7 +298,7 @@ class Searcher:
         for position, item in enumerate(fused, start=1):
             hit = by_key[item.candidate.key]
             results.append(search_result(position, hit, item, meta[(hit.context, hit.chunk_id)], terms, share,
-                                         signals))
+                                         signals, rerank_scores.get(item.candidate.key)))
         mode = overall_mode(modes)
         covered = coverage.total(coverages)
         stats = SearchStats(
@@ -305,9 +309,48 @@ class Searcher:
             fts_share=round(share, 6) if mode == "hybrid" else None,
             warnings=list(dict.fromkeys(warnings)),
             vector_coverage=covered.as_json() if covered is not None else None,
+            reranker=reranker,
         )
         return SearchResponse(query=req.query, contexts=[c.name for c in configs], k=req.k,
                               results=results, stats=stats)
+
+    def _rerank(self, configs: Sequence[ContextConfig], req: SearchRequest, fused: list[Fused],
+                text_of: Callable[[Fused], str], warnings: list[str],
+                ) -> tuple[list[Fused], dict[str, float], str | None]:
+        """The reranking stage (chinvex.retrieval.rerank) over the top `top_n` fused results, as
+        the first context configures it: the results, each reordered one's reranker score by
+        candidate key, and the reranker's name (None when the stage did not run)."""
+        from chinvex.retrieval.rerank import RerankerError, checked_scores, make_reranker, reranked_order
+
+        settings = next((c.retrieval.rerank for c in configs if c.retrieval), None)
+        if req.rerank is False or (settings is None and not req.rerank):
+            return fused, {}, None
+        if settings is None:
+            raise UsageError(f"No reranker is configured for context {configs[0].name}: set retrieval.rerank "
+                             "in its context.json (provider, model, top_n), or search without --rerank.")
+        head = fused[: settings.top_n]
+        if not head:
+            return fused, {}, None
+        try:
+            key = orjson.dumps(settings.model_dump(mode="json")).decode()
+            with self._lock:
+                reranker = self._rerankers.get(key)
+                if reranker is None:
+                    reranker = self._rerankers[key] = make_reranker(settings)
+            name = str(getattr(reranker, "name", settings.provider))
+            try:
+                raw = reranker.score(req.query, [text_of(item) for item in head])
+            except Exception as exc:  # a plug-in's own failure, reported in one line
+                raise RerankerError(f"Reranker {name!r} failed: {type(exc).__name__}: {exc}") from None
+            scores = checked_scores(raw, len(head), name)
+        except RerankerError as exc:
+            if req.rerank:
+                raise
+            warnings.append(f"{exc.message}; results are in fusion order")
+            return fused, {}, None
+        order = reranked_order(scores)
+        return ([head[i] for i in order] + fused[len(head):],
+                {head[i].candidate.key: round(scores[i], 6) for i in order}, name)
 
     def _check_source_types(self, configs: Sequence[ContextConfig], types: Sequence[str]) -> None:
         """Refuse a source type that neither chinvex nor any searched index knows (a typo would
