@@ -49,8 +49,8 @@ from pathlib import Path
 
 from common import REPO  # noqa: F401  (puts the repository on sys.path)
 from evalsets import DATA, add_data_argument
-from quality import OUT, SETS
-from tune_fusion import TUNE, load, metrics_of
+from quality import SETS
+from tune_fusion import TUNE, candidates_of, context_config, load, metrics_of
 
 STOP = frozenset(
     "a an the of to in on for and or is are was were be been being do does did how what which who "
@@ -92,13 +92,10 @@ def _unit(v):
 def gather(name: str) -> SetData:
     """The set's collected questions, their query vectors, and each candidate's stored vector,
     document, text and the corpus's word document frequencies."""
-    from chinvex.paths import Roots
-    from chinvex.registry import Registry
     from chinvex.retrieval.search import Searcher
 
     data = load(name)
-    home = OUT / name / "home"
-    config = Registry(Roots(contexts=home / "contexts", indexes=home / "indexes")).resolve(name)
+    config = context_config(name)
     searcher = Searcher()
     try:
         handle = searcher.handle(config)
@@ -109,7 +106,7 @@ def gather(name: str) -> SetData:
         chunk_vectors = {cid: _unit(v) for cid, v in store.embeddings(wanted).items()}
     finally:
         searcher.close()
-    conn = sqlite3.connect(home / "indexes" / name / "hybrid.db")
+    conn = sqlite3.connect(config.index.sqlite_path)
     try:
         doc_of, text_of, df, chunks = {}, {}, Counter(), 0
         wanted_set = set(wanted)
@@ -133,15 +130,6 @@ class Ranked:
     candidates: list[dict]
     fused: list  # chinvex.retrieval.fusion.Fused, same order
     share: float
-
-
-def candidates_of(query: dict):
-    from chinvex.retrieval.fusion import Candidate
-
-    return [Candidate(key=c["chunk_id"], chunk_id=c["chunk_id"], source_type=c["source_type"],
-                      updated_at=c["updated_at"], fts=c["fts"], vector=c["vector"], weight_table="t",
-                      role=c["role"], role_weight=c["role_weight"], kind=c["kind"])
-            for c in query["candidates"]]
 
 
 def default_ranking(query: dict, share_shift: Callable[[list], float] | None = None) -> Ranked:
@@ -274,15 +262,11 @@ def paragraphs_of(text: str) -> list[str]:
 
 def paragraph_vectors(s: SetData) -> dict[str, list]:
     """Each candidate chunk's blocks, embedded by the set's embedder (None: one block)."""
-    from chinvex.paths import Roots
-    from chinvex.registry import Registry
     from chinvex.retrieval.search import Searcher
 
-    home = OUT / s.name / "home"
-    config = Registry(Roots(contexts=home / "contexts", indexes=home / "indexes")).resolve(s.name)
     searcher = Searcher()
     try:
-        embedder = searcher.embedder(config)
+        embedder = searcher.embedder(context_config(s.name))
         owners, texts = [], []
         for chunk_id, text in s.text_of.items():
             for block in paragraphs_of(text):

@@ -42,8 +42,6 @@ def collect(name: str, data: Path = DATA) -> Path:
     """Every answerable question of set `name` through the real legs; TUNE/<name>.json.gz."""
     from chinvex.eval.golden import load_golden
     from chinvex.eval.metrics import matches
-    from chinvex.paths import Roots
-    from chinvex.registry import Registry
     from chinvex.retrieval.fusion import weight_for
     from chinvex.retrieval.roles import about_tests
     from chinvex.retrieval.results import candidate_of, result_rows
@@ -51,9 +49,7 @@ def collect(name: str, data: Path = DATA) -> Path:
     from chinvex.retrieval.search import SearchRequest, Searcher
 
     spec = SETS[name]
-    home = OUT / name / "home"
-    registry = Registry(Roots(contexts=home / "contexts", indexes=home / "indexes"))
-    config = registry.resolve(name)
+    config = context_config(name)
     weights = config.effective_weights()
     roles = config.effective_role_weights()
     golden = load_golden(spec.golden(data))
@@ -92,6 +88,15 @@ def collect(name: str, data: Path = DATA) -> Path:
     return target
 
 
+def context_config(name: str):
+    """The context bench/quality.py built for set `name`, as its registry resolves it."""
+    from chinvex.paths import Roots
+    from chinvex.registry import Registry
+
+    home = OUT / name / "home"
+    return Registry(Roots(contexts=home / "contexts", indexes=home / "indexes")).resolve(name)
+
+
 def load(name: str) -> dict:
     with gzip.open(TUNE / f"{name}.json.gz", "rt", encoding="utf-8") as handle:
         return json.load(handle)
@@ -114,15 +119,23 @@ def metrics_of(query: dict, ranked: list[dict]) -> dict[str, float]:
             "mrr": 1.0 / first if first else 0.0}
 
 
+def candidates_of(query: dict) -> list:
+    """A collected question's candidates as chinvex's fusion takes them (all in one weight
+    table, "t", which holds each source type's weight)."""
+    from chinvex.retrieval.fusion import Candidate
+
+    return [Candidate(key=c["chunk_id"], chunk_id=c["chunk_id"], source_type=c["source_type"],
+                      updated_at=c["updated_at"], fts=c["fts"], vector=c["vector"], weight_table="t",
+                      role=c["role"], role_weight=c["role_weight"], kind=c["kind"])
+            for c in query["candidates"]]
+
+
 def rank(query: dict, params: dict[str, float] | None) -> list[dict]:
     """The query's candidates ordered by chinvex's fuse with the leg weights `params` gives
     (None: chinvex's defaults)."""
-    from chinvex.retrieval.fusion import Candidate, fts_share, fuse, query_signals
+    from chinvex.retrieval.fusion import fts_share, fuse, query_signals
 
-    cands = [Candidate(key=c["chunk_id"], chunk_id=c["chunk_id"], source_type=c["source_type"],
-                       updated_at=c["updated_at"], fts=c["fts"], vector=c["vector"], weight_table="t",
-                       role=c["role"], role_weight=c["role_weight"], kind=c["kind"])
-             for c in query["candidates"]]
+    cands = candidates_of(query)
     share = fts_share(query_signals(query["query"], cands), **(params or {}))
     by_id = {c["chunk_id"]: c for c in query["candidates"]}
     weights = {"t": {c["source_type"]: c["weight"] for c in query["candidates"]}}

@@ -283,15 +283,16 @@ class Searcher:
         share, signals = fts_share_for(req, configs, candidates)
         by_key = {f"{hit.context}\x00{hit.chunk_id}": hit for hit in hits}
         fused = fuse(candidates, weights, fts_weight=share)
-        fused, rerank_scores, reranker = self._rerank(
-            configs, req, fused, lambda item: meta[(by_key[item.candidate.key].context,
-                                                    by_key[item.candidate.key].chunk_id)]["text"], warnings)
-        if req.per_doc is not None:
-            def document_of(item: Fused) -> tuple[str, str]:
-                hit = by_key[item.candidate.key]
-                return hit.context, meta[(hit.context, hit.chunk_id)]["doc_id"]
 
-            fused = at_most_per_document(fused, req.per_doc, document_of)
+        def row_of(item: Fused) -> dict[str, Any]:
+            hit = by_key[item.candidate.key]
+            return meta[(hit.context, hit.chunk_id)]
+
+        fused, rerank_scores, reranker = self._rerank(configs, req, fused, lambda item: row_of(item)["text"],
+                                                      warnings)
+        if req.per_doc is not None:
+            fused = at_most_per_document(
+                fused, req.per_doc, lambda item: (by_key[item.candidate.key].context, row_of(item)["doc_id"]))
         fused = fused[: req.k]
         terms = query_terms(req.query) if req.explain else None
         results = []
@@ -320,11 +321,11 @@ class Searcher:
         """The reranking stage (chinvex.retrieval.rerank) over the top `top_n` fused results, as
         the first context configures it: the results, each reordered one's reranker score by
         candidate key, and the reranker's name (None when the stage did not run)."""
-        from chinvex.retrieval.rerank import RerankerError, checked_scores, make_reranker, reranked_order
-
         settings = next((c.retrieval.rerank for c in configs if c.retrieval), None)
         if req.rerank is False or (settings is None and not req.rerank):
             return fused, {}, None
+        from chinvex.retrieval.rerank import RerankerError, checked_scores, make_reranker, reranked_order
+
         if settings is None:
             raise UsageError(f"No reranker is configured for context {configs[0].name}: set retrieval.rerank "
                              "in its context.json (provider, model, top_n), or search without --rerank.")
