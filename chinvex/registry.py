@@ -29,6 +29,7 @@ from chinvex.errors import (
 )
 from chinvex.jsonio import atomic_write_json
 from chinvex.models import INCLUDE_KEYS, ContextConfig
+from chinvex.models.context import SESSIONS_KEY
 from chinvex.models.documents import DEFAULT_WEIGHTS
 from chinvex.paths import Roots, absolute, roots
 from chinvex.timeutil import now_iso
@@ -123,6 +124,23 @@ INCLUDE_FLAGS = {
     "claude_session_roots": "--claude-sessions",
     "note_roots": "--note-root",
 }
+
+
+FILE_ROOTS = frozenset({"chat_roots"})
+"""Include lists whose entry may be one file (an export's conversations.json or .zip)."""
+
+
+def _require_source(key: str, path: str) -> str:
+    flag = INCLUDE_FLAGS.get(key, "--" + key)
+    if key in FILE_ROOTS and os.path.isfile(absolute(path)):
+        return absolute(path)
+    return _require_dir(path, flag)
+
+
+def _session_entry(entry: str) -> str:
+    from chinvex.sessions import checked_entry
+
+    return checked_entry(entry)
 
 
 def _require_dir(path: str, flag: str) -> str:
@@ -237,9 +255,12 @@ class Registry:
     ) -> CreateResult:
         validate_name(name)
         wanted = {
-            key: [_require_dir(p, INCLUDE_FLAGS.get(key, "--" + key)) for p in (includes or {}).get(key, ())]
+            key: [_require_source(key, p) for p in (includes or {}).get(key, ())]
             for key in INCLUDE_KEYS
         }
+        sessions = [_session_entry(e) for e in (includes or {}).get(SESSIONS_KEY, ())]
+        if sessions:
+            wanted[SESSIONS_KEY] = list(dict.fromkeys(sessions))
         aliases = list(dict.fromkeys(aliases))
         context_file = self.roots.context_file(name)
         if context_file.is_file():
@@ -312,10 +333,10 @@ class Registry:
         return CreateResult(config=config, created=False, path=path, notes=notes)
 
     def add_source(self, name_or_alias: str, key: str, directory: str) -> tuple[ContextConfig, bool]:
-        if key not in INCLUDE_KEYS:
+        if key not in INCLUDE_KEYS and key != SESSIONS_KEY:
             raise UsageError(f"Unknown source kind {key!r}.")
         config = self.resolve(name_or_alias)
-        full = _require_dir(directory, INCLUDE_FLAGS.get(key, "--" + key))
+        full = _session_entry(directory) if key == SESSIONS_KEY else _require_source(key, directory)
         current = list(getattr(config.includes, key))
         if full in current:
             return config, False
@@ -327,9 +348,10 @@ class Registry:
         config = self.resolve(name_or_alias)
         full = absolute(directory)
         removed_from: list[str] = []
-        for key in INCLUDE_KEYS:
+        for key in (*INCLUDE_KEYS, SESSIONS_KEY):
             current = list(getattr(config.includes, key))
-            kept = [p for p in current if p != full and p != directory]
+            kept = [p for p in current if p != full and p != directory
+                    and not (key == SESSIONS_KEY and p.partition("=")[2] == full)]
             if len(kept) != len(current):
                 setattr(config.includes, key, kept)
                 removed_from.append(key)

@@ -27,6 +27,16 @@ class SourceError(Exception):
     """
 
 
+class UnrecognisedSource(SourceError):
+    """This file is not a source of the kind its root holds: a log, a settings file, another
+    tool's file kept beside the sessions, or a format no adapter reads.
+
+    Not a failure: the run reports it once (`skipped: not a <kind> session (why)`), remembers it
+    by its fingerprint until the file changes, and keeps whatever was indexed from it before.
+    The message says what the file is not and why, in one line.
+    """
+
+
 @dataclass
 class SourceCandidate:
     """A source found by enumeration, identified by `source_uri` (the fingerprint key)."""

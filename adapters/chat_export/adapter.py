@@ -1,5 +1,6 @@
-"""The `chat_export` adapter: ChatGPT data exports (`conversations.json`, the export `.zip`)
-and markdown chat exports under a context's `chat_roots`.
+"""The `chat_export` adapter: ChatGPT and claude.ai data exports (`conversations.json`, the
+export `.zip`; each entry read by the parser of its shape) and markdown chat exports under a
+context's `chat_roots`.
 
 Identity across exports: users re-export their account regularly and keep the old archives, so
 the same conversation arrives from several files. A conversation's doc_id is therefore
@@ -18,10 +19,20 @@ from pathlib import Path
 from typing import IO, Any
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import AdapterOptions, ParsedDoc, ParseReport, SkippedSource, SourceCandidate, SourceError
+from chinvex.sources import (
+    AdapterOptions,
+    ParsedDoc,
+    ParseReport,
+    SkippedSource,
+    SourceCandidate,
+    SourceError,
+    UnrecognisedSource,
+)
 from chinvex_adapters.walked import source_candidate, walked_sources
 
 from .chatgpt import conversation_to_doc, thread_id_of
+from .claude_ai import claude_conversation_to_doc, is_claude_conversation
+from .claude_ai import thread_id_of as claude_thread_id
 from .fswalk import WalkEntry, walk
 from .json_stream import (
     MAX_NESTING,
@@ -37,7 +48,7 @@ CONVERSATIONS_JSON = "conversations.json"
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 DEFAULT_MARKDOWN_MAX_BYTES = 20_000_000
 MAX_WARNINGS_PER_SOURCE = 10
-_CONVERSATION_KEYS = ("mapping", "current_node", "conversation_id")
+_CONVERSATION_KEYS = ("mapping", "current_node", "conversation_id", "chat_messages")
 
 
 def precedence_key(doc: ParsedDoc) -> tuple[Any, ...]:
@@ -45,7 +56,7 @@ def precedence_key(doc: ParsedDoc) -> tuple[Any, ...]:
     updated = doc.updated_at.timestamp() if doc.updated_at else float("-inf")
     is_conv = isinstance(doc, ConversationDoc)
     turns = len(doc.turns) if is_conv else 0
-    rank = 1 if is_conv and doc.source == "chatgpt_export" else 0
+    rank = 1 if is_conv and doc.source in ("chatgpt_export", "claude_ai") else 0
     return (updated, turns, rank, doc.source_uri)
 
 
@@ -60,8 +71,8 @@ def _sniff_conversations_array(path: Path, *, require_mapping: bool) -> str | No
         array_start(head)
     except NotAnArray as exc:
         return f"JSON that is not a conversations array ({exc})"
-    if require_mapping and b'"mapping"' not in head:
-        return "JSON array without ChatGPT conversations"
+    if require_mapping and b'"mapping"' not in head and b'"chat_messages"' not in head:
+        return "JSON array without ChatGPT or claude.ai conversations"
     return None
 
 
@@ -95,6 +106,8 @@ def classify(path: Path) -> tuple[str | None, str, dict[str, Any]]:
 
 
 def _entry_key(conv: Any, index: int) -> str:
+    if is_claude_conversation(conv):
+        return claude_thread_id(conv, index)[0]
     if isinstance(conv, dict):
         if isinstance(conv.get("conversation_id"), str) or isinstance(conv.get("id"), str):
             return thread_id_of(conv, index)[0]
@@ -156,14 +169,15 @@ class ChatExportAdapter:
         try:
             archive = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, OSError, ValueError) as exc:
-            raise SourceError(f"{path}: not a readable zip archive ({exc})") from None
+            raise UnrecognisedSource(f"{path}: not a readable zip archive ({exc})") from None
         with archive:
             members = sorted(
                 n for n in archive.namelist()
                 if n.rsplit("/", 1)[-1] == CONVERSATIONS_JSON and not n.startswith("__MACOSX/")
             )
             if not members:
-                raise SourceError(f"{path}: zip archive has no conversations.json")
+                raise UnrecognisedSource(f"{path}: not a chat export (zip archive without "
+                                         "conversations.json)")
             for member in members:
                 def opener(member: str = member) -> IO[bytes]:
                     try:
@@ -218,9 +232,9 @@ def parse_conversations(
             seen.add(key)
             index = entries
             entries += 1
+            convert = claude_conversation_to_doc if is_claude_conversation(element) else conversation_to_doc
             try:
-                doc = conversation_to_doc(element, index=index, path=uri_path, report=report,
-                                          member=member)
+                doc = convert(element, index=index, path=uri_path, report=report, member=member)
             except Exception as exc:  # noqa: BLE001 - one damaged entry must not cost the file
                 counts["entries_failed"] += 1
                 _warn(report, f"{label}: entry {index} skipped ({type(exc).__name__}: "
@@ -230,21 +244,23 @@ def parse_conversations(
                 yielded += 1
                 yield doc
     except NotAnArray as exc:
-        raise SourceError(f"{label}: {exc}") from None
+        raise UnrecognisedSource(f"{label}: not a chat export ({exc})") from None
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
         damaged = f"{type(exc).__name__}: {exc}"
     if damaged is not None:
         if entries == 0:
-            raise SourceError(f"{label}: cannot read ({damaged})")
+            raise UnrecognisedSource(f"{label}: not a readable chat export ({damaged})")
         counts["read_errors"] += 1
         _warn(report, f"{label}: reading stopped ({damaged}); {yielded} conversations kept")
     if entries == 0 and (problems.unrecovered_error or problems.truncated):
         if problems.too_deep:
-            raise SourceError(f"{label}: refused: {problems.too_deep_error}; no conversation "
-                              "nests like that, and reading it would take unbounded memory")
-        raise SourceError(f"{label}: not valid JSON ({problems.first_error})")
+            raise UnrecognisedSource(f"{label}: refused: {problems.too_deep_error}; no conversation "
+                                     "nests like that, and reading it would take unbounded memory")
+        raise UnrecognisedSource(f"{label}: not a readable chat export (not valid JSON: "
+                                 f"{problems.first_error})")
     if entries and not conversation_like:
-        raise SourceError(f"{label}: a JSON array, but not of ChatGPT conversations")
+        raise UnrecognisedSource(f"{label}: not a chat export (a JSON array, but not of ChatGPT "
+                                 "or claude.ai conversations)")
     if problems.truncated:
         counts["truncated"] += 1
         _warn(report, f"{label}: file ends in the middle of a conversation (truncated?); "

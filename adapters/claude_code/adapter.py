@@ -24,10 +24,12 @@ from chinvex.sources import (
     SkippedSource,
     SourceCandidate,
     SourceError,
+    UnrecognisedSource,
 )
 from chinvex.walking import absolute_root
 from chinvex_adapters.chat_export.fswalk import WalkEntry, walk
 from chinvex_adapters.chat_export.textutil import as_str, clean_text, json_safe, one_line
+from chinvex_adapters.kit.sniff import first_objects
 from chinvex_adapters.repo.textfile import DEFAULT_MAX_FILE_BYTES
 from chinvex_adapters.walked import source_candidate, walked_sources
 
@@ -131,10 +133,52 @@ class ClaudeCodeAdapter:
             yield parse_memory(candidate, report)
             return
         path = Path(candidate.path or candidate.source_uri).absolute()
+        if not self.recognises(path):
+            # Another agent's JSONL kept among Claude Code's (Qwen Code writes look-alikes):
+            # read by the adapter whose format it is, else skipped below with the reason.
+            from chinvex_adapters.agents import identify
+
+            other = identify(path, exclude=self.name)
+            if other is not None:
+                report.counts[f"routed_to:{other.name}"] += 1
+                yield from other.parse_file(path, report, candidate, previous_state)
+                return
+        yield from self.parse_file(path, report, candidate, previous_state)
+
+    # -- routing by content (chinvex_adapters.agents) -------------------------------------
+    def recognises(self, path: Path) -> bool:
+        """A Claude Code transcript: JSONL whose first records carry Claude Code's envelope
+        (a record type, and messages with Anthropic `content`, never Gemini `parts`)."""
+        if not path.name.endswith(".jsonl"):
+            return False
+        records = first_objects(path)
+        return any(_claude_record(r) for r in records) and not any(_foreign_record(r) for r in records)
+
+    def parse_file(self, path: Path, report: ParseReport, candidate: SourceCandidate,
+                   previous_state: dict[str, Any] | None) -> Iterator[ConversationDoc]:
         doc = parse_transcript(path, report,
                                include_thinking=bool(candidate.extra.get("include_thinking", True)))
         if doc is not None:
             yield doc
+
+
+_CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "system", "custom-title", "ai-title",
+                           "file-history-snapshot", "progress", "queue-operation", "attachment"})
+
+
+def _claude_record(record: dict[str, Any]) -> bool:
+    kind = record.get("type")
+    message = record.get("message")
+    if kind in ("user", "assistant"):
+        return isinstance(message, dict) and "content" in message
+    return kind in _CLAUDE_TYPES and ("uuid" in record or "sessionId" in record or "summary" in record
+                                      or "leafUuid" in record or "messageId" in record)
+
+
+def _foreign_record(record: dict[str, Any]) -> bool:
+    """A record of a look-alike format: Gemini-style `parts` in place of `content`."""
+    message = record.get("message")
+    return isinstance(message, dict) and "parts" in message and "content" not in message
 
 
 def _thread_id(path: Path, records: list[Record]) -> tuple[str, dict[str, Any]]:
@@ -202,11 +246,12 @@ def parse_transcript(
     records = read.records
     if not records:
         if read.invalid_lines:
-            raise SourceError(f"{path}: no JSON records ({read.invalid_lines} unreadable lines)")
+            raise UnrecognisedSource(f"{path}: not a Claude Code transcript (no JSON records; "
+                                     f"{read.invalid_lines} unreadable lines)")
         report.warnings.append(f"{path}: empty transcript (nothing written yet)")
         return None
     if not any(_recognisable(r) for r in records):
-        raise SourceError(f"{path}: not a Claude Code transcript (no line has a record type)")
+        raise UnrecognisedSource(f"{path}: not a Claude Code transcript (no line has a record type)")
     for record in records:
         if not is_content(record):
             counts[f"records_skipped:{_skip_category(record)}"] += 1

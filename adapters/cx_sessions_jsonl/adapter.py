@@ -16,7 +16,14 @@ from typing import Any
 
 from chinvex.ids import sha256_hex, thread_doc_id
 from chinvex.models import ConversationDoc, ConversationLinks
-from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
+from chinvex.sources import (
+    AdapterOptions,
+    ParseReport,
+    SkippedSource,
+    SourceCandidate,
+    SourceError,
+    UnrecognisedSource,
+)
 from chinvex.walking import absolute_root
 from chinvex_adapters.walked import source_candidate, walked_sources
 
@@ -153,23 +160,25 @@ class CodexRolloutAdapter:
     def _check_content(self, path: Path, ctx: dict[str, Any], partial: int, report: ParseReport) -> None:
         if ctx["lines_seen"] == 0:
             extra = f" (only a partial line of {partial} bytes so far)" if partial else ""
-            raise SourceError(f"{path}: empty rollout{extra}")
+            raise UnrecognisedSource(f"{path}: not a Codex session yet (empty rollout{extra})")
         if ctx["n_session_meta"] == 0 and ctx["n_conversation_lines"] == 0:
-            raise SourceError(
+            raise UnrecognisedSource(
                 f"{path}: not a Codex rollout (no session_meta and no conversation records; "
                 f"{ctx['n_unrecognised_lines']} unrecognised line(s))"
             )
         if ctx["next_turn"] == 0:
             if ctx["n_unrecognised_lines"]:
                 kinds = ", ".join(ctx["unknown_types"]) or "not JSON or no envelope"
-                raise SourceError(
-                    f"{path}: no conversation turns; {ctx['n_unrecognised_lines']} unrecognised "
-                    f"line(s) ({kinds}) - a newer rollout format?"
+                raise UnrecognisedSource(
+                    f"{path}: not a Codex session (no conversation turns; "
+                    f"{ctx['n_unrecognised_lines']} unrecognised line(s): {kinds}; a newer rollout "
+                    "format?)"
                 )
             if ctx["n_conversation_lines"]:
-                raise SourceError(
-                    f"{path}: no conversation turns; its {ctx['n_conversation_lines']} conversation "
-                    f"record(s) are all empty, duplicates or injected context"
+                raise UnrecognisedSource(
+                    f"{path}: not a Codex session (no conversation turns; its "
+                    f"{ctx['n_conversation_lines']} conversation record(s) are all empty, "
+                    "duplicates or injected context)"
                 )
             report.warnings.append(f"{path.name}: no conversation turns yet (session set-up only)")
         unknown = report.counts.get("lines_unknown_type", 0)

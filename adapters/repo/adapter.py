@@ -15,9 +15,9 @@ from chinvex.sources import (
     SkippedSource,
     SourceCandidate,
 )
-from chinvex_adapters.repo import gitutil
+from chinvex_adapters.repo import gitutil, histories
 from chinvex_adapters.repo.languages import language_for
-from chinvex_adapters.repo.scan import ScanResult, ScanSpec, scan
+from chinvex_adapters.repo.scan import ScanResult, ScanSpec, check_root, scan
 from chinvex_adapters.repo.textfile import candidate_file, note_replacements, read_candidate
 from chinvex_adapters.repo.walk import TOOL_STATE_DIRS, Reason
 
@@ -76,7 +76,12 @@ class RepoAdapter:
     def enumerate(
         self, root: Path, options: AdapterOptions
     ) -> Iterator[SourceCandidate | SkippedSource]:
-        return scan(root, options, REPO_SCAN, ScanResult())
+        """The repository's files, then its agents' chat histories (Aider, SpecStory), which
+        their own adapters read as conversations."""
+        root_abs = check_root(root, REPO_SCAN.kind)
+        items, found = histories.split_histories(scan(root, options, REPO_SCAN, ScanResult()), root_abs)
+        yield from items
+        yield from histories.candidates(found | histories.probe(root_abs), root_abs)
 
     def _git_sha(self, candidate: SourceCandidate) -> str | None:
         if "git_sha" in candidate.extra:

@@ -24,9 +24,13 @@ def ingest(
     full: bool = typer.Option(False, "--full", help="Re-ingest every source (unchanged chunk texts are not embedded again)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Print each source's decision."),
     wait: bool = typer.Option(False, "--wait", help="Wait for another ingest of this context instead of failing."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 when any source failed (by default a failed source is reported and the run exits 0)."),
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Index new and changed sources of a context; remove vanished ones."""
+    """Index new and changed sources of a context; remove vanished ones.
+
+    A source that cannot be read is reported, recorded for `doctor` and `stats`, and retried
+    next time; the others are indexed and the run exits 0 (1 with --strict)."""
     from chinvex.cli.progress import RichProgress
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
 
@@ -42,9 +46,11 @@ def ingest(
 
         s = summary.sources
         c = summary.chunks
+        not_sessions = (f", {s.skipped_unrecognised} skipped (not sessions)"
+                        if s.skipped_unrecognised else "")
         lines = [
             f"{summary.context}: {s.indexed} ingested, {s.unchanged} unchanged, "
-            f"{s.refreshed} touched, {s.removed} removed, {s.errors} errors "
+            f"{s.refreshed} touched, {s.removed} removed, {s.errors} failed{not_sessions} "
             f"({s.scanned} sources scanned in {summary.duration_s:.1f} s)",
             f"chunks: {c.get('written', 0)} new, {c.get('deleted', 0)} deleted, "
             f"{c.get('embedded', 0)} embedded, {c.get('reused', 0)} reused vectors",
@@ -67,14 +73,21 @@ def ingest(
                 lines.append(f"codex reader for {root}: {info.get('reader')} ({info.get('why')}){stopped}")
         if summary.redactions:
             lines.append("secrets redacted: " + ", ".join(f"{n} {k}" for k, n in summary.redactions.items()))
+        for skipped in summary.unrecognised[:20]:
+            lines.append(f"skipped: {skipped.message}")
+        if len(summary.unrecognised) > 20:
+            lines.append(f"... {len(summary.unrecognised) - 20} more skipped files (see --json)")
         for warning in summary.warnings[:20]:
             lines.append(f"warning: {warning.message}")
         if len(summary.warnings) > 20:
             lines.append(f"... {len(summary.warnings) - 20} more warnings (see --json)")
         for error in summary.errors:
             lines.append(f"[red]error:[/red] {escape(error.message)}")
+        if summary.errors and not strict:
+            lines.append(f"{len(summary.errors)} source(s) failed and will be retried by the next "
+                         "ingest; the rest is indexed ('chinvex doctor' lists them)")
         emit({}, json_mode=False, human="\n".join(escape(l) if not l.startswith("[red]") else l for l in lines))
-    if not summary.ok:
+    if strict and not summary.ok:
         raise typer.Exit(1)
 
 

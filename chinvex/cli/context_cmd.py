@@ -21,6 +21,8 @@ _SOURCE_FLAGS = {
     "codex_session_roots": ("--codex-sessions", "A Codex home or sessions folder (e.g. ~/.codex)."),
     "claude_session_roots": ("--claude-sessions", "A Claude Code projects folder (e.g. ~/.claude/projects)."),
     "note_roots": ("--note-root", "A folder of markdown / text notes (e.g. an Obsidian vault)."),
+    "sessions": ("--sessions", "Agents' session stores: 'auto' (every store found under your home "
+                 "folder, looked up again at each ingest) or KIND=PATH; see 'chinvex sessions detect'."),
 }
 
 
@@ -43,6 +45,7 @@ def create(
     codex_sessions: list[str] = typer.Option([], "--codex-sessions", help=_SOURCE_FLAGS["codex_session_roots"][1]),
     claude_sessions: list[str] = typer.Option([], "--claude-sessions", help=_SOURCE_FLAGS["claude_session_roots"][1]),
     note_root: list[str] = typer.Option([], "--note-root", help=_SOURCE_FLAGS["note_roots"][1]),
+    sessions: list[str] = typer.Option([], "--sessions", help=_SOURCE_FLAGS["sessions"][1]),
     idempotent: bool = typer.Option(False, "--idempotent", help="Succeed if it exists (adds any new aliases and sources)."),
     json_out: bool = JSON_OPTION,
 ) -> None:
@@ -56,6 +59,7 @@ def create(
             "codex_session_roots": codex_sessions,
             "claude_session_roots": claude_sessions,
             "note_roots": note_root,
+            "sessions": sessions,
         },
         idempotent=idempotent,
     )
@@ -130,6 +134,7 @@ def show(
 _SOURCE_LABELS = {
     "repos": "repo", "note_roots": "note root", "chat_roots": "chat root",
     "codex_session_roots": "codex sessions", "claude_session_roots": "claude sessions",
+    "sessions": "agent sessions",
 }
 _SHOWN = {"schema_version", "name", "aliases", "includes", "excludes", "weights", "embedding",
           "index", "created_at", "updated_at"}
@@ -232,22 +237,23 @@ def add_source(
     codex_sessions: Optional[str] = typer.Option(None, "--codex-sessions", help=_SOURCE_FLAGS["codex_session_roots"][1]),
     claude_sessions: Optional[str] = typer.Option(None, "--claude-sessions", help=_SOURCE_FLAGS["claude_session_roots"][1]),
     note_root: Optional[str] = typer.Option(None, "--note-root", help=_SOURCE_FLAGS["note_roots"][1]),
+    sessions: Optional[str] = typer.Option(None, "--sessions", help=_SOURCE_FLAGS["sessions"][1]),
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Add one source folder to a context (indexed on the next ingest)."""
+    """Add one source folder (or agents' session stores) to a context (indexed on the next ingest)."""
     from chinvex.errors import UsageError
 
     given = {
         key: value
         for key, value in {
             "repos": repo, "chat_roots": chat_root, "codex_session_roots": codex_sessions,
-            "claude_session_roots": claude_sessions, "note_roots": note_root,
+            "claude_session_roots": claude_sessions, "note_roots": note_root, "sessions": sessions,
         }.items()
         if value is not None
     }
     if len(given) != 1:
         flags = "|".join(flag for flag, _ in _SOURCE_FLAGS.values())
-        raise UsageError(f"Give exactly one of {flags} with a folder.")
+        raise UsageError(f"Give exactly one of {flags} with a folder (--sessions: auto or KIND=PATH).")
     (key, directory), = given.items()
     config, added = _registry().add_source(name, key, directory)
     message = f"Added {directory} to {config.name} as {key}" if added else f"{directory} is already in {config.name}"

@@ -19,6 +19,7 @@ from chinvex.doctor.repair import reembed_documents, repair_rows, repair_runs, r
 from chinvex.doctor.report import Check, DoctorReport
 from chinvex.doctor.runs import (
     check_failed_sources,
+    check_skipped_sources,
     check_last_run,
     check_lock,
     check_stale_sources,
@@ -135,6 +136,7 @@ class Doctor:
             ("origins_without_documents", lambda: check_ledger(conn, f)),
             ("untracked_documents", lambda: check_untracked_documents(conn, config, f)),
             ("failed_sources", lambda: check_failed_sources(conn, config)),
+            ("skipped_sources", lambda: check_skipped_sources(conn, config)),
             ("stale_sources", lambda: check_stale_sources(conn, config)),
             ("last_ingest", lambda: check_last_run(conn, config, f)),
             ("lock", lambda: check_lock(config)),

@@ -33,6 +33,20 @@ def check_failed_sources(conn: sqlite3.Connection, config: ContextConfig) -> Che
     return check
 
 
+def check_skipped_sources(conn: sqlite3.Connection, config: ContextConfig) -> Check:
+    """Files under a root that are not sessions of its kind (logs, settings, another tool's
+    files): not a problem, but worth a look when a store's sessions are missing."""
+    check = Check("skipped_sources")
+    rows = conn.execute(
+        "SELECT source_uri, last_error FROM source_fingerprints WHERE context_name=? "
+        "AND last_status='skipped' ORDER BY source_uri", (config.name,)).fetchall()
+    check.count = len(rows)
+    check.examples = [str(err or uri).splitlines()[0][:300] for uri, err in rows][:5]
+    check.message = (f"{len(rows)} files under the sources are not sessions of their kind and are "
+                     "passed over until they change" if rows else "none")
+    return check
+
+
 def check_stale_sources(conn: sqlite3.Connection, config: ContextConfig) -> Check:
     """Fingerprinted files that changed, vanished or became unreadable since they were indexed."""
     from chinvex.ingest.fingerprints import Fingerprint

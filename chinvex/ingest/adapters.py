@@ -28,9 +28,21 @@ BUILTIN: dict[str, tuple[str, str | None]] = {
 }
 
 
+def _targets() -> dict[str, str]:
+    """Every built-in adapter by name: the table above, then each agent's session adapter
+    (chinvex_adapters.agents), which reads the stores `includes.sessions` resolves to and the
+    files other adapters route to it by content."""
+    from chinvex_adapters.agents import AGENTS
+
+    targets = {key: target for key, (target, _) in BUILTIN.items()}
+    for name, agent in AGENTS.items():
+        targets.setdefault(name, agent.target)
+    return targets
+
+
 @lru_cache(maxsize=None)
 def adapter(name: str) -> Adapter:
-    obj = plugins.find(name, {key: target for key, (target, _) in BUILTIN.items()}, GROUP)
+    obj = plugins.find(name, _targets(), GROUP)
     if obj is None:
         raise KeyError(name)
     return obj() if isinstance(obj, type) else obj

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from chinvex.ingest.adapters import adapter as load_adapter
 from chinvex.ingest.adapters import adapters_for
+from chinvex.models.context import SESSIONS_KEY
 from chinvex.sources import SkippedSource, SourceCandidate, SourceError
 
 if TYPE_CHECKING:
@@ -65,9 +66,30 @@ class RootEnumeration:
         for key, values in self.config.includes.entries():
             if not isinstance(values, list):
                 continue
+            if key == SESSIONS_KEY:
+                roots.extend(self._session_roots(values))
+                continue
             for root in values:
                 for name in adapters_for(key):
                     roots.append(EnumeratedRoot(include_key=key, root=str(root), adapter=name))
+        return roots
+
+    def _session_roots(self, entries: list[object]) -> list[EnumeratedRoot]:
+        """`includes.sessions`: "auto" is every agent store found under the home folder now
+        (agents installed since are picked up), KIND=PATH one store. A malformed entry is an
+        error of the run's summary, not the end of the run."""
+        from chinvex.errors import UsageError
+        from chinvex.sessions import resolve
+
+        roots: list[EnumeratedRoot] = []
+        for entry in entries:
+            try:
+                found = resolve([str(entry)])
+            except UsageError as exc:
+                self._error(str(entry), None, f"includes.sessions: {exc}")
+                continue
+            roots.extend(EnumeratedRoot(include_key=SESSIONS_KEY, root=root, adapter=adapter)
+                         for adapter, root in found)
         return roots
 
     def _enumerate(self) -> tuple[list[EnumeratedRoot], list[SourceWork], dict[str, str]]:

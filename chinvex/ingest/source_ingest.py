@@ -22,7 +22,7 @@ from chinvex.ingest.prepare import prepare
 from chinvex.ingest.summary import SourceMessage
 from chinvex.ingest.writer import stored_turns
 from chinvex.models import ConversationDoc
-from chinvex.sources import ParseReport, SourceCandidate, SourceError
+from chinvex.sources import ParseReport, SourceCandidate, SourceError, UnrecognisedSource
 
 if TYPE_CHECKING:
     from chinvex.ingest.origins import OriginLedger
@@ -162,6 +162,9 @@ class SourceIngest:
             # not this source's fault, and no later source would fare better. The run stops;
             # the source stays pending, so the next run reads it again.
             raise
+        except UnrecognisedSource as exc:
+            self._source_unrecognised(cand, item.adapter, fp, versions, str(exc))
+            return
         except SourceError as exc:
             self._source_failed(cand, item.adapter, fp, versions, str(exc))
             return
@@ -248,12 +251,34 @@ class SourceIngest:
                 raise _WriteFailed(exc) from exc
         return produced
 
+    def _source_unrecognised(self, cand: SourceCandidate, adapter: str,
+                             fp: fps.Fingerprint | None, versions: fps.Versions,
+                             message: str) -> None:
+        """A file that is not a session of its root's kind: reported once, then remembered by
+        its fingerprint (status `skipped`) so that later runs pass over it silently until it
+        changes. What it indexed before, if it ever was a session, is kept."""
+        message = self.redactor.text(message)
+        self.summary.sources.skipped_unrecognised += 1
+        self.summary.unrecognised.append(SourceMessage(source_uri=cand.source_uri, adapter=adapter,
+                                                       message=message))
+        self._decide_log(cand.source_uri, adapter, "excluded", "not_a_session", message)
+        self._record_status(cand, adapter, fp, versions, "skipped", message)
+
     def _source_failed(self, cand: SourceCandidate, adapter: str, fp: fps.Fingerprint | None,
                        versions: fps.Versions, message: str) -> None:
         message = self.redactor.text(message)
         self._error(cand.source_uri, adapter, message)
+        self._record_status(cand, adapter, fp, versions, "error", message)
+
+    def _record_status(self, cand: SourceCandidate, adapter: str, fp: fps.Fingerprint | None,
+                       versions: fps.Versions, status: str, message: str) -> None:
         if fp is not None:
-            failed = replace(fp, last_status="error", last_error=message,
+            failed = replace(fp, last_status=status, last_error=message,
+                             size_bytes=cand.size_bytes if status == "skipped" else fp.size_bytes,
+                             mtime_unix=cand.mtime_unix if status == "skipped" else fp.mtime_unix,
+                             mtime_ns=cand.mtime_ns if status == "skipped" else fp.mtime_ns,
+                             parser_version=(versions.parser_version if status == "skipped"
+                                             else fp.parser_version),
                              last_ingested_at_unix=fps.now_unix())
         else:
             failed = fps.Fingerprint(
@@ -263,7 +288,7 @@ class SourceIngest:
                 thread_updated_at=cand.thread_updated_at, last_turn_id=None,
                 parser_version=versions.parser_version, chunker_version=versions.chunker_version,
                 embedded_model=versions.embedded_model, last_ingested_at_unix=fps.now_unix(),
-                last_status="error", last_error=message, source_root=cand.root, adapter=adapter,
+                last_status=status, last_error=message, source_root=cand.root, adapter=adapter,
                 state=None, mtime_ns=cand.mtime_ns,
             )
         self.writer.source_done(failed)

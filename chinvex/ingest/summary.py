@@ -28,6 +28,9 @@ class SourceCounts(BaseModel):
     refreshed: int = Field(0, description="Touched but unchanged content: fingerprint updated only.")
     removed: int = 0
     errors: int = 0
+    skipped_unrecognised: int = Field(0, description=(
+        "Files under a root that are not a session of its kind (reported once, then passed over "
+        "until they change)."))
     skipped: dict[str, int] = Field(default_factory=dict, description="Files not indexed, by reason.")
     reasons: dict[str, int] = Field(default_factory=dict, description="Why sources were (re)ingested.")
 
@@ -49,6 +52,8 @@ class IngestSummary(BaseModel):
     adapter_counts: dict[str, dict[str, int]] = Field(default_factory=dict)
     errors: list[SourceMessage] = Field(default_factory=list)
     warnings: list[SourceMessage] = Field(default_factory=list)
+    unrecognised: list[SourceMessage] = Field(default_factory=list, description=(
+        "Files skipped this run because they are not a session of their root's kind, and why."))
     decisions: list[Decision] = Field(default_factory=list)
     paths: dict[str, Any] = Field(default_factory=dict, description="Which path each Codex thread took.")
     readers: dict[str, Any] = Field(default_factory=dict, description=(
@@ -57,6 +62,8 @@ class IngestSummary(BaseModel):
 
     @property
     def ok(self) -> bool:
+        """No source failed. A run with failed sources still completes (exit 0 unless
+        `--strict`): one bad file must not stop the others from being indexed."""
         return not self.errors
 
 

@@ -21,6 +21,9 @@ INCLUDE_KEYS: dict[str, str] = {
 }
 """Include list -> the source type its files are indexed as."""
 
+SESSIONS_KEY = "sessions"
+"""The include list of agents' session stores ("auto" or KIND=PATH entries, not folders)."""
+
 
 class _Open(BaseModel):
     model_config = ConfigDict(extra="allow", validate_assignment=True)
@@ -32,12 +35,17 @@ class Includes(_Open):
     codex_session_roots: list[str] = Field(default_factory=list)
     note_roots: list[str] = Field(default_factory=list)
     claude_session_roots: list[str] = Field(default_factory=list)
+    sessions: list[str] = Field(default_factory=list, description=(
+        "Agents' session stores: 'auto' (every store found under the home folder at each ingest: "
+        "Claude Code, Codex, Gemini CLI, Copilot, Cline, Cursor, OpenCode, ...) or KIND=PATH "
+        "(one store; `chinvex sessions detect` lists the kinds)."))
 
     def entries(self) -> list[tuple[str, Any]]:
-        """(key, value) of every include list: the built-in keys first, then keys a third-party
-        adapter reads (extra fields). Values are as written: not always a list in a broken file."""
+        """(key, value) of every include list: the folder lists first, then `sessions`, then
+        keys a third-party adapter reads (extra fields). Values are as written: not always a
+        list in a broken file."""
         extra = self.model_extra or {}
-        keys = list(INCLUDE_KEYS) + [k for k in extra if k not in INCLUDE_KEYS]
+        keys = list(INCLUDE_KEYS) + [SESSIONS_KEY] + [k for k in extra if k not in INCLUDE_KEYS]
         return [(key, getattr(self, key, None) or extra.get(key) or []) for key in keys]
 
 

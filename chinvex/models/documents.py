@@ -25,8 +25,19 @@ DEFAULT_WEIGHTS: dict[str, float] = {
 UNKNOWN_SOURCE_WEIGHT = 0.5
 
 ConversationSource = Literal[
-    "cx_appserver", "cx_sessions_jsonl", "chatgpt_export", "chat_markdown", "claude_code"
+    "cx_appserver", "cx_sessions_jsonl", "chatgpt_export", "chat_markdown", "claude_code",
+    "claude_ai", "gemini", "qwen", "copilot_cli", "copilot_chat", "cline", "roo", "kilo",
+    "cursor", "opencode", "aider", "specstory", "amp", "goose", "pi", "droid", "kimi", "openclaw",
 ]
+"""Who recorded a conversation: the reader of Codex threads, a chat export, or the agent."""
+
+AGENT_OF_SOURCE = {"cx_appserver": "codex", "cx_sessions_jsonl": "codex", "chatgpt_export": "chatgpt",
+                   "chat_markdown": "chat_markdown"}
+"""A conversation's agent (`doc.agent` in filters) where it differs from its `source`."""
+
+
+def agent_of(source: str) -> str:
+    return AGENT_OF_SOURCE.get(source, source)
 Role = Literal["user", "assistant", "tool", "system"]
 
 

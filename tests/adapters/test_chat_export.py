@@ -20,7 +20,14 @@ from hypothesis import strategies as st
 
 from chinvex.ids import thread_doc_id
 from chinvex.models import ConversationDoc, Document
-from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
+from chinvex.sources import (
+    AdapterOptions,
+    ParseReport,
+    SkippedSource,
+    SourceCandidate,
+    SourceError,
+    UnrecognisedSource,
+)
 from chinvex_adapters.chat_export import ChatExportAdapter, precedence_key
 from chinvex_adapters.chat_export.adapter import parse_conversations
 from helpers import FIXTURES, TEST_FIXTURES, dicts_in
@@ -329,14 +336,14 @@ def test_zip_without_conversations_is_skipped_and_bad_zip_errors(tmp_path):
 @pytest.mark.parametrize("content, expected", [
     (b"hello, this is not json", "not a JSON array"),
     (b'{"title": "one conversation as an object"}', "a JSON object"),
-    (b"[1, 2, 3]", "not of ChatGPT conversations"),
+    (b"[1, 2, 3]", "not of ChatGPT or claude.ai conversations"),
     (b"", "empty file"),
     (b"[{\"title\": \"x\", \"mapping\": {]", "not valid JSON"),
 ])
 def test_not_a_conversations_array_raises_source_error(tmp_path, content, expected):
     path = tmp_path / "conversations.json"
     path.write_bytes(content)
-    with pytest.raises(SourceError) as info:
+    with pytest.raises(UnrecognisedSource) as info:  # skipped with this line, not a failure
         parse_path(path)
     message = str(info.value)
     assert str(path) in message and expected in message and "\n" not in message

@@ -328,7 +328,7 @@ def test_stale_and_failed_sources_are_warnings_only(index: Index):
     (index.repo / "alpha.py").write_text("def changed():\n    return 1\n")
     (index.notes / "idea.md").unlink()
     (index.codex / "rollout-2026-01-01T00-00-00-0000.jsonl").write_text('{"some": "thing else"}\n')
-    index.ingest()  # records the bad rollout as failed, and removes the note
+    index.ingest()  # records the bad rollout as skipped, and removes the note
     (index.repo / "beta.py").write_text("def changed_after():\n    return 2\n")
     (index.repo / "blank.txt").unlink()
     report, checks = index.doctor()
@@ -336,9 +336,9 @@ def test_stale_and_failed_sources_are_warnings_only(index: Index):
     stale = checks["stale_sources"]
     assert stale.status == "warning"
     assert set(stale.examples) == {f"modified: {index.repo / 'beta.py'}", f"deleted: {index.repo / 'blank.txt'}"}
-    failed = checks["failed_sources"]
-    assert failed.status == "warning" and "not a Codex rollout" in failed.examples[0]
-    assert checks["last_ingest"].status == "warning"  # completed with errors
+    skipped = checks["skipped_sources"]
+    assert skipped.status == "ok" and skipped.count == 1 and "not a Codex rollout" in skipped.examples[0]
+    assert checks["failed_sources"].status == "ok"
     result = run_cli_in_process("doctor", "--context", "Doc")
     assert result.code == 0 and "modified" in result.stdout
 

@@ -1,0 +1,161 @@
+"""claude.ai data exports: `conversations.json` (alone or in the export zip) is an array of
+conversations, each with `uuid`, `name`, `created_at`/`updated_at` and `chat_messages`.
+
+Two message shapes are read: the older one keeps a message's words in `text` only; the newer
+one adds `content[]` blocks (text, thinking, tool_use, tool_result, each with its own
+timestamps), which then carry everything and `text` repeats them. `sender` is `human` or
+`assistant`. Pasted files arrive as `attachments` with their `extracted_content`; uploads as
+`files` (names only). The conversation id is the export's `uuid`, stable across re-exports, so
+a conversation exported twice is indexed once (as ChatGPT's are).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from chinvex.ids import sha256_hex, thread_doc_id
+from chinvex.models import Attachment, ConversationDoc
+from chinvex.sources import ParseReport
+from chinvex.timeutil import to_utc
+from chinvex_adapters.chat_export.textutil import as_str, clean_text, json_safe, one_line, truncate_middle
+from chinvex_adapters.kit.turns import ConversationBuilder
+
+SOURCE = "claude_ai"
+SOURCE_TYPE = "chat"
+ATTACHMENT_TEXT = (2000, 1000)
+
+
+def is_claude_conversation(entry: Any) -> bool:
+    return isinstance(entry, dict) and isinstance(entry.get("chat_messages"), list)
+
+
+def _d(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def thread_id_of(conv: dict[str, Any], index: int) -> tuple[str, bool]:
+    found = as_str(conv.get("uuid")) or as_str(conv.get("id"))
+    if found:
+        return found, False
+    return "synthetic-" + sha256_hex(f"{conv.get('name')!r}|{conv.get('created_at')!r}|{index}")[:32], True
+
+
+def _attachments(message: dict[str, Any]) -> tuple[list[Attachment], list[str]]:
+    """Attachments as references, and the words of pasted files (their extracted text, head
+    and tail kept) to add to the message."""
+    refs: list[Attachment] = []
+    texts: list[str] = []
+    for item in message.get("attachments") or ():
+        if not isinstance(item, dict):
+            continue
+        name = as_str(item.get("file_name"))
+        size = item.get("file_size")
+        refs.append(Attachment(kind="file", name=name, mime_type=as_str(item.get("file_type")),
+                               size_bytes=size if isinstance(size, int) and not isinstance(size, bool) else None))
+        extracted = item.get("extracted_content")
+        if isinstance(extracted, str) and extracted.strip():
+            body, _ = truncate_middle(clean_text(extracted).strip(), *ATTACHMENT_TEXT)
+            texts.append(f"[attachment: {name or 'file'}]\n{body}")
+    for item in message.get("files") or message.get("files_v2") or ():
+        if isinstance(item, dict):
+            kind = "image" if str(item.get("file_kind") or "").lower() == "image" else "file"
+            refs.append(Attachment(kind=kind, name=as_str(item.get("file_name")),
+                                   uri=as_str(item.get("file_uuid"))))
+    return refs, texts
+
+
+def _add_message(b: ConversationBuilder, message: dict[str, Any], counts: Counter[str]) -> None:
+    sender = message.get("sender")
+    role = "user" if sender == "human" else "assistant" if sender == "assistant" else None
+    if role is None:
+        counts[f"messages_unknown_sender:{str(sender)[:20]}"] += 1
+        role = "user"
+    mid = as_str(message.get("uuid"))
+    ts = message.get("created_at")
+    refs, pasted = _attachments(message)
+    blocks = message.get("content")
+    if not isinstance(blocks, list) or not blocks:
+        text = message.get("text") if isinstance(message.get("text"), str) else ""
+        b.message(role, "\n\n".join([text, *pasted]).strip(), ts=ts, turn_id=mid, attachments=refs)
+        return
+    words: list[str] = []
+
+    def flush(stamp: Any) -> None:
+        nonlocal refs
+        if words or refs:
+            b.message(role, "\n\n".join(words), ts=stamp, turn_id=mid, attachments=refs)
+            words.clear()
+            refs = []
+
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        stamp = block.get("start_timestamp") or ts
+        if kind == "text":
+            if isinstance(block.get("text"), str):
+                words.append(block["text"])
+        elif kind == "thinking":
+            flush(stamp)
+            thought = block.get("thinking")
+            b.thinking(thought if isinstance(thought, str) else None, ts=stamp,
+                       turn_id=f"{mid}:thinking" if mid else None)
+        elif kind == "tool_use":
+            flush(stamp)
+            b.tool_call(as_str(block.get("name")), block.get("input"), ts=stamp,
+                        call_id=as_str(block.get("id")))
+        elif kind == "tool_result":
+            flush(stamp)
+            b.tool_result(block.get("content"), call_id=as_str(block.get("tool_use_id")),
+                          name=as_str(block.get("name")), ts=stamp,
+                          is_error=block.get("is_error") is True)
+        else:
+            counts[f"blocks_unknown:{str(kind)[:40]}"] += 1
+            if isinstance(block.get("text"), str):
+                words.append(block["text"])
+    words.extend(pasted)
+    flush(ts)
+
+
+def claude_conversation_to_doc(conv: Any, *, index: int, path: str, report: ParseReport,
+                               member: str | None = None) -> ConversationDoc | None:
+    """One export entry as a conversation; None (counted) when it holds no message."""
+    counts = report.counts
+    if not is_claude_conversation(conv):
+        counts["entries_without_chat_messages"] += 1
+        return None
+    thread_id, synthetic = thread_id_of(conv, index)
+    b = ConversationBuilder(counts)
+    for message in conv["chat_messages"]:
+        if isinstance(message, dict):
+            _add_message(b, message, counts)
+        else:
+            counts["messages_not_object"] += 1
+    created = to_utc(conv.get("created_at"))
+    turns = b.finish(created)
+    if not turns:
+        counts["conversations_without_turns"] += 1
+        return None
+    updated = to_utc(conv.get("updated_at")) or max((t.ts for t in turns if t.ts), default=None)
+    name = conv.get("name")
+    title = clean_text(name).strip() if isinstance(name, str) and name.strip() else None
+    if title is None:
+        title = one_line(next((t.text for t in turns if t.role == "user"), "")) or None
+    metadata: dict[str, Any] = {"format": "claude_ai_export", "export_file": path, "entry_index": index}
+    if member:
+        metadata["zip_member"] = member
+    if synthetic:
+        metadata["thread_id_synthetic"] = True
+    for key in ("summary", "model", "project_uuid", "is_starred"):
+        if conv.get(key) not in (None, ""):
+            metadata[key] = json_safe(conv[key])
+    account = _d(conv.get("account")).get("uuid")
+    if isinstance(account, str):
+        metadata["account_uuid"] = account
+    return ConversationDoc(
+        source=SOURCE, source_type=SOURCE_TYPE, source_uri=f"{path}#{thread_id}",
+        doc_id=thread_doc_id(SOURCE_TYPE, thread_id), thread_id=thread_id, title=title,
+        created_at=created or turns[0].ts, updated_at=updated, turns=turns,
+        metadata=json_safe(metadata),
+    )

@@ -1,0 +1,86 @@
+"""Reading JSONL session logs while their agent may still be appending to them.
+
+A half-written last line is left unread (it is complete next time), never an error; a bad line
+in the middle is counted and skipped; invalid UTF-8 and lone surrogate escapes are repaired
+rather than fatal.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from chinvex.textsafe import repair_json_escapes
+
+
+def loads_lenient(line: bytes) -> Any:
+    """orjson, then orjson on repaired text (bad bytes, lone surrogates), then the stdlib (NaN
+    literals). Raises ValueError (or RecursionError) when the line is not JSON at all."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        pass
+    text = repair_json_escapes(line).decode("utf-8", "replace")
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
+@dataclass
+class Line:
+    line_no: int
+    data: dict[str, Any]
+
+
+@dataclass
+class JsonlRead:
+    lines: list[Line] = field(default_factory=list)
+    non_blank: int = 0
+    invalid: int = 0
+    not_objects: int = 0
+    partial_tail: bool = False
+    complete_bytes: int = 0
+
+
+def read_jsonl(path: Path, counts: Counter[str], *, max_line_bytes: int = 64 * 1024 * 1024) -> JsonlRead:
+    """Every JSON object line of `path`, in order. OSError propagates (the caller words it)."""
+    result = JsonlRead()
+    offset = 0
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            complete = raw.endswith(b"\n")
+            offset += len(raw)
+            line = raw.strip()
+            if not line:
+                if complete:
+                    result.complete_bytes = offset
+                continue
+            result.non_blank += 1
+            if len(line) > max_line_bytes:
+                counts["lines_too_long"] += 1
+                result.invalid += 1
+                continue
+            try:
+                data = loads_lenient(line)
+            except (ValueError, RecursionError):
+                if complete:
+                    result.invalid += 1
+                    counts["lines_invalid_json"] += 1
+                else:
+                    result.partial_tail = True
+                    counts["partial_last_line"] += 1
+                continue
+            if complete:
+                result.complete_bytes = offset
+            if not isinstance(data, dict):
+                result.not_objects += 1
+                counts["lines_not_object"] += 1
+                continue
+            result.lines.append(Line(line_no, data))
+    return result
