@@ -9,54 +9,10 @@ CLAUDE_CONFIG_DIR, XDG_DATA_HOME, ...).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-VSCODE_APPS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf", "Kiro", "Trae")
-"""Editors built on VS Code whose user folders hold chat sessions and extension storage."""
-
-
-@dataclass(frozen=True)
-class Where:
-    home: Path
-    env: Mapping[str, str]
-
-    def var(self, name: str) -> Path | None:
-        value = self.env.get(name, "").strip()
-        return Path(value).expanduser() if value else None
-
-    def xdg(self, var: str, default: str) -> list[Path]:
-        """The XDG folder and the home default (both: a session's tool may have run with or
-        without the variable)."""
-        found = [self.var(var), self.home / default]
-        return [p for p in found if p is not None]
-
-    def app_support(self) -> list[Path]:
-        """Per-user application data folders: XDG config (Linux), Application Support (macOS),
-        AppData/Roaming (Windows)."""
-        return [*self.xdg("XDG_CONFIG_HOME", ".config"), self.home / "Library" / "Application Support",
-                *( [self.var("APPDATA")] if self.var("APPDATA") else []),
-                self.home / "AppData" / "Roaming"]
-
-    def vscode_users(self) -> list[Path]:
-        return [base / app / "User" for base in self.app_support() for app in VSCODE_APPS]
-
-
-Locator = Callable[[Where], list[Path]]
-
-
-@dataclass(frozen=True)
-class StoreKind:
-    agent: str  # as users name it (`--sessions codex=PATH`, `doc.agent`)
-    label: str
-    locate: Locator
-    adapter: str = ""  # the adapter that ingests the store, when not named `agent`
-    counter: str | None = None  # the adapter that counts its sessions, when not `adapter`
-
-    @property
-    def reader(self) -> str:
-        return self.adapter or self.agent
+from chinvex_adapters.kit.registry import Store, Where
 
 
 def _claude(w: Where) -> list[Path]:
@@ -68,10 +24,17 @@ def _codex(w: Where) -> list[Path]:
     return [p for p in (w.var("CODEX_HOME"), w.home / ".codex") if p is not None]
 
 
-STORES: list[StoreKind] = [
-    StoreKind("claude_code", "Claude Code", _claude),
-    StoreKind("codex", "Codex", _codex, adapter="cx_appserver", counter="cx_sessions_jsonl"),
+BUILTIN_STORES: list[Store] = [
+    Store("claude_code", "Claude Code", _claude),
+    Store("codex", "Codex", _codex, adapter="cx_appserver", counter="cx_sessions_jsonl"),
 ]
+
+
+def stores() -> list[Store]:
+    """Every kind of store: Claude Code's and Codex's, then each agent package's."""
+    from chinvex_adapters.agents import package_stores
+
+    return BUILTIN_STORES + package_stores()
 
 
 def _unique(paths: list[Path]) -> Iterator[Path]:
@@ -87,11 +50,11 @@ def _unique(paths: list[Path]) -> Iterator[Path]:
 
 
 def existing_stores(home: Path, env: Mapping[str, str],
-                    agents: set[str] | None = None) -> Iterator[tuple[StoreKind, Path]]:
-    """Every default or overridden store location that exists, in STORES order (each real
+                    agents: set[str] | None = None) -> Iterator[tuple[Store, Path]]:
+    """Every default or overridden store location that exists, in stores() order (each real
     folder once). Whether it holds sessions is for its adapter to say."""
     where = Where(home=home, env=env)
-    for kind in STORES:
+    for kind in stores():
         if agents is not None and kind.agent not in agents:
             continue
         for path in _unique(kind.locate(where)):
@@ -102,6 +65,11 @@ def existing_stores(home: Path, env: Mapping[str, str],
                 continue
 
 
-def kinds() -> dict[str, StoreKind]:
-    """Agent name -> its store kind, for `--sessions KIND=PATH`."""
-    return {k.agent: k for k in STORES}
+def kinds() -> dict[str, Store]:
+    """Agent name -> its store kind, for `--sessions KIND=PATH`: every agent, also those
+    without a store of their own (Aider's histories live in repositories)."""
+    from chinvex_adapters.agents import agents
+
+    found = {a.name: Store(a.name, a.label, lambda where: []) for a in agents().values()}
+    found.update({k.agent: k for k in stores()})
+    return found

@@ -32,10 +32,10 @@ def _targets() -> dict[str, str]:
     """Every built-in adapter by name: the table above, then each agent's session adapter
     (chinvex_adapters.agents), which reads the stores `includes.sessions` resolves to and the
     files other adapters route to it by content."""
-    from chinvex_adapters.agents import AGENTS
+    from chinvex_adapters.agents import agents
 
     targets = {key: target for key, (target, _) in BUILTIN.items()}
-    for name, agent in AGENTS.items():
+    for name, agent in agents().items():
         targets.setdefault(name, agent.target)
     return targets
 
