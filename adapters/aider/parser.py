@@ -21,6 +21,9 @@ from chinvex_adapters.kit.edits import FileEdit, resolve, search_replace_blocks
 
 SESSION_START = re.compile(r"^# aider chat started at (\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})\s*$")
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
+_SEARCH = re.compile(r"^<{5,9} SEARCH\b")
+_DIVIDER = re.compile(r"^={5,9}\s*$")
+_REPLACE = re.compile(r"^>{5,9} REPLACE\b")
 _APPLIED = re.compile(r"^Applied edit to (.+?)\s*$")
 _COMMIT = re.compile(r"^Commit ([0-9a-f]{7,40}) (.+?)\s*$")
 _MODEL = re.compile(r"^(?:Main model|Models?): (\S+)")
@@ -66,9 +69,14 @@ def split_sessions(text: str, counts: Counter[str]) -> list[Session]:
     sessions: list[Session] = []
     current: Session | None = None
     block: Block | None = None
-    in_output = in_fence = False
+    in_output = in_fence = in_edit = False
     lines = [raw.rstrip("\r") for raw in text.split("\n")]
     for line_no, line in enumerate(lines, start=1):
+        if block is not None and block.kind == "assistant" and (in_edit or _SEARCH.match(line)):
+            # Inside a SEARCH/REPLACE block every line is the edit's, whatever it starts with.
+            in_edit = not _REPLACE.match(line)
+            block.lines.append(line.rstrip())
+            continue
         header = SESSION_START.match(line)
         if header and not in_fence:
             current = Session(_stamp(header.group(1)), header.group(1), line_no)
@@ -110,39 +118,44 @@ def split_sessions(text: str, counts: Counter[str]) -> list[Session]:
         if block is None or block.kind != "assistant":
             block = Block("assistant")
             current.blocks.append(block)
-        if _FENCE.match(line.strip()):
+        if _FENCE.match(line.strip()) or line.strip() in ("<source>", "</source>"):
             in_fence = not in_fence
         block.lines.append(line.rstrip())
     return sessions
 
 
 def edits_in_reply(text: str, cwd: str | None) -> list[FileEdit]:
-    """The SEARCH/REPLACE blocks of a reply, each with the file it names: the last non-empty
-    line before its fence, or the first line inside a `diff-fenced` block."""
+    """The SEARCH/REPLACE blocks of a reply, each with the file it names: the nearest line
+    before its `<<<<<<< SEARCH` that is not a fence (a path alone on its line, outside the
+    fence in the `diff` format, first inside it in `diff-fenced`)."""
     edits: list[FileEdit] = []
     lines = text.split("\n")
     i = 0
     while i < len(lines):
-        if not _FENCE.match(lines[i]) or not any(
-                "SEARCH" in lines[j] for j in range(i + 1, min(i + 3, len(lines)))):
+        if not _SEARCH.match(lines[i]):
             i += 1
             continue
-        fence = _FENCE.match(lines[i]).group(1)  # type: ignore[union-attr]
-        end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith(fence)), len(lines))
-        body = lines[i + 1:end]
-        path = None
-        if body and "SEARCH" not in body[0] and body[0].strip():
-            path, body = body[0].strip(), body[1:]  # diff-fenced: the path inside the fence
-        else:
-            before = [l.strip() for l in lines[max(0, i - 3):i] if l.strip()]
-            path = before[-1] if before else None
+        divider = next((j for j in range(i + 1, len(lines)) if _DIVIDER.match(lines[j])), None)
+        end = next((j for j in range((divider or i) + 1, len(lines)) if _REPLACE.match(lines[j])), None)
+        if divider is None or end is None:
+            i += 1
+            continue
+        path = _path_before(lines, i)
         if path:
-            path = path.strip("`*: ")
-            for old, new in search_replace_blocks("\n".join(body)):
-                edits.append(FileEdit(path=path, op="edit", old_text=old, new_text=new,
-                                      abs_path=resolve(path, cwd)))
+            edits.append(FileEdit(path=path, op="edit", old_text="\n".join(lines[i + 1:divider]),
+                                  new_text="\n".join(lines[divider + 1:end]), abs_path=resolve(path, cwd)))
         i = end + 1
     return edits
+
+
+def _path_before(lines: list[str], index: int) -> str | None:
+    for j in range(index - 1, max(-1, index - 4), -1):
+        line = lines[j].strip()
+        if not line or _FENCE.match(line) or line in ("<source>", "</source>") or line.startswith("<source"):
+            continue
+        candidate = line.strip("`*: ")
+        return candidate if candidate and " " not in candidate.strip() or "/" in candidate else None
+    return None
 
 
 def output_facts(text: str) -> dict[str, list[str]]:
