@@ -81,12 +81,14 @@ def _add_message(b: ConversationBuilder, message: dict[str, Any], counts: Counte
         return
     words: list[str] = []
 
-    def flush(stamp: Any) -> None:
+    def flush(stamp: Any, *, last: bool = False) -> None:
+        """The words so far as one turn; the message's files go with its last words."""
         nonlocal refs
-        if words or refs:
-            b.message(role, "\n\n".join(words), ts=stamp, turn_id=mid, attachments=refs)
+        if words or (last and refs):
+            b.message(role, "\n\n".join(words), ts=stamp, turn_id=mid, attachments=refs if last else [])
             words.clear()
-            refs = []
+            if last:
+                refs = []
 
     for block in blocks:
         if not isinstance(block, dict):
@@ -110,12 +112,40 @@ def _add_message(b: ConversationBuilder, message: dict[str, Any], counts: Counte
             b.tool_result(block.get("content"), call_id=as_str(block.get("tool_use_id")),
                           name=as_str(block.get("name")), ts=stamp,
                           is_error=block.get("is_error") is True)
+        elif kind == "token_budget":
+            continue  # a marker between tool calls: nothing to read
         else:
             counts[f"blocks_unknown:{str(kind)[:40]}"] += 1
             if isinstance(block.get("text"), str):
                 words.append(block["text"])
     words.extend(pasted)
-    flush(ts)
+    flush(ts, last=True)
+
+
+ROOT_PARENT = "00000000-0000-4000-8000-000000000000"
+
+
+def visible_branch(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The messages of the branch the user saw last, in order, and how many were left on other
+    branches. An edited or regenerated message starts a sibling branch (`parent_message_uuid`);
+    the export keeps every branch and does not say which one is shown, so the chain ending at
+    the latest message is taken. Without parent ids (older exports) the list is the thread."""
+    by_id = {m["uuid"]: m for m in messages if isinstance(m.get("uuid"), str)}
+    if not any(isinstance(m.get("parent_message_uuid"), str) for m in messages) or len(by_id) != len(messages):
+        return messages, 0
+    parents = {m.get("parent_message_uuid") for m in messages}
+    leaves = [m for m in messages if m["uuid"] not in parents]
+    leaf = max(leaves, key=lambda m: (str(m.get("created_at") or ""), messages.index(m)))
+    chain: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    node: dict[str, Any] | None = leaf
+    while node is not None and node["uuid"] not in seen:
+        seen.add(node["uuid"])
+        chain.append(node)
+        parent = node.get("parent_message_uuid")
+        node = by_id.get(parent) if isinstance(parent, str) and parent != ROOT_PARENT else None
+    chain.reverse()
+    return chain, len(messages) - len(chain)
 
 
 def claude_conversation_to_doc(conv: Any, *, index: int, path: str, report: ParseReport,
@@ -127,11 +157,14 @@ def claude_conversation_to_doc(conv: Any, *, index: int, path: str, report: Pars
         return None
     thread_id, synthetic = thread_id_of(conv, index)
     b = ConversationBuilder(counts)
-    for message in conv["chat_messages"]:
-        if isinstance(message, dict):
-            _add_message(b, message, counts)
-        else:
-            counts["messages_not_object"] += 1
+    messages = [m for m in conv["chat_messages"] if isinstance(m, dict)]
+    if len(messages) != len(conv["chat_messages"]):
+        counts["messages_not_object"] += len(conv["chat_messages"]) - len(messages)
+    branch, off_branch = visible_branch(messages)
+    if off_branch:
+        counts["messages_off_branch"] += off_branch
+    for message in branch:
+        _add_message(b, message, counts)
     created = to_utc(conv.get("created_at"))
     turns = b.finish(created)
     if not turns:
