@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.chat_export.fswalk import walk
+from chinvex_adapters.kit.walk import walk
 from adapters.cx_sessions_jsonl.discover import walk_jsonl
 from chinvex.excludes import exclude_spec, is_excluded
 

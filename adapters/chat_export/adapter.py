@@ -33,7 +33,7 @@ from chinvex_adapters.walked import source_candidate, walked_sources
 from .chatgpt import conversation_to_doc, thread_id_of
 from .claude_ai import claude_conversation_to_doc, is_claude_conversation
 from .claude_ai import thread_id_of as claude_thread_id
-from .fswalk import WalkEntry, walk
+from chinvex_adapters.kit.walk import WalkEntry, walk
 from .json_stream import (
     MAX_NESTING,
     SNIFF_BYTES,

@@ -21,7 +21,7 @@ from chinvex.sources import ParseReport
 from chinvex.timeutil import to_utc
 
 from .chatgpt_content import Rendered, render_content
-from .textutil import (
+from chinvex_adapters.kit.text import (
     as_str,
     clean_text,
     fill_times,

@@ -16,7 +16,7 @@ from typing import Any
 
 from chinvex.models import Attachment
 
-from .textutil import as_str, clean_text
+from chinvex_adapters.kit.text import as_str, clean_text
 
 
 @dataclass

@@ -18,7 +18,7 @@ from chinvex.ids import sha256_hex, thread_doc_id
 from chinvex.models import Attachment, ConversationDoc
 from chinvex.sources import ParseReport
 from chinvex.timeutil import to_utc
-from chinvex_adapters.chat_export.textutil import as_str, clean_text, json_safe, one_line, truncate_middle
+from chinvex_adapters.kit.text import as_str, clean_text, json_safe, one_line, truncate_middle
 from chinvex_adapters.kit.turns import ConversationBuilder
 
 SOURCE = "claude_ai"

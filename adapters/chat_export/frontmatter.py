@@ -15,7 +15,7 @@ from typing import Any
 
 from chinvex.frontmatter import split_front_matter as _parse
 
-from .textutil import json_safe
+from chinvex_adapters.kit.text import json_safe
 
 _CHAT_URL_ID = re.compile(r"/(?:c|chat|share|g/[^/]+/c)/([0-9a-fA-F][0-9a-fA-F-]{15,})")
 

@@ -29,7 +29,7 @@ from chinvex.sources import ParseReport
 from chinvex.timeutil import to_utc
 
 from .frontmatter import conversation_id_from, lookup, split_front_matter
-from .textutil import clean_text, fill_times, one_line, searchable
+from chinvex_adapters.kit.text import clean_text, fill_times, one_line, searchable
 
 SOURCE = "chat_markdown"
 SOURCE_TYPE = "chat"

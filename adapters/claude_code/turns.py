@@ -24,7 +24,7 @@ from typing import Any
 from chinvex.ids import sha256_hex
 from chinvex.models import Attachment, ToolCall, Turn
 from chinvex.timeutil import to_utc
-from chinvex_adapters.chat_export.textutil import (
+from chinvex_adapters.kit.text import (
     as_str,
     clean_text,
     fill_times,

@@ -23,8 +23,8 @@ from chinvex.sources import (
     SourceCandidate,
     UnrecognisedSource,
 )
-from chinvex_adapters.chat_export.fswalk import WalkEntry, walk
-from chinvex_adapters.chat_export.textutil import as_str, json_safe, one_line
+from chinvex_adapters.kit.walk import WalkEntry, walk
+from chinvex_adapters.kit.text import as_str, json_safe, one_line
 from chinvex_adapters.walked import source_candidate, walked_sources
 
 SOURCE_TYPE = "agent_session"

@@ -16,7 +16,7 @@ from typing import Any
 
 from chinvex.models import Attachment, ToolCall, Turn
 from chinvex.timeutil import to_utc
-from chinvex_adapters.chat_export.textutil import clean_text, fill_times, searchable, truncate_middle
+from chinvex_adapters.kit.text import clean_text, fill_times, searchable, truncate_middle
 from chinvex_adapters.kit.edits import FileEdit, edits_from_call
 
 TOOL_INPUT_VALUE = (1200, 300)

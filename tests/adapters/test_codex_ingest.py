@@ -764,7 +764,7 @@ def test_verbose_human_output_names_each_threads_path(appserver_run) -> None:
     home = appserver_run["home"]
     lines = human.stdout.splitlines()
     total = len(appserver_run["stored"])
-    assert any(line.startswith(f"Srv: {total} ingested, 0 unchanged, 0 touched, 0 removed, 0 errors ("
+    assert any(line.startswith(f"Srv: {total} ingested, 0 unchanged, 0 touched, 0 removed, 0 failed ("
                                f"{total} sources scanned in ") for line in lines), human.stdout
     assert "codex threads: 8 via app-server, 1 via fallback, 2 via rollout" in lines
     printed = path_lines(human.stdout)
@@ -1096,9 +1096,10 @@ def test_server_killed_every_time_ends_with_an_error_keeps_the_index_and_the_nex
     settings, log = killer_settings(tmp_path, codex_bin, limit=3, mode="always")
     set_settings(chinvex_home, "Flaky", settings)
     crashed = ingest(chinvex_home, "Flaky", "--full", env={"CHINVEX_CODEX_BIN": ""})
-    # The run ends with one clear error for the server of this CODEX_HOME (non-zero exit), yet
-    # every thread was still indexed from its rollout file.
-    assert crashed.code == 1, crashed
+    # The run ends with one clear error for the server of this CODEX_HOME (exit 0: a failed
+    # source never fails the run, unless --strict), yet every thread was still indexed from its
+    # rollout file.
+    assert crashed.code == 0, crashed
     summary = crashed.json
     assert summary["status"] == "completed_with_errors", summary
     [error] = summary["errors"]

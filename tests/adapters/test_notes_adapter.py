@@ -291,7 +291,8 @@ def test_shared_fixtures_as_a_vault() -> None:
     """The fixture folder read as notes: its markdown files parse; the rest is reported."""
     cands, skips = enumerate_map(FIXTURES)
     assert "PROVENANCE.md" in cands
-    assert skips and all(s.reason in {"not_supported", "too_large", "binary", "empty"} for s in skips.values())
+    assert skips and all(s.reason in {"not_supported", "too_large", "binary", "empty", "hidden"}
+                         for s in skips.values())
     for cand in cands.values():
         docs = list(NotesAdapter().parse(cand, ParseReport(), None))
         assert docs[0].text and docs[0].title

@@ -1,4 +1,4 @@
-"""Text hygiene shared by the conversation adapters (chat exports, Claude Code transcripts).
+"""Text hygiene shared by every session adapter (chat exports, agent transcripts).
 
 Everything an adapter puts into a turn ends up in SQLite, FTS5 and the embedder. Those choke on
 things exports do contain: lone UTF-16 surrogates (orjson refuses them), NUL characters, and
