@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import ContextConfig
+from chinvex.models.context import SESSIONS_KEY
 from chinvex.timeutil import now_iso
 from chinvex.walking import within
 
@@ -46,20 +47,40 @@ would make every ingest trigger the next."""
 SESSION_SUFFIXES = {
     "codex_session_roots": (".jsonl", ".jsonl.zst"),
     "claude_session_roots": (".jsonl", ".md", ".meta.json"),
+    "sessions:cx_appserver": (".jsonl", ".jsonl.zst"),
+    "sessions:claude_code": (".jsonl", ".md", ".meta.json"),
 }
 """Session roots hold much besides sessions (logs, caches, databases): only these files are
 read from them (rollouts; transcripts, memory files and sub-agent metadata)."""
 
+DATABASE_STORES = re.compile(r"\.(sqlite3?|db|vscdb)(-wal)?$", re.IGNORECASE)
+"""Agents that keep sessions in SQLite (Cursor, OpenCode, Goose, ...) change the database or its
+write-ahead log; a reader only touches `-shm`, so reacting to these cannot loop."""
+
 
 def source_roots(config: ContextConfig) -> list[tuple[Path, str]]:
     """Every folder or file a context reads with the `includes` key that lists it (built-in and
-    adapter keys alike), resolved; duplicates removed, order kept."""
+    adapter keys alike), resolved; duplicates removed, order kept. Agents' session stores
+    (`includes.sessions`, "auto" resolved now) are keyed `sessions:<adapter>`."""
     roots: dict[tuple[Path, str], None] = {}
     for key, values in config.includes.entries():
-        if isinstance(values, list):
+        if not isinstance(values, list):
+            continue
+        if key == SESSIONS_KEY:
+            from chinvex.errors import UsageError
+            from chinvex.sessions import resolve
+
             for value in values:
-                if isinstance(value, str) and value.strip():
-                    roots[(Path(value).expanduser().resolve(), key)] = None
+                try:
+                    found = resolve([str(value)])
+                except UsageError:
+                    continue
+                for adapter, root in found:
+                    roots[(Path(root).expanduser().resolve(), f"sessions:{adapter}")] = None
+            continue
+        for value in values:
+            if isinstance(value, str) and value.strip():
+                roots[(Path(value).expanduser().resolve(), key)] = None
     return list(roots)
 
 
@@ -79,8 +100,11 @@ def target_of(config: ContextConfig) -> Target:
 
 def may_be_source(path: Path, key: str) -> bool:
     """Whether a change to `path` under a root of kind `key` can change what is indexed (pure)."""
-    if any(part in IGNORED_DIRS for part in path.parts) or STORE_FILES.search(path.name):
+    if any(part in IGNORED_DIRS for part in path.parts):
         return False
+    if STORE_FILES.search(path.name):
+        return key.startswith("sessions:") and key not in SESSION_SUFFIXES \
+            and bool(DATABASE_STORES.search(path.name))
     suffixes = SESSION_SUFFIXES.get(key)
     return suffixes is None or path.name.endswith(suffixes)
 

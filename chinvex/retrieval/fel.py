@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from lark import Lark, Token, Transformer, UnexpectedInput
 
+from chinvex.models.documents import AGENT_OF_SOURCE
 from chinvex.retrieval.roles import ROLES, role_of
 
 EXPRESSION_GRAMMAR = r"""
@@ -46,7 +47,7 @@ EXPRESSION_GRAMMAR = r"""
      | FIELD _IN "(" value ("," value)* ")" -> member
 value: STRING | NUMBER | BOOLEAN
 OP: "!=" | "<=" | ">=" | "=" | "<" | ">" | /LIKE/i | /GLOB/i
-FIELD: /(doc|chunk)\.[A-Za-z_][A-Za-z0-9_]*/
+FIELD: /(doc|chunk)\.[A-Za-z_][A-Za-z0-9_]*/ | /agent\b/
 STRING: /'([^']|'')*'/ | /"([^"]|"")*"/
 NUMBER: /-?[0-9]+/
 BOOLEAN: /TRUE\b/i | /FALSE\b/i
@@ -82,7 +83,13 @@ FIELDS: dict[str, Field] = {
     "doc.updated_at": Field("d.updated_at", "date", "last update (ISO-8601)"),
     "doc.created_at": Field("d.created_at", "date", "creation (ISO-8601)"),
     "doc.thread_id": Field("json_extract(d.metadata_json, '$.thread_id')", "text",
-                           "Codex thread / Claude Code session / ChatGPT conversation id"),
+                           "an agent session's, Codex thread's or chat export conversation's own id"),
+    "doc.agent": Field("CASE json_extract(d.metadata_json, '$.source') "
+                       + " ".join(f"WHEN '{src}' THEN '{agent}'" for src, agent in AGENT_OF_SOURCE.items())
+                       + " ELSE json_extract(d.metadata_json, '$.source') END", "text",
+                       "the agent or export a conversation comes from: claude_code, codex, gemini, "
+                       "copilot_cli, cline, opencode, cursor, aider, specstory, chatgpt, claude_ai, ... "
+                       "(also written `agent`)"),
     "doc.tag": Field("json_extract(d.metadata_json, '$.front_matter.tags')", "tags", "a front-matter tag"),
     "doc.context": Field("?", "text", "the context's name"),
     "doc.role": Field("chinvex_fel_role(d.source_type, json_extract(d.metadata_json, '$.path'))", "text",
@@ -160,6 +167,14 @@ def literal(token: Token) -> Value:
     return text[1:-1].replace(quote * 2, quote)
 
 
+BARE_FIELDS = {"agent": "doc.agent"}
+"""Fields that may be written without their `doc.` prefix (`agent = 'gemini'`)."""
+
+
+def _qualified(field: Token) -> str:
+    return BARE_FIELDS.get(str(field), str(field))
+
+
 class ExpressionBuilder(Transformer):
     """Lark tree -> the syntax tree above. Public so that RQL's transformer inherits these rules
     for its FILTER clause."""
@@ -169,11 +184,11 @@ class ExpressionBuilder(Transformer):
 
     def compare(self, items: list[Any]) -> Compare:
         field, op, value = items
-        return Compare(str(field), str(op).upper(), literal(value), field.column, field.line)
+        return Compare(_qualified(field), str(op).upper(), literal(value), field.column, field.line)
 
     def member(self, items: list[Any]) -> Member:
         field, *values = items
-        return Member(str(field), tuple(literal(v) for v in values), field.column, field.line)
+        return Member(_qualified(field), tuple(literal(v) for v in values), field.column, field.line)
 
     def negation(self, items: list[Any]) -> Not:
         return Not(items[0])

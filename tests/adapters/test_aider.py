@@ -120,3 +120,9 @@ def test_ingest_reads_aider_history_as_conversations(chinvex_home: Path, tmp_pat
     got = run_cli("get", thread_id, "--context", "Aid", "--json")
     assert got.code == 0 and got.json["thread_id"] == thread_id
     assert {"user", "assistant"} <= {t["role"] for t in got.json["turns"]}
+    for expr in ("agent = 'aider'", "doc.agent IN ('aider', 'gemini')"):
+        only = run_cli("search", "--context", "Aid", "optional param", "--filter", expr, "--json")
+        assert only.code == 0 and only.json["results"], (expr, only)
+        assert {r["source_type"] for r in only.json["results"]} == {"agent_session"}
+    none = run_cli("search", "--context", "Aid", "optional param", "--filter", "agent = 'gemini'", "--json")
+    assert none.code == 0 and none.json["results"] == []
