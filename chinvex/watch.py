@@ -49,6 +49,7 @@ SESSION_SUFFIXES = {
     "claude_session_roots": (".jsonl", ".md", ".meta.json"),
     "sessions:cx_appserver": (".jsonl", ".jsonl.zst"),
     "sessions:claude_code": (".jsonl", ".md", ".meta.json"),
+    "sessions:cline": (".json",),
 }
 """Session roots hold much besides sessions (logs, caches, databases): only these files are
 read from them (rollouts; transcripts, memory files and sub-agent metadata)."""
