@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import ContextConfig
+from chinvex.models.documents import agent_of
 from chinvex.storage import db
 
 
@@ -51,6 +52,14 @@ def collect_stats(config: ContextConfig) -> dict[str, Any]:
             "GROUP BY d.source_type"
         ):
             by_type.setdefault(source_type, {"documents": 0, "chunks": 0})["chunks"] = chunks
+        by_agent: dict[str, int] = {}
+        for source, docs in conn.execute(
+            "SELECT json_extract(metadata_json, '$.source'), COUNT(*) FROM documents "
+            "WHERE json_extract(metadata_json, '$.doc_type') = 'conversation' GROUP BY 1"
+        ):
+            if isinstance(source, str):
+                agent = agent_of(source)
+                by_agent[agent] = by_agent.get(agent, 0) + docs
         fingerprints = dict(conn.execute(
             "SELECT last_status, COUNT(*) FROM source_fingerprints WHERE context_name=? "
             "GROUP BY last_status", (config.name,)).fetchall())
@@ -69,6 +78,7 @@ def collect_stats(config: ContextConfig) -> dict[str, Any]:
         "context": config.name,
         "totals": totals,
         "by_source_type": dict(sorted(by_type.items())),
+        "conversations_by_agent": dict(sorted(by_agent.items())),
         "fingerprints": fingerprints,
         "last_run": runs[0] if runs else None,
         "embedder": embedder,
@@ -86,6 +96,9 @@ def format_stats(data: dict[str, Any]) -> str:
     lines = [f"{data['context']}: {data['totals']['documents']} documents, {data['totals']['chunks']} chunks"]
     for source_type, counts in data["by_source_type"].items():
         lines.append(f"  {source_type:<14} {counts['documents']:>7} docs {counts['chunks']:>8} chunks")
+    agents = data.get("conversations_by_agent") or {}
+    if agents:
+        lines.append("  conversations by agent: " + " · ".join(f"{a} {n}" for a, n in agents.items()))
     run = data["last_run"]
     if run:
         stats = run.get("stats") or {}
@@ -103,7 +116,11 @@ def format_stats(data: dict[str, Any]) -> str:
         lines.append("last ingest: never")
     failing = (data.get("fingerprints") or {}).get("error")
     if failing:
-        lines.append(f"sources failing: {failing} (read again by the next ingest)")
+        lines.append(f"sources failing: {failing} (read again by the next ingest; 'chinvex doctor' lists them)")
+    passed_over = (data.get("fingerprints") or {}).get("skipped")
+    if passed_over:
+        lines.append(f"files passed over: {passed_over} (not sessions of their folder's kind; "
+                     "'chinvex doctor' lists them)")
     emb = data["embedder"]
     if emb.get("embedder"):
         dimension = f" ({emb['embedding_dimension']} dimensions)" if emb.get("embedding_dimension") else ""

@@ -126,3 +126,5 @@ def test_ingest_reads_aider_history_as_conversations(chinvex_home: Path, tmp_pat
         assert {r["source_type"] for r in only.json["results"]} == {"agent_session"}
     none = run_cli("search", "--context", "Aid", "optional param", "--filter", "agent = 'gemini'", "--json")
     assert none.code == 0 and none.json["results"] == []
+    stats = run_cli_in_process("stats", "--context", "Aid", "--json")
+    assert stats.json["conversations_by_agent"] == {"aider": 4}
