@@ -79,4 +79,6 @@ def identify(path: Path, *, exclude: str | None = None) -> Any | None:
                     return adapter
             except OSError:
                 return None
+            except Exception:  # noqa: BLE001 - one adapter's faulty sniff must not stop the others
+                continue
     return None

@@ -169,6 +169,8 @@ _CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "system", "custom-tit
 def _claude_record(record: dict[str, Any]) -> bool:
     kind = record.get("type")
     message = record.get("message")
+    if not isinstance(kind, str):
+        return False
     if kind in ("user", "assistant"):
         return isinstance(message, dict) and "content" in message
     return kind in _CLAUDE_TYPES and ("uuid" in record or "sessionId" in record or "summary" in record
