@@ -24,24 +24,32 @@ from helpers import FIXTURES, assert_no_traceback, run_cli_in_process
 
 S = FIXTURES
 CODE_USER = Path(".config/Code/User")
+GEMINI = S / "gemini_cli/entireio-cli/tmp/7e8989f71805c3147f6be9b7a71de2a156f8face69f9380beeeb8a777414f21c/chats"
+QWEN = S / "qwen_code/hockeyscrapper/projects/c--users-user-se-toolkit-lab-8/chats"
+PI = S / "pi/pi-mono/agent/sessions/--Users-user-workspaces-pi-mono--"
 STORES: dict[str, list[tuple[Path, Path]]] = {
-    # agent -> [(sample file or folder, where the tool keeps it under the home folder)]
+    # agent -> [(sample file or folder, where the tool keeps it under the home folder)]; the
+    # smaller samples, to keep the real embedder's work short
     "claude_code": [(S / "claude-code/codemie-code/projects/-tmp-private", Path(".claude/projects/-tmp-private"))],
     "codex": [(next((S / "codex-rollout/generated-0.169.0/legacy/sessions").rglob("*.jsonl")).parent,
                Path(".codex/sessions/2026/11/22"))],
-    "gemini": [(S / "gemini_cli/entireio-cli/tmp", Path(".gemini/tmp")),
+    "gemini": [(GEMINI / "session-2026-01-10T02-08-faff42ab.json",
+                Path(".gemini/tmp/7e8989f7/chats/session-2026-01-10T02-08-faff42ab.json")),
                (S / "gemini_cli/vibecodingtracker/tmp/discordbot", Path(".gemini/tmp/discordbot"))],
-    "qwen": [(S / "qwen_code/hockeyscrapper/projects", Path(".qwen/projects"))],
+    "qwen": [(QWEN / "6af11f56-0827-497c-b897-6069305c5126.jsonl",
+              Path(".qwen/projects/c--users-user-se-toolkit-lab-8/chats/6af11f56-0827-497c-b897-6069305c5126.jsonl"))],
     "copilot_cli": [(S / "copilot_cli/vibecodingtracker/session-state", Path(".copilot/session-state"))],
     "copilot_chat": [(S / "vscode_copilot/git-ai/chatSessions", CODE_USER / "workspaceStorage/0f1e2d3c/chatSessions")],
     "cline": [(S / "cline/cline-sdk-cline-repo/data/sessions", Path(".cline/data/sessions"))],
     "roo": [(S / "cline/roo-jsboige-test-leaf-a1/tasks",
              CODE_USER / "globalStorage/rooveterinaryinc.roo-cline/tasks")],
     "opencode": [(S / "opencode/jwp23-dotfiles/storage-1.0.107/storage", Path(".local/share/opencode/storage"))],
-    "pi": [(S / "pi/pi-mono/agent/sessions", Path(".pi/agent/sessions"))],
+    "pi": [(PI / "2025-12-09T00-53-29-825Z_ffae836b-9420-4060-ac13-7745215f90ff.jsonl",
+            Path(".pi/agent/sessions/--Users-user-workspaces-pi-mono--/2025-12-09T00-53-29-825Z_ffae836b-9420-4060-ac13-7745215f90ff.jsonl"))],
     "openclaw": [(S / "openclaw/charbi-agent/agents/main/sessions", Path(".openclaw/agents/main/sessions"))],
     "kimi": [(S / "kimi/agent-sessions/kimi-code/sessions", Path(".kimi-code/sessions"))],
-    "cursor": [(S / "cursor/microgptjs/chat-logs", Path(".cursor/projects/Users-user-microgptJS/agent-transcripts"))],
+    "cursor": [(S / "cursor/microgptjs/chat-logs/02-readme-and-deployment.txt",
+                Path(".cursor/projects/Users-user-microgptJS/agent-transcripts/02-readme-and-deployment.txt"))],
 }
 """Agents whose adapter package is not there yet are left out (the test names what it checked)."""
 DETECTED = {"roo": "roo", "openclaw": "openclaw"}
