@@ -19,10 +19,12 @@ from typing import Any
 MAX_EDIT_CHARS = 200_000
 
 _PATH_KEYS = ("file_path", "filePath", "path", "target_file", "targetFile", "notebook_path",
-              "absolute_path", "absolutePath", "filename", "file", "uri")
-_OLD_KEYS = ("old_string", "oldString", "old_str", "oldStr", "oldText", "old_text", "search", "old")
+              "absolute_path", "absolutePath", "filename", "file", "uri", "relativeWorkspacePath",
+              "target_notebook")
+_OLD_KEYS = ("old_string", "oldString", "old_str", "oldStr", "oldText", "old_text", "search", "old",
+             "before")
 _NEW_KEYS = ("new_string", "newString", "new_str", "newStr", "newText", "new_text", "replace",
-             "new", "replacement")
+             "new", "replacement", "after")
 _CONTENT_KEYS = ("content", "file_text", "fileText", "contents", "text", "code", "new_source",
                  "code_edit", "codeEdit")
 _PATCH_KEYS = ("patch", "patchText", "patch_text", "input", "diff", "changes")
@@ -30,7 +32,7 @@ _PATCH_KEYS = ("patch", "patchText", "patch_text", "input", "diff", "changes")
 WRITE_TOOLS = frozenset({
     "write", "write_file", "writefile", "create", "create_file", "createfile", "write_to_file",
     "new_file", "notebookedit", "edit_notebook", "edit_file", "editfile", "insert_content",
-    "insert_edit_into_file", "save_file", "overwrite_file",
+    "insert_edit_into_file", "save_file", "overwrite_file", "new_rule", "writefile",
 })
 """Tools that write a file's whole content, or a fragment given without the text it replaces
 (Cursor's `edit_file` with its `code_edit`)."""
@@ -38,8 +40,9 @@ REPLACE_TOOLS = frozenset({
     "edit", "multiedit", "multi_edit", "replace", "str_replace", "strreplacefile", "search_replace",
     "search_and_replace", "replace_string_in_file", "multi_replace_string_in_file",
     "edit_file_by_replacement", "apply_edit", "replace_in_file", "apply_diff", "edit_file",
-    "editfile", "smart_edit",
+    "editfile", "smart_edit", "strreplace", "multistrreplace", "edit_file_v2", "editor",
 })
+DELETE_TOOLS = frozenset({"delete", "delete_file", "deletefile", "remove_file"})
 """Tools that replace one text by another (or several: MultiEdit, Cline's SEARCH/REPLACE)."""
 PATCH_TOOLS = frozenset({"apply_patch", "applypatch", "patch", "apply_diff", "replace_in_file"})
 EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool", "text_editor",
@@ -282,6 +285,8 @@ def edits_from_call(name: str, args: Any, cwd: str | None = None) -> list[FileEd
             return patch_edits(patch, cwd)
     if not path:
         return []
+    if key in DELETE_TOOLS:
+        return [_edit(path, "delete", None, None, cwd)]
     if key in EDITOR_TOOLS:
         return _editor(path, args, cwd)
     if key in REPLACE_TOOLS:

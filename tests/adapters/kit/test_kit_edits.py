@@ -17,6 +17,10 @@ from chinvex_adapters.kit.edits import MAX_EDIT_CHARS, edits_from_call, patch_ed
     ("str_replace_editor", {"command": "create", "path": "/r/g.py", "file_text": "g"}, "/r/g.py", "g"),
     ("mcp__fs__edit_file", {"path": "h.py", "old_str": "h", "new_str": "H"}, "/cwd/h.py", "H"),
     ("developer__text_editor", {"command": "str_replace", "path": "/r/i.rs", "old_str": "i", "new_str": "I"}, "/r/i.rs", "I"),
+    ("edit", {"path": "j.py", "before": "j", "after": "J"}, "/cwd/j.py", "J"),  # goose
+    ("StrReplace", {"path": "/r/k.js", "old_string": "k", "new_string": "K"}, "/r/k.js", "K"),  # Cursor
+    ("editor", {"path": "/r/l.md", "old_text": "l", "new_text": "L"}, "/r/l.md", "L"),  # Cline SDK
+    ("new_rule", {"path": ".clinerules/m.md", "content": "M"}, "/cwd/.clinerules/m.md", "M"),
 ])
 def test_each_agents_edit_tools(name, args, path, new):
     (edit,) = edits_from_call(name, args, "/cwd")
@@ -43,6 +47,11 @@ def test_codex_patch_and_unified_diff_split_by_file():
     unified = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-1\n+2\n"
     (edit,) = patch_edits(unified, "/w")
     assert edit.abs_path == "/w/x.py" and edit.new_text == "2"
+
+
+def test_deletes():
+    (gone,) = edits_from_call("delete_file", {"target_file": "old.py"}, "/w")
+    assert (gone.op, gone.abs_path, gone.new_text) == ("delete", "/w/old.py", None)
 
 
 def test_not_edits_and_paths():
