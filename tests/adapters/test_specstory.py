@@ -109,16 +109,18 @@ def test_recognises_only_specstory():
 
 def test_repo_hands_specstory_history_on(tmp_path: Path, chinvex_home: Path):
     repo = tmp_path / "proj"
-    shutil.copytree(SPEC / "getspecstory" / "specstory-cli", repo)
+    (repo / ".specstory" / "history").mkdir(parents=True)
+    for path in (CURSOR, EXTENSION_V1):  # the smaller ones, to keep the embedder's work short
+        shutil.copy(path, repo / ".specstory" / "history" / path.name)
     (repo / "main.go").write_text("package main\n\nfunc main() {}\n")
     subprocess.run(["git", "-C", str(repo), "init", "-q"], check=True)
     items = list(RepoAdapter().enumerate(repo, AdapterOptions(context_name="t")))
     handed = sorted(Path(i.source_uri).name for i in items if isinstance(i, SourceCandidate) and i.adapter == "specstory")
-    assert handed == sorted(p.name for p in HISTORY.glob("*.md"))
+    assert handed == sorted([CURSOR.name, EXTENSION_V1.name])
     assert run_cli_in_process("context", "create", "Spec", "--repo", str(repo)).code == 0
     result = run_cli_in_process("ingest", "--context", "Spec", "--json")
     assert_no_traceback(result)
     assert result.code == 0 and result.json["errors"] == [], result
-    got = run_cli("get", "cf853ff8-0729-4590-81dc-d2303ca87e74", "--context", "Spec", "--json")
+    got = run_cli("get", "7648a3a8-cec0-45cc-a87c-6ad5a39677a2", "--context", "Spec", "--json")
     assert got.code == 0 and got.json["source_type"] == "agent_session"
     assert {"user", "assistant", "tool"} <= {t["role"] for t in got.json["turns"]}
