@@ -1,0 +1,11 @@
+"""OpenCode (sst/opencode): its SQLite store (`opencode.db`, `opencode-<channel>.db`, OpenCode >=
+1.2) and its legacy JSON store (`storage/`, up to 1.1.x), both in `$XDG_DATA_HOME/opencode`, else
+`~/.local/share/opencode` on every system; `OPENCODE_DB` is honoured. One conversation per
+session; a session in both stores is one document."""
+
+from chinvex_adapters.kit.registry import Agent, Store
+
+from .layout import opencode_stores
+
+AGENT = Agent("opencode", "OpenCode", "chinvex_adapters.opencode.adapter:OpenCodeAdapter")
+STORES = [Store("opencode", "OpenCode", opencode_stores)]
