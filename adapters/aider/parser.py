@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from chinvex_adapters.kit.edits import FileEdit, resolve, search_replace_blocks
+from chinvex_adapters.kit.edits import FileEdit, resolve
 
 SESSION_START = re.compile(r"^# aider chat started at (\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})\s*$")
 _FENCE = re.compile(r"^(`{3,}|~{3,})")

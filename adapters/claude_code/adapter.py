@@ -27,9 +27,9 @@ from chinvex.sources import (
     UnrecognisedSource,
 )
 from chinvex.walking import absolute_root
-from chinvex_adapters.kit.walk import WalkEntry, walk
-from chinvex_adapters.kit.text import as_str, clean_text, json_safe, one_line
 from chinvex_adapters.kit.sniff import first_objects
+from chinvex_adapters.kit.text import as_str, clean_text, json_safe, one_line
+from chinvex_adapters.kit.walk import WalkEntry, walk
 from chinvex_adapters.repo.textfile import DEFAULT_MAX_FILE_BYTES
 from chinvex_adapters.walked import source_candidate, walked_sources
 

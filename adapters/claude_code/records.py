@@ -9,15 +9,12 @@ cannot reach the index and do not sit in memory while the transcript is assemble
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from chinvex.textsafe import repair_json_escapes
+from chinvex_adapters.kit.jsonl import loads_lenient
 
 
 @dataclass
@@ -70,21 +67,6 @@ def _strip_payloads(record: dict[str, Any]) -> None:
         record["toolUseResult"] = result[:20_000]
 
 
-def _loads(line: bytes) -> Any:
-    try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        pass
-    # orjson rejects invalid UTF-8 and lone surrogate escapes (an emoji cut in half): those
-    # escapes become U+FFFD, bad bytes are replaced, and orjson then the stdlib (NaN literals)
-    # read the rest.
-    text = repair_json_escapes(line).decode("utf-8", "replace")
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
-
-
 def read_records(path: Path, counts: Counter[str]) -> ReadResult:
     result = ReadResult(records=[])
     offset = 0
@@ -99,7 +81,7 @@ def read_records(path: Path, counts: Counter[str]) -> ReadResult:
                 continue
             result.lines += 1
             try:
-                data = _loads(line)
+                data = loads_lenient(line)
             except (ValueError, RecursionError):
                 if complete:
                     result.invalid_lines += 1

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -24,49 +23,15 @@ from typing import Any
 from chinvex.ids import sha256_hex
 from chinvex.models import Attachment, ToolCall, Turn
 from chinvex.timeutil import to_utc
-from chinvex_adapters.kit.text import (
-    as_str,
-    clean_text,
-    fill_times,
-    searchable,
-    truncate_middle,
-)
+from chinvex_adapters.kit.text import as_str, clean_text, fill_times, searchable, truncate_middle
+from chinvex_adapters.kit.turns import dump, small_input
 
 from .records import Record
 
 TOOL_INPUT_VALUE = (1200, 300)
 TOOL_OUTPUT = (2000, 1000)
-SMALL_INPUT_VALUE = 300
 _INTERRUPT = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 _SERVER_RESULT = re.compile(r"^[a-z_]+_tool_result$")
-
-
-def _dump(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
-        return str(value)
-
-
-def small_input(value: Any) -> Any:
-    """The tool input for `ToolCall.input`: keys kept, long values shortened."""
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for i, (key, item) in enumerate(value.items()):
-            if i >= 30:
-                out["…"] = f"{len(value) - 30} more keys"
-                break
-            out[clean_text(str(key))] = small_input(item) if isinstance(item, dict) else _small(item)
-        return out
-    return _small(value)
-
-
-def _small(value: Any) -> Any:
-    if value is None or isinstance(value, bool | int | float):
-        return value if not isinstance(value, float) or value == value else None
-    text = value if isinstance(value, str) else _dump(value)
-    text = clean_text(text)
-    return text if len(text) <= SMALL_INPUT_VALUE else text[:SMALL_INPUT_VALUE] + "…"
 
 
 def _d(value: Any) -> dict[str, Any]:
@@ -272,13 +237,13 @@ class TurnBuilder:
         lines = [f"Tool call: {name}"]
         if isinstance(raw_input, dict):
             for key, value in raw_input.items():
-                text = value if isinstance(value, str) else _dump(value)
+                text = value if isinstance(value, str) else dump(value)
                 text, cut = truncate_middle(clean_text(text), *TOOL_INPUT_VALUE)
                 if cut:
                     self.counts["tool_inputs_truncated"] += 1
                 lines.append(f"{clean_text(str(key))}: {text}")
         elif raw_input is not None:
-            text, cut = truncate_middle(clean_text(_dump(raw_input)), *TOOL_INPUT_VALUE)
+            text, cut = truncate_middle(clean_text(dump(raw_input)), *TOOL_INPUT_VALUE)
             if cut:
                 self.counts["tool_inputs_truncated"] += 1
             lines.append(text)
@@ -316,9 +281,9 @@ class TurnBuilder:
                 elif isinstance(item.get("title"), str) and isinstance(item.get("url"), str):
                     pieces.append(f"{item['title']} <{item['url']}>")  # web search results
                 else:
-                    pieces.append(_dump(item))
+                    pieces.append(dump(item))
             else:
-                pieces.append(_dump(item))
+                pieces.append(dump(item))
         return "\n".join(p for p in pieces if p), attachments
 
     def _result(self, record: Record, block: dict[str, Any], tool_name: str | None = None) -> None:

@@ -13,11 +13,9 @@ from typing import Any
 from chinvex.models import ConversationDoc
 from chinvex.sources import (
     AdapterOptions,
-    ParsedDoc,
     ParseReport,
     SkippedSource,
     SourceCandidate,
-    SourceError,
     UnrecognisedSource,
 )
 from chinvex_adapters.kit.sessionfile import SessionFileAdapter
@@ -107,17 +105,6 @@ class KimiAdapter(SessionFileAdapter):
         return True if role in ("code_wire", "cli_context", "cli_rotated", "cli_legacy") else \
             (detail or "read with its session's transcript")
 
-    def parse(self, candidate: SourceCandidate, report: ParseReport,
-              previous_state: dict[str, Any] | None) -> Iterator[ParsedDoc]:
-        """A file that cannot be opened is an error retried next run, not a foreign format."""
-        path = Path(candidate.path or candidate.source_uri)
-        try:
-            path.open("rb").close()
-        except FileNotFoundError:
-            pass  # said by the base class
-        except OSError as exc:
-            raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        yield from super().parse(candidate, report, previous_state)
 
     # -- routing by content ----------------------------------------------------------------
     def recognises(self, path: Path) -> bool:

@@ -21,6 +21,7 @@ from chinvex.sources import (
     ParseReport,
     SkippedSource,
     SourceCandidate,
+    SourceError,
     UnrecognisedSource,
 )
 from chinvex_adapters.kit.walk import WalkEntry, walk
@@ -121,10 +122,12 @@ class SessionFileAdapter:
     def parse(self, candidate: SourceCandidate, report: ParseReport,
               previous_state: dict[str, Any] | None) -> Iterator[ParsedDoc]:
         path = Path(candidate.path or candidate.source_uri).absolute()
-        if not path.exists():
-            from chinvex.sources import SourceError
-
-            raise SourceError(f"{path}: disappeared before it could be read")
+        try:  # a file that cannot be opened is an error retried next run, not a foreign format
+            path.open("rb").close()
+        except FileNotFoundError:
+            raise SourceError(f"{path}: disappeared before it could be read") from None
+        except OSError as exc:
+            raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
         if self.recognises(path):
             yield from self.parse_file(path, report, candidate, previous_state)
             return

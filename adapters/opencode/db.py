@@ -2,33 +2,24 @@
 while OpenCode may be writing it, telling it from other agents' databases, listing its sessions
 cheaply and reading one session's rows.
 
-The database runs in WAL mode and is live: it is opened read-only through a `file:` URI with a
-busy timeout, so recent writes in `-wal` are seen and nothing is ever written. A database that
-stays locked is a SourceError (retried next run); when the folder does not let a reader create
-the shared-memory file, the database and its log are copied and the copy is read. Every read of
-one session runs in one read transaction, so its messages and parts are one consistent snapshot.
+The database runs in WAL mode and is live: it is opened as kit.sqlite opens every agent's store
+(read-only, the WAL log included, a locked database retried next run). Every read of one
+session runs in one read transaction, so its messages and parts are one consistent snapshot.
 """
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
-import tempfile
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chinvex.sources import SourceError, UnrecognisedSource
+from chinvex_adapters.kit import sqlite
 from chinvex_adapters.kit.jsonl import loads_lenient
+from chinvex_adapters.kit.sqlite import columns, is_sqlite, one_line  # noqa: F401  (used beside)
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
-BUSY_TIMEOUT_S = 2.0
-LOCK_RETRIES = 3
-COPY_LIMIT = 1024 * 1024 * 1024
-"""Largest database copied when it cannot be opened in place."""
 LABEL = "an OpenCode database"
 
 NEEDED = {
@@ -39,111 +30,9 @@ NEEDED = {
 """Tables and columns every OpenCode schema since 1.2 has (forks such as Kilo CLI keep them)."""
 
 
-def is_sqlite(path: Path) -> bool:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(16) == SQLITE_MAGIC
-    except OSError:
-        return False
-
-
-def one_line(exc: BaseException) -> str:
-    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
-
-
-def _text(raw: bytes) -> str:
-    return raw.decode("utf-8", "replace")
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    uri = path.absolute().as_uri() + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
-    conn.text_factory = _text  # a row with bad UTF-8 must not fail its whole session
-    try:
-        conn.execute("PRAGMA query_only=1")
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-def _copy(path: Path) -> tuple[Path, str]:
-    """The database and its write-ahead log copied to a scratch folder (for a folder a reader
-    may not write its shared-memory file into)."""
-    size = path.stat().st_size
-    if size > COPY_LIMIT:
-        raise SourceError(f"{path}: cannot be opened in place and is too large to copy ({size:,} bytes)")
-    scratch = tempfile.mkdtemp(prefix="chinvex-opencode-")
-    target = Path(scratch) / path.name
-    try:
-        shutil.copyfile(path, target)
-        wal = path.with_name(path.name + "-wal")
-        if wal.is_file():
-            shutil.copyfile(wal, target.with_name(target.name + "-wal"))
-    except OSError:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise
-    return target, scratch
-
-
-def _open(path: Path) -> tuple[sqlite3.Connection, str | None]:
-    """A connection (and the scratch folder to remove, when a copy is read)."""
-    for attempt in range(LOCK_RETRIES):
-        try:
-            return _connect(path), None
-        except sqlite3.OperationalError as exc:
-            text = str(exc).lower()
-            if "locked" in text or "busy" in text:
-                if attempt + 1 < LOCK_RETRIES:
-                    time.sleep(0.2 * (attempt + 1))
-                    continue
-                raise SourceError(f"{path}: database is locked by another program ({one_line(exc)})") from None
-            if "unable to open" in text or "readonly" in text or "read-only" in text:
-                break
-            raise SourceError(f"{path}: cannot open: {one_line(exc)}") from None
-        except sqlite3.DatabaseError as exc:
-            raise UnrecognisedSource(f"{path}: not {LABEL} ({one_line(exc)})") from None
-    try:
-        copy, scratch = _copy(path)
-    except OSError as exc:
-        raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        return _connect(copy), scratch
-    except sqlite3.Error as exc:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise SourceError(f"{path}: cannot open (even as a copy): {one_line(exc)}") from None
-
-
-@contextmanager
-def read_only(path: Path) -> Iterator[sqlite3.Connection]:
-    """A read-only connection to an OpenCode database, closed after use. Not SQLite, or not
-    OpenCode's schema: UnrecognisedSource; unreadable or locked: SourceError."""
-    if not path.is_file():
-        raise SourceError(f"{path}: disappeared before it could be read")
-    if not is_sqlite(path):
-        raise UnrecognisedSource(f"{path}: not {LABEL} (not a SQLite database)")
-    conn, scratch = _open(path)
-    try:
-        why = why_not_opencode(conn)
-        if why:
-            raise UnrecognisedSource(f"{path}: not {LABEL} ({why})")
-        yield conn
-    except sqlite3.DatabaseError as exc:
-        text = str(exc).lower()
-        if "locked" in text or "busy" in text:
-            raise SourceError(f"{path}: database is locked by another program ({one_line(exc)})") from None
-        if "malformed" in text or "not a database" in text:
-            raise UnrecognisedSource(f"{path}: not a readable OpenCode database ({one_line(exc)})") from None
-        raise SourceError(f"{path}: cannot read: {one_line(exc)}") from None
-    finally:
-        conn.close()
-        if scratch:
-            shutil.rmtree(scratch, ignore_errors=True)
-
-
-def columns(conn: sqlite3.Connection, table: str) -> set[str]:
-    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}  # names are ours
+def read_only(path: Path) -> AbstractContextManager[sqlite3.Connection]:
+    """A read-only connection to an OpenCode database (checked to be one), closed after use."""
+    return sqlite.read_only(path, LABEL, writer="OpenCode", check=why_not_opencode)
 
 
 def why_not_opencode(conn: sqlite3.Connection) -> str | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from chinvex.models import ConversationDoc
 from chinvex.sources import SourceError, UnrecognisedSource
 from chinvex_adapters.kit.jsonfile import expect_object, read_json
+from chinvex_adapters.kit import sqlite
 from chinvex_adapters.kit.sniff import head_bytes, json_shape
 from chinvex_adapters.kit.text import as_str
 
@@ -32,7 +33,7 @@ def _is_opencode_db(path: Path) -> bool:
 def file_kind(path: Path) -> str | None:
     """"sqlite", "session", "export", or None when the file is none of OpenCode's."""
     head = head_bytes(path, HEAD)
-    if head.startswith(db.SQLITE_MAGIC):
+    if head.startswith(sqlite.SQLITE_MAGIC):
         return "sqlite" if _is_opencode_db(path) else None
     if not head.lstrip().startswith(b"{") or b'"ses_' not in head:
         return None

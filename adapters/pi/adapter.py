@@ -15,7 +15,6 @@ from typing import Any
 from chinvex.models import ConversationDoc
 from chinvex.sources import (
     AdapterOptions,
-    ParsedDoc,
     ParseReport,
     SkippedSource,
     SourceCandidate,
@@ -52,17 +51,6 @@ class PiAdapter(SessionFileAdapter):
         why = not_transcript(entry.path.name)
         return True if why is None else why
 
-    def parse(self, candidate: SourceCandidate, report: ParseReport,
-              previous_state: dict[str, Any] | None) -> Iterator[ParsedDoc]:
-        """A file that cannot be opened is an error retried next run, not a foreign format."""
-        path = Path(candidate.path or candidate.source_uri)
-        try:
-            path.open("rb").close()
-        except FileNotFoundError:
-            pass  # said by the base class
-        except OSError as exc:
-            raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        yield from super().parse(candidate, report, previous_state)
 
     # -- routing by content ----------------------------------------------------------------
     def recognises(self, path: Path) -> bool:

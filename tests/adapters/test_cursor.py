@@ -27,7 +27,7 @@ import pytest
 from chinvex.ingest import fingerprints as fps
 from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError, UnrecognisedSource
 from chinvex_adapters.cursor import STORES
-from chinvex_adapters.cursor import db as cursor_db
+from chinvex_adapters.kit import sqlite as kit_sqlite
 from chinvex_adapters.cursor.adapter import CursorAdapter
 from chinvex_adapters.cursor.txt import split_blocks
 from chinvex_adapters.cursor.usertext import parse_human_time, parse_user_text
@@ -427,7 +427,7 @@ def test_a_database_held_open_by_a_writer(tmp_path: Path, monkeypatch: pytest.Mo
         writer.execute("COMMIT")
     writer.execute("PRAGMA locking_mode=EXCLUSIVE")
     writer.execute("BEGIN EXCLUSIVE")
-    monkeypatch.setattr(cursor_db, "BUSY_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(kit_sqlite, "BUSY_TIMEOUT_S", 0.05)
     try:
         with pytest.raises(SourceError, match="locked") as info:
             parse(path)

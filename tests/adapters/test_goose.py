@@ -21,6 +21,7 @@ import pytest
 from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError, UnrecognisedSource
 from chinvex_adapters.goose import STORES
 from chinvex_adapters.goose import store as goose_store
+from chinvex_adapters.kit import sqlite as kit_sqlite
 from chinvex_adapters.goose.adapter import GooseAdapter
 from chinvex_adapters.kit.registry import Where
 from helpers import FIXTURES, assert_no_traceback, run_cli_in_process
@@ -266,8 +267,8 @@ def test_a_wal_database_is_read_with_its_log_while_goose_holds_it(tmp_path: Path
 def test_a_locked_database_is_an_error_for_the_next_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     db = build_db(tmp_path / "data")
     cands, _ = candidates(db)
-    monkeypatch.setattr(goose_store, "BUSY_TIMEOUT_S", 0.05)
-    monkeypatch.setattr(goose_store, "RETRY_PAUSE_S", 0.0)
+    monkeypatch.setattr(kit_sqlite, "BUSY_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(kit_sqlite.time, "sleep", lambda _s: None)
     holder = sqlite3.connect(db, isolation_level=None)
     try:
         holder.execute("BEGIN EXCLUSIVE")
@@ -495,7 +496,7 @@ def test_ingest_finds_goose_sessions_under_home(tmp_path: Path, chinvex_home: Pa
 def test_a_database_that_cannot_be_opened_in_place_is_read_from_a_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A WAL database in a folder the reader cannot write (no shared-memory file can be made)."""
     db = build_db(tmp_path / "data", wal=True)
-    real = goose_store._connect
+    real = kit_sqlite._connect
     opened: list[Path] = []
 
     def connect(path: Path) -> sqlite3.Connection:
@@ -504,7 +505,7 @@ def test_a_database_that_cannot_be_opened_in_place_is_read_from_a_copy(tmp_path:
             raise sqlite3.OperationalError("unable to open database file")
         return real(path)
 
-    monkeypatch.setattr(goose_store, "_connect", connect)
+    monkeypatch.setattr(kit_sqlite, "_connect", connect)
     cands, _ = candidates(db)
     assert [c.thread_id for c in cands] == ["20260403_20", "20260403_23"]
     assert opened[0] == db and opened[1] != db and opened[1].name == "sessions.db"

@@ -19,7 +19,7 @@ from chinvex.sources import (AdapterOptions, ParseReport, SkippedSource, SourceC
                              UnrecognisedSource)
 from chinvex_adapters.agents import identify
 from chinvex_adapters.kit.registry import Where
-from chinvex_adapters.opencode import db as oc_db
+from chinvex_adapters.kit import sqlite as kit_sqlite
 from chinvex_adapters.opencode.adapter import OpenCodeAdapter
 from chinvex_adapters.opencode.layout import opencode_stores
 from chinvex_adapters.opencode.transcript import build
@@ -409,8 +409,8 @@ def test_a_live_database_in_wal_mode_held_open_by_a_writer(tmp_path: Path):
 
 
 def test_a_locked_database_is_an_error_of_that_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(oc_db, "BUSY_TIMEOUT_S", 0.05)
-    monkeypatch.setattr(oc_db, "LOCK_RETRIES", 2)
+    monkeypatch.setattr(kit_sqlite, "BUSY_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(kit_sqlite, "RETRIES", 2)
     db = tmp_path / "opencode.db"
     shutil.copy(DB, db)  # rollback-journal mode: an exclusive lock keeps readers out
     (cand,) = [c for c in candidates(db)[0] if c.thread_id == EDIT_ID]
@@ -469,7 +469,7 @@ def test_a_database_the_reader_cannot_open_in_place_is_read_from_a_copy(tmp_path
     db = tmp_path / "opencode.db"
     shutil.copy(DB, db)
     opened: list[Path] = []
-    real = oc_db._connect
+    real = kit_sqlite._connect
 
     def connect(path: Path) -> sqlite3.Connection:
         opened.append(path)
@@ -477,7 +477,7 @@ def test_a_database_the_reader_cannot_open_in_place_is_read_from_a_copy(tmp_path
             raise sqlite3.OperationalError("unable to open database file")
         return real(path)
 
-    monkeypatch.setattr(oc_db, "_connect", connect)
+    monkeypatch.setattr(kit_sqlite, "_connect", connect)
     found = by_thread(db)
     assert texts(found[("sqlite", EDIT_ID)][0], "user")[-1] == "quit"
     copies = [p for p in opened if p != db]
