@@ -77,7 +77,7 @@ def _skip_category(record: Record) -> str:
 class ClaudeCodeAdapter:
     name = "claude_code"
     source_type = SOURCE_TYPE
-    parser_version = "claude_code_v1"
+    parser_version = "claude_code_v2"  # v2: file edits as data
     include_key = "claude_session_roots"
 
     def enumerate(

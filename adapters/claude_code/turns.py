@@ -23,6 +23,7 @@ from typing import Any
 from chinvex.ids import sha256_hex
 from chinvex.models import Attachment, ToolCall, Turn
 from chinvex.timeutil import to_utc
+from chinvex_adapters.kit.edits import edits_from_call
 from chinvex_adapters.kit.text import as_str, clean_text, fill_times, searchable, truncate_middle
 from chinvex_adapters.kit.turns import dump, small_input
 
@@ -252,6 +253,11 @@ class TurnBuilder:
             meta["tool_use_id"] = call_id
         if record.data.get("isSidechain") is True:
             meta["sidechain"] = True
+        cwd = record.data.get("cwd")
+        edits = edits_from_call(name, raw_input, cwd if isinstance(cwd, str) else None)
+        if edits:  # Edit, MultiEdit, Write, NotebookEdit: what blame matches lines against
+            meta["edits"] = [e.as_meta() for e in edits]
+            self.counts["file_edits"] += len(edits)
         suffix = f":{call_id}" if call_id else ":tool"
         turn = Turn(turn_id=self._turn_id(record, suffix), ts=self._ts(record), role="tool",
                     text=searchable("\n".join(lines)),

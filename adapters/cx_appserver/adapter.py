@@ -290,7 +290,7 @@ def default_client_factory(settings: AppServerSettings, home: Path) -> Callable[
 class CodexAppServerAdapter:
     name = SOURCE
     source_type = SOURCE_TYPE
-    parser_version = f"cx_appserver_v1+{CodexRolloutAdapter.parser_version}"
+    parser_version = f"cx_appserver_v2+{CodexRolloutAdapter.parser_version}"  # v2: fileChange edits
     """Both readers' versions: every Codex source is this adapter's, whichever reader reads it,
     so a new version of either must read the sources again."""
     include_key = "codex_session_roots"

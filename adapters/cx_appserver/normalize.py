@@ -31,6 +31,7 @@ from chinvex.ids import thread_doc_id
 from chinvex.models import Attachment, ConversationDoc, ConversationLinks, ToolCall
 from chinvex.models import Turn as DocTurn
 from chinvex.timeutil import to_utc
+from chinvex_adapters.kit.edits import FileEdit, patch_edits, resolve
 
 from . import schemas
 
@@ -253,6 +254,25 @@ def _content_items_text(items: Iterable[dict[str, Any]] | None, counts: Counter[
     return scrub("\n".join(texts), counts), media
 
 
+def _change_edits(change: Any) -> list[FileEdit]:
+    """A FileChange as edits: its unified diff's removed and added lines (an added file's
+    content is the diff itself when it has no hunks), at the path it ends up at."""
+    kind = change.kind.get("type") if isinstance(change.kind, dict) else change.kind
+    move = change.kind.get("move_path") if isinstance(change.kind, dict) else None
+    path = move or change.path
+    diff = change.diff or ""
+    if kind == "delete":
+        return [FileEdit(path=path, op="delete", abs_path=resolve(path, None))]
+    if "@@" in diff:
+        found = patch_edits(f"--- a/{path}\n+++ b/{path}\n{diff}" if "+++ " not in diff else diff, None)
+        return [FileEdit(path=path, op="write" if kind == "add" else "patch", old_text=e.old_text,
+                         new_text=e.new_text, abs_path=resolve(path, None), truncated=e.truncated)
+                for e in found]
+    if kind == "add":
+        return [FileEdit(path=path, op="write", new_text=diff, abs_path=resolve(path, None))]
+    return []
+
+
 class _Builder:
     def __init__(self, thread: schemas.Thread, options: NormalizeOptions):
         self.thread = thread
@@ -378,8 +398,11 @@ class _Builder:
         if not paths:
             self.counts["items_empty_skipped"] += 1
             return
+        edits = [e.as_meta() for change in item.changes for e in _change_edits(change)]
+        self.counts["file_edits"] += len(edits)
         self._tool(turn, item, index, "apply_patch", {"files": paths},
-                   "files: " + ", ".join(paths) + "\n" + "\n\n".join(diffs), None, status=item.status)
+                   "files: " + ", ".join(paths) + "\n" + "\n\n".join(diffs), None, status=item.status,
+                   meta={"edits": edits} if edits else None)
 
     def _mcp_call(self, turn: schemas.Turn, item: schemas.McpToolCallItem, index: int) -> None:
         result, media = _mcp_result_text(item.result, self.counts)

@@ -47,7 +47,7 @@ STATE_VERSION = 1
 class CodexRolloutAdapter:
     name = "cx_sessions_jsonl"
     source_type = "codex_session"
-    parser_version = "cx_sessions_jsonl_v1"
+    parser_version = "cx_sessions_jsonl_v2"  # v2: apply_patch edits as data
     include_key = "codex_session_roots"
 
     # -- enumerate ---------------------------------------------------------------------------

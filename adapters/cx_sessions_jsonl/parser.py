@@ -42,6 +42,7 @@ import orjson
 from chinvex.jsonio import dumps
 from chinvex.models import Attachment, ToolCall, Turn
 from chinvex.timeutil import iso_z, to_utc
+from chinvex_adapters.kit.edits import FileEdit, resolve
 
 from .content import (
     as_dict,
@@ -650,6 +651,11 @@ class RolloutParser:
             self.counts["tool_outputs_without_call"] += 1
         if self.ctx["model"]:
             extra["model"] = self.ctx["model"]
+        if slot.edits:
+            cwd = self.ctx["repo_paths"][-1] if self.ctx["repo_paths"] else None
+            extra["edits"] = [FileEdit(e.path, e.op, e.old_text, e.new_text, resolve(e.path, cwd),
+                                       e.truncated).as_meta() for e in slot.edits]
+            self.counts["file_edits"] += len(slot.edits)
         turn = Turn(turn_id=self._next_id(), ts=ev.ts, role="tool", text=rendered.text,
                     tool=ToolCall(name=rendered.name, input=rendered.input, output=None),
                     attachments=list(slot.attachments), meta=self._meta(ev, extra))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chinvex.models import Attachment
+from chinvex_adapters.kit.edits import FileEdit, edits_from_call
 
 from .content import (
     TOOL_INPUT_LIMIT,
@@ -52,6 +53,8 @@ class ToolPiece:
     status: str | None = None
     attachments: list[Attachment] = field(default_factory=list)
     child_thread_ids: list[str] = field(default_factory=list)
+    edits: list[FileEdit] = field(default_factory=list)
+    """Files the call edits, from its full arguments (apply_patch's envelope), paths as given."""
 
 
 # -- structured input ------------------------------------------------------------------------
@@ -237,13 +240,15 @@ def piece_from_response_item(kind: str, p: dict[str, Any]) -> ToolPiece | None:
         name = _namespaced(as_str(p.get("name")), p.get("namespace")) or "function"
         args = parse_arguments(p.get("arguments"))
         return ToolPiece("call", call_id or as_str(p.get("id")), name, small_input(args),
-                         render_input(name, args), status=as_str(p.get("status")))
+                         render_input(name, args), status=as_str(p.get("status")),
+                         edits=edits_from_call(name, args))
     if kind == "custom_tool_call":
         name = as_str(p.get("name")) or "custom_tool"
         raw = p.get("input")
         args = parse_arguments(raw) if name not in ("apply_patch",) else raw
         return ToolPiece("call", call_id or as_str(p.get("id")), name, small_input(args),
-                         render_input(name, args), status=as_str(p.get("status")))
+                         render_input(name, args), status=as_str(p.get("status")),
+                         edits=edits_from_call(name, args))
     if kind == "local_shell_call":
         action = as_dict(p.get("action"))
         cmd = command_text(action.get("command"))
@@ -472,6 +477,7 @@ class ToolSlot:
     roles: set[str] = field(default_factory=set)
     attachments: list[Attachment] = field(default_factory=list)
     child_thread_ids: list[str] = field(default_factory=list)
+    edits: list[FileEdit] = field(default_factory=list)
 
     def accepts(self, piece: ToolPiece) -> bool:
         return piece.role not in self.roles
@@ -499,6 +505,8 @@ class ToolSlot:
         for child in piece.child_thread_ids:
             if child not in self.child_thread_ids:
                 self.child_thread_ids.append(child)
+        if piece.edits and (not self.edits or piece.role == "call"):
+            self.edits = list(piece.edits)
 
 
 @dataclass

@@ -474,3 +474,14 @@ def test_memory_is_ingested_searchable_and_incremental(tmp_path):
     assert top("merge freeze extended by a week")["source_uri"] == str(freeze)
     gone = run_cli("search", "--context", "Atlas", "grafana api-latency", "--json").json["results"]
     assert all("reference_dashboards" not in r["source_uri"] for r in gone)
+
+
+def test_write_and_edit_calls_record_their_edits():
+    """Claude Code's Edit / MultiEdit / Write / NotebookEdit calls keep what they wrote as data
+    (`meta.edits`: the path resolved against the session's cwd, the text replaced and written)."""
+    doc, report = parse(MAIN_2064)
+    edits = [e for t in doc.turns for e in t.meta.get("edits", [])]
+    assert edits and all(e["abs_path"].startswith("/tmp/private/") for e in edits)
+    hello = next(e for e in edits if e["path"].endswith("hello.py"))
+    assert hello["op"] == "write" and 'print("Hello, World!' in hello["new_text"]
+    assert report.counts["file_edits"] == len(edits)

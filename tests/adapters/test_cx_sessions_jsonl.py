@@ -112,7 +112,7 @@ ROLLOUT_NAME = "rollout-2026-01-02T03-04-00-019b0000-0000-7000-8000-000000000001
 def test_adapter_contract_and_registration() -> None:
     assert isinstance(ADAPTER, Adapter)
     assert (ADAPTER.name, ADAPTER.source_type, ADAPTER.parser_version) == (
-        "cx_sessions_jsonl", "codex_session", "cx_sessions_jsonl_v1")
+        "cx_sessions_jsonl", "codex_session", "cx_sessions_jsonl_v2")
     assert type(registered_adapter("cx_sessions_jsonl")) is CodexRolloutAdapter
 
 
@@ -812,3 +812,25 @@ def test_lone_surrogates_and_huge_integers_cost_one_value_not_the_rollout(tmp_pa
     orjson.dumps(prepared.metadata)
     for turn in prepared.turns or []:
         turn.model_dump_json()
+
+
+def test_apply_patch_calls_record_their_edits(tmp_path: Path):
+    """No public rollout holds an apply_patch call, so one is appended to a real rollout in the
+    shape Codex writes it (`custom_tool_call`, the patch envelope as `input`)."""
+    patch = ("*** Begin Patch\n*** Update File: src/app.py\n@@ def main():\n-    return 1\n+    return 2\n"
+             "*** Add File: notes.md\n+# Notes\n*** End Patch\n")
+    lines = [
+        {"timestamp": "2026-11-22T02:31:00.000Z", "type": "response_item",
+         "payload": {"type": "custom_tool_call", "call_id": "call_patch", "name": "apply_patch", "input": patch}},
+        {"timestamp": "2026-11-22T02:31:01.000Z", "type": "response_item",
+         "payload": {"type": "custom_tool_call_output", "call_id": "call_patch", "output": "Success."}},
+    ]
+    path = tmp_path / LEGACY.name
+    path.write_bytes(LEGACY.read_bytes() + b"".join(json.dumps(l).encode() + b"\n" for l in lines))
+    doc, report = parse(path)
+    (turn,) = [t for t in doc.turns if t.meta.get("edits")]
+    cwd = doc.links.repo_paths[-1]
+    assert [(e["path"], e["op"], e["abs_path"]) for e in turn.meta["edits"]] == [
+        ("src/app.py", "patch", f"{cwd}/src/app.py"), ("notes.md", "write", f"{cwd}/notes.md")]
+    assert turn.meta["edits"][0]["new_text"] == "    return 2" and "Success." in turn.text
+    assert report.counts["file_edits"] == 2
