@@ -17,11 +17,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pathspec import GitIgnoreSpec
-
-from chinvex.excludes import exclude_spec, is_excluded
-from chinvex.walking import SortedWalk, WalkedFile, absolute_root
+from chinvex.walking import WalkedFile
 from chinvex_adapters.kit.registry import VSCODE_APPS, Where
+from chinvex_adapters.kit.walk import walk
 
 API_HISTORY = "api_conversation_history.json"
 UI_MESSAGES = "ui_messages.json"
@@ -153,57 +151,16 @@ class Session:
         return max(stamps) if stamps else None
 
 
-class StoreWalk(SortedWalk):
-    """Every file under a store, in name order, a folder's files before its subfolders (so a
-    task's files arrive together); checkpoints, caches and hidden files are never entered."""
-
-    skip_hidden = True
-    files_first = True
-
-    def __init__(self, root_abs: Path, spec: GitIgnoreSpec | None) -> None:
-        super().__init__(root_abs)
-        self.spec = spec
-
-    def folder(self, path: Path, rel: str, entry: os.DirEntry[str]) -> WalkedFile | bool:
-        if is_excluded(rel, self.spec, is_dir=True):
-            return WalkedFile(path, rel, skip="excluded", detail="directory")
-        reason = PRUNED.get(entry.name.lower())
-        if reason:
-            return WalkedFile(path, rel, skip="ignored", detail=reason)
-        if self.leaves_root(path, entry):
-            return WalkedFile(path, rel, skip="ignored", detail="symlinked directory outside the root")
-        return True
-
-    def file(self, path: Path, rel: str, entry: os.DirEntry[str]) -> WalkedFile:
-        if is_excluded(rel, self.spec):
-            return WalkedFile(path, rel, skip="excluded")
-        try:
-            st = entry.stat(follow_symlinks=True)
-        except OSError as exc:
-            return WalkedFile(path, rel, skip="unreadable", detail=f"broken link or unreadable: {exc}")
-        if not entry.is_file(follow_symlinks=True):
-            return WalkedFile(path, rel, skip="not_supported", detail="not a regular file")
-        return WalkedFile(path, rel, st.st_size, st.st_mtime_ns)
-
-    def cannot_stat(self, path: Path, rel: str, exc: OSError) -> WalkedFile:
-        return WalkedFile(path, rel, skip="unreadable", detail=str(exc))
-
-    def cannot_list(self, path: Path, rel: str, exc: OSError) -> WalkedFile:
-        return WalkedFile(path, rel or ".", skip="unreadable", detail=str(exc))
+def _pruned(path: Path, rel: str, entry: os.DirEntry[str]) -> WalkedFile | None:
+    """Checkpoints, caches and browser sessions hold no transcript: never entered."""
+    reason = PRUNED.get(entry.name.lower())
+    return WalkedFile(path, rel, skip="ignored", detail=reason) if reason else None
 
 
 def walk_store(root: Path, excludes: list[str]) -> Iterator[WalkedFile]:
-    """The files of a store root (a root that is a file: that file alone)."""
-    root_abs = absolute_root(root)
-    if root_abs.is_file():
-        try:
-            st = root_abs.stat()
-        except OSError as exc:
-            yield WalkedFile(root_abs, root_abs.name, skip="unreadable", detail=str(exc))
-            return
-        yield WalkedFile(root_abs, root_abs.name, st.st_size, st.st_mtime_ns)
-        return
-    yield from StoreWalk(root_abs, exclude_spec(excludes, str(root_abs))).files()
+    """The files of a store root in name order, a folder's files before its subfolders (so a
+    task's files arrive together); a root that is a file: that file alone."""
+    return walk(root, excludes, files_first=True, folder_rule=_pruned)
 
 
 def role_of_file(path: Path) -> tuple[str, str]:

@@ -16,11 +16,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pathspec import GitIgnoreSpec
-
-from chinvex.excludes import exclude_spec, is_excluded
-from chinvex.walking import SortedWalk, WalkedFile, absolute_root
+from chinvex.walking import WalkedFile, absolute_root
 from chinvex_adapters.kit.registry import Where
+from chinvex_adapters.kit.walk import walk
 
 TRANSCRIPTS_DIR = "agent-transcripts"
 SUBAGENTS_DIR = "subagents"
@@ -162,53 +160,24 @@ def cwd_from_slug(slug: str | None, paths: list[str]) -> str | None:
 
 # -- the walk ------------------------------------------------------------------------------
 
-class CursorWalk(SortedWalk):
-    """Every file under a Cursor root, in name order, pruning the folders that hold no
-    conversations; in a `globalStorage` folder only its own files (other extensions' storage
-    is theirs)."""
-
-    skip_hidden = True
-
-    def __init__(self, root_abs: Path, spec: GitIgnoreSpec | None) -> None:
-        super().__init__(root_abs)
-        self.spec = spec
-
-    def folder(self, path: Path, rel: str, entry: os.DirEntry[str]) -> WalkedFile | bool:
-        if is_excluded(rel, self.spec, is_dir=True):
-            return WalkedFile(path, rel, skip="excluded", detail="directory")
-        reason = PRUNED.get(entry.name.lower())
-        if reason and path.parent.name != "projects":  # a project's slug may be any word
-            return WalkedFile(path, rel, skip="ignored", detail=reason)
-        if path.parent.name.lower() == "globalstorage":
-            return False  # another extension's storage: not Cursor's chats
-        if self.leaves_root(path, entry):
-            return WalkedFile(path, rel, skip="ignored", detail="symlinked directory outside the root")
-        return True
-
-    def file(self, path: Path, rel: str, entry: os.DirEntry[str]) -> WalkedFile | None:
-        if is_excluded(rel, self.spec):
-            return WalkedFile(path, rel, skip="excluded")
-        try:
-            st = entry.stat(follow_symlinks=True)
-        except OSError as exc:
-            return WalkedFile(path, rel, skip="unreadable", detail=f"broken link or unreadable: {exc}")
-        if not entry.is_file(follow_symlinks=True):
-            return WalkedFile(path, rel, skip="not_supported", detail="not a regular file")
-        return WalkedFile(path, rel, st.st_size, st.st_mtime_ns)
-
-    def cannot_stat(self, path: Path, rel: str, exc: OSError) -> WalkedFile:
-        return WalkedFile(path, rel, skip="unreadable", detail=str(exc))
-
-    def cannot_list(self, path: Path, rel: str, exc: OSError) -> WalkedFile:
-        return WalkedFile(path, rel or ".", skip="unreadable", detail=str(exc))
+def _folder_rule(path: Path, rel: str, entry: os.DirEntry[str]) -> WalkedFile | bool | None:
+    """Folders that hold no conversations are pruned; in a `globalStorage` folder only its own
+    files are read (other extensions' storage is theirs)."""
+    reason = PRUNED.get(entry.name.lower())
+    if reason and path.parent.name != "projects":  # a project's slug may be any word
+        return WalkedFile(path, rel, skip="ignored", detail=reason)
+    if path.parent.name.lower() == "globalstorage":
+        return False
+    return None
 
 
 def walk_root(root: Path, excludes: list[str]) -> tuple[Path, list[WalkedFile] | None]:
-    """(the root as walked, its files); a root that is a file gives None (read it alone)."""
+    """(the root as walked, its files in name order); a root that is a file gives None (read it
+    alone)."""
     root_abs = absolute_root(root)
     if root_abs.is_file():
         return root_abs, None
-    return root_abs, list(CursorWalk(root_abs, exclude_spec(excludes, str(root_abs))).files())
+    return root_abs, list(walk(root_abs, excludes, folder_rule=_folder_rule))
 
 
 def db_stat(path: Path, size: int | None = None, mtime_ns: int | None = None) -> tuple[int, int | None]:
