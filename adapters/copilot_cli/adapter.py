@@ -91,11 +91,8 @@ class CopilotCliAdapter(SessionFileAdapter):
         return "not a Copilot CLI session (events.jsonl, <id>.jsonl or session_<id>_<ms>.json)"
 
     # -- routing by content ----------------------------------------------------------------
-    def recognises(self, path: Path) -> bool:
-        return sniff(path) is None
-
-    def why_not(self, path: Path) -> str:
-        return sniff(path) or "its content is not of this format"
+    def sniff(self, path: Path) -> str | None:
+        return sniff(path)
 
     @staticmethod
     def precedence_key(doc: ParsedDoc) -> tuple[Any, ...]:

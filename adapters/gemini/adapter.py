@@ -47,11 +47,8 @@ class GeminiAdapter(SessionFileAdapter):
         return chat_verdict(rel, entry)
 
     # -- routing by content ----------------------------------------------------------------
-    def recognises(self, path: Path) -> bool:
-        return sniff(path) is None
-
-    def why_not(self, path: Path) -> str:
-        return sniff(path) or "its content is not of this format"
+    def sniff(self, path: Path) -> str | None:
+        return sniff(path)
 
     @staticmethod
     def precedence_key(doc: ParsedDoc) -> tuple[Any, ...]:

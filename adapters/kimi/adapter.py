@@ -107,11 +107,9 @@ class KimiAdapter(SessionFileAdapter):
 
 
     # -- routing by content ----------------------------------------------------------------
-    def recognises(self, path: Path) -> bool:
-        return shape_of(path)[0] is not None
-
-    def why_not(self, path: Path) -> str:
-        return shape_of(path)[1] or "its content is not of this format"
+    def sniff(self, path: Path) -> str | None:
+        found, why = shape_of(path)
+        return None if found is not None else why or "its content is not of this format"
 
     # -- reading ---------------------------------------------------------------------------
     def parse_file(self, path: Path, report: ParseReport, candidate: SourceCandidate,

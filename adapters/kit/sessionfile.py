@@ -96,10 +96,15 @@ class SessionFileAdapter:
         a file beside them that is not one."""
         raise NotImplementedError
 
-    def recognises(self, path: Path) -> bool:
-        """True when the file's content is of this adapter's format (a cheap look at its
-        first bytes or records)."""
+    def sniff(self, path: Path) -> str | None:
+        """None when the file's content is of this adapter's format (a cheap look at its first
+        bytes or records), else why not in a few words. Adapters with a one-answer sniff
+        implement this; others override `recognises` and `why_not` themselves."""
         raise NotImplementedError
+
+    def recognises(self, path: Path) -> bool:
+        """True when the file's content is of this adapter's format."""
+        return self.sniff(path) is None
 
     def parse_file(self, path: Path, report: ParseReport, candidate: SourceCandidate,
                    previous_state: dict[str, Any] | None) -> Iterator[ConversationDoc]:
@@ -141,4 +146,4 @@ class SessionFileAdapter:
 
     def why_not(self, path: Path) -> str:
         """Why `recognises` said no, in a few words (for the skip line)."""
-        return "its content is not of this format"
+        return self.sniff(path) or "its content is not of this format"

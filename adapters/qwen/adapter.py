@@ -51,11 +51,8 @@ class QwenAdapter(SessionFileAdapter):
         return chat_verdict(rel, entry)
 
     # -- routing by content ----------------------------------------------------------------
-    def recognises(self, path: Path) -> bool:
-        return sniff(path) is None
-
-    def why_not(self, path: Path) -> str:
-        return sniff(path) or "its content is not of this format"
+    def sniff(self, path: Path) -> str | None:
+        return sniff(path)
 
     # -- reading ---------------------------------------------------------------------------
     def parse_file(self, path: Path, report: ParseReport, candidate: SourceCandidate,
