@@ -111,10 +111,18 @@ class SessionFileAdapter:
         raise NotImplementedError
 
     # -- the adapter contract ------------------------------------------------------------
+    def walk_from(self, root: Path) -> Path | None:
+        """The folder under a root to walk: a tool's home folder given as the root is read
+        through its sessions folder only (never its settings or credentials); None when it
+        holds none yet. The root itself by default."""
+        return root
+
     def enumerate(self, root: Path, options: AdapterOptions) -> Iterator[SourceCandidate | SkippedSource]:
         root_str = str(Path(root).expanduser().absolute())
-        yield from walked_sources(walk(Path(root), options.excludes), self.source_type,
-                                  lambda entry: self._candidate(entry, root_str))
+        folder = self.walk_from(Path(root_str))
+        if folder is not None:
+            yield from walked_sources(walk(folder, options.excludes), self.source_type,
+                                      lambda entry: self._candidate(entry, root_str))
 
     def _candidate(self, entry: WalkEntry, root: str) -> SourceCandidate | SkippedSource:
         verdict = self.accepts(entry.rel, entry)

@@ -15,16 +15,13 @@ from typing import Any
 
 from chinvex.models import ConversationDoc
 from chinvex.sources import (
-    AdapterOptions,
     ParseReport,
-    SkippedSource,
     SourceCandidate,
     UnrecognisedSource,
 )
 from chinvex_adapters.kit.sessionfile import SessionFileAdapter, conversation
 from chinvex_adapters.kit.text import as_str, one_line
-from chinvex_adapters.kit.walk import WalkEntry, walk
-from chinvex_adapters.walked import walked_sources
+from chinvex_adapters.kit.walk import WalkEntry
 
 from .layout import chat_verdict, stem, walk_root
 from .records import Read, read, sniff
@@ -40,12 +37,8 @@ class QwenAdapter(SessionFileAdapter):
     parser_version = "qwen_v1"
 
     # -- enumeration -----------------------------------------------------------------------
-    def enumerate(self, root: Path, options: AdapterOptions) -> Iterator[SourceCandidate | SkippedSource]:
-        root_str = str(Path(root).expanduser().absolute())
-        folder = walk_root(Path(root_str))
-        if folder is not None:
-            yield from walked_sources(walk(folder, options.excludes), self.source_type,
-                                      lambda entry: self._candidate(entry, root_str))
+    def walk_from(self, root: Path) -> Path | None:
+        return walk_root(root)
 
     def accepts(self, rel: str, entry: WalkEntry) -> bool | str:
         return chat_verdict(rel, entry)
