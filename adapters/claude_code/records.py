@@ -9,12 +9,13 @@ cannot reach the index and do not sit in memory while the transcript is assemble
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chinvex_adapters.kit.jsonl import loads_lenient
+from chinvex_adapters.kit.jsonl import read_jsonl
 
 
 @dataclass
@@ -68,33 +69,8 @@ def _strip_payloads(record: dict[str, Any]) -> None:
 
 
 def read_records(path: Path, counts: Counter[str]) -> ReadResult:
-    result = ReadResult(records=[])
-    offset = 0
-    with path.open("rb") as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            complete = raw.endswith(b"\n")
-            offset += len(raw)
-            line = raw.strip()
-            if not line:
-                if complete:
-                    result.complete_bytes = offset
-                continue
-            result.lines += 1
-            try:
-                data = loads_lenient(line)
-            except (ValueError, RecursionError):
-                if complete:
-                    result.invalid_lines += 1
-                    counts["lines_invalid_json"] += 1
-                else:
-                    result.partial_tail = True
-                    counts["partial_last_line"] += 1
-                continue
-            if complete:
-                result.complete_bytes = offset
-            if not isinstance(data, dict):
-                counts["lines_not_object"] += 1
-                continue
-            _strip_payloads(data)
-            result.records.append(Record(pos=len(result.records), line_no=line_no, data=data))
-    return result
+    read = read_jsonl(path, counts, max_line_bytes=sys.maxsize, each=_strip_payloads)
+    return ReadResult(records=[Record(pos=n, line_no=line.line_no, data=line.data)
+                               for n, line in enumerate(read.lines)],
+                      lines=read.non_blank, invalid_lines=read.invalid,
+                      partial_tail=read.partial_tail, complete_bytes=read.complete_bytes)

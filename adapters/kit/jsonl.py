@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,8 +49,11 @@ class JsonlRead:
     complete_bytes: int = 0
 
 
-def read_jsonl(path: Path, counts: Counter[str], *, max_line_bytes: int = 64 * 1024 * 1024) -> JsonlRead:
-    """Every JSON object line of `path`, in order. OSError propagates (the caller words it)."""
+def read_jsonl(path: Path, counts: Counter[str], *, max_line_bytes: int = 64 * 1024 * 1024,
+               each: Callable[[dict[str, Any]], None] | None = None) -> JsonlRead:
+    """Every JSON object line of `path`, in order. `each` is applied to every object as it is
+    read (to drop base64 payloads before the next line is read, so they never pile up in
+    memory). OSError propagates (the caller words it)."""
     result = JsonlRead()
     offset = 0
     with path.open("rb") as handle:
@@ -82,5 +86,7 @@ def read_jsonl(path: Path, counts: Counter[str], *, max_line_bytes: int = 64 * 1
                 result.not_objects += 1
                 counts["lines_not_object"] += 1
                 continue
+            if each is not None:
+                each(data)
             result.lines.append(Line(line_no, data))
     return result
