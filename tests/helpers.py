@@ -348,3 +348,19 @@ def write_plugin_package(site: Path, module: str, source: str, entry_points: str
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n", "utf-8")
     (info / "entry_points.txt").write_text(textwrap.dedent(entry_points), "utf-8")
     return site
+
+
+def parse_file(adapter: Any, path: Path) -> tuple[list, Any]:
+    """Every document a session adapter reads from the file `path`, handed to it as a
+    candidate of its own (as its enumeration would), and the report of the read."""
+    from chinvex.sources import ParseReport, SourceCandidate
+
+    report = ParseReport()
+    cand = SourceCandidate(source_uri=str(path), source_type="agent_session", adapter=adapter.name,
+                           root=str(path.parent), path=path)
+    return list(adapter.parse(cand, report, None)), report
+
+
+def tool_turns(doc: Any, name: str) -> list:
+    """The tool turns of a conversation that called `name`."""
+    return [t for t in doc.turns if t.role == "tool" and t.tool.name == name]

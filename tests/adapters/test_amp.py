@@ -19,7 +19,7 @@ from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCa
 from chinvex_adapters.amp import STORES
 from chinvex_adapters.amp.adapter import AmpAdapter
 from chinvex_adapters.kit.registry import Where
-from helpers import FIXTURES, assert_no_traceback, run_cli_in_process
+from helpers import FIXTURES, assert_no_traceback, parse_file, run_cli_in_process, tool_turns
 
 TID = "T-019b9c4e-2d1a-7f3e-8c5b-4a6d2e1f0c9b"
 OTHER_TID = "T-019b9c50-0000-7000-8000-000000000001"
@@ -99,20 +99,13 @@ def write(folder: Path, data: Any, name: str | None = None) -> Path:
 
 
 def parse(path: Path) -> tuple[list, ParseReport]:
-    report = ParseReport()
-    cand = SourceCandidate(source_uri=str(path), source_type="agent_session", adapter="amp",
-                           root=str(path.parent), path=path)
-    return list(ADAPTER.parse(cand, report, None)), report
+    return parse_file(ADAPTER, path)
 
 
 def one(path: Path):
     docs, report = parse(path)
     assert len(docs) == 1, report
     return docs[0], report
-
-
-def tools(doc, name: str) -> list:
-    return [t for t in doc.turns if t.role == "tool" and t.tool.name == name]
 
 
 # -- a thread --------------------------------------------------------------------------------
@@ -133,16 +126,16 @@ def test_thread_keeps_words_thinking_calls_results_and_edits(tmp_path: Path):
     replies = [t.text for t in doc.turns if t.role == "assistant" and not t.meta.get("thinking")]
     assert replies == ["The loop bound is off by one; reading the file first.",
                        "Fixed: the loop now covers every index, and a test guards it."]
-    read = tools(doc, "Read")[0]
+    read = tool_turns(doc, "Read")[0]
     assert "Result:\n1: def tokens(s):" in read.text and read.meta["status"] == "done"
-    edit = tools(doc, "edit_file")[0]
+    edit = tool_turns(doc, "edit_file")[0]
     assert edit.meta["edits"] == [{"path": "src/tok.py", "op": "edit", "abs_path": "/home/dev/tok lib/src/tok.py",
                                    "old_text": "range(len(s) - 1)", "new_text": "range(len(s))"}]
     assert "+    return [s[i] for i in range(len(s))]" in edit.text
-    created = tools(doc, "create_file")[0].meta["edits"][0]
+    created = tool_turns(doc, "create_file")[0].meta["edits"][0]
     assert created["op"] == "write" and created["abs_path"] == "/home/dev/tok lib/tests/test_tok.py"
     assert created["new_text"].startswith("def test_last():")
-    bash = tools(doc, "Bash")[0]
+    bash = tool_turns(doc, "Bash")[0]
     assert bash.tool.input == {"cmd": "pytest -q"} and "1 passed in 0.01s" in bash.text and "exit code" not in bash.text
     assert bash.ts.isoformat() == "2026-01-08T00:00:12+00:00"
     assert doc.metadata["files_edited"] == ["/home/dev/tok lib/src/tok.py", "/home/dev/tok lib/tests/test_tok.py"]
@@ -188,9 +181,9 @@ def test_info_messages_images_and_a_result_before_its_call(tmp_path: Path):
     first = doc.turns[0]
     assert first.attachments[0].kind == "image" and first.attachments[0].mime_type == "image/png"
     assert "iVBORw0KGgo" not in first.text
-    bash = tools(doc, "Bash")[0]
+    bash = tool_turns(doc, "Bash")[0]
     assert bash.meta["run_by_user"] and "git status" in bash.text and "On branch main" in bash.text
-    look = tools(doc, "look_at")[0]
+    look = tool_turns(doc, "look_at")[0]
     assert "early output" in look.text and report.counts["tool_results_before_call"] == 1
     summary = next(t for t in doc.turns if t.meta.get("summary"))
     assert summary.role == "system" and summary.text == "The user asked about a screenshot."

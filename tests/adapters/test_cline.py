@@ -15,7 +15,7 @@ import pytest
 from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, UnrecognisedSource
 from chinvex_adapters.cline.adapter import ClineAdapter
 from chinvex_adapters.kit.registry import Where
-from helpers import FIXTURES, assert_no_traceback, run_cli, run_cli_in_process
+from helpers import FIXTURES, assert_no_traceback, parse_file, run_cli, run_cli_in_process, tool_turns
 
 SAMPLES = FIXTURES / "cline"
 SDK_DIR = SAMPLES / "cline-sdk-cline-repo" / "data" / "sessions" / "1784094124598_rruoq"
@@ -28,20 +28,13 @@ ADAPTER = ClineAdapter()
 
 
 def parse(path: Path) -> tuple[list, ParseReport]:
-    report = ParseReport()
-    cand = SourceCandidate(source_uri=str(path), source_type="agent_session", adapter="cline",
-                           root=str(path.parent), path=path)
-    return list(ADAPTER.parse(cand, report, None)), report
+    return parse_file(ADAPTER, path)
 
 
 def one(path: Path):
     docs, report = parse(path)
     assert len(docs) == 1, report
     return docs[0], report
-
-
-def tools(doc, name: str) -> list:
-    return [t for t in doc.turns if t.role == "tool" and t.tool.name == name]
 
 
 def texts(doc, role: str) -> list[str]:
@@ -68,7 +61,7 @@ def test_sdk_session_keeps_words_calls_results_and_edits():
     assert any(t.startswith("Done. I changed the `Filter` icon") for t in texts(doc, "assistant"))
     assert doc.created_at.isoformat() == "2026-07-06T22:27:48.634000+00:00"
     assert all(t.ts is not None for t in doc.turns)
-    editors = tools(doc, "editor")
+    editors = tool_turns(doc, "editor")
     assert len(editors) == 4 and report.counts["file_edits"] == 4
     smaller = next(t for t in editors if 'size-3 stroke-2' in t.text)
     edit = smaller.meta["edits"][0]
@@ -76,9 +69,9 @@ def test_sdk_session_keeps_words_calls_results_and_edits():
     assert edit["old_text"] == '\t\t\t\t\t<Filter className="size-4 stroke-2" />'
     assert edit["new_text"] == '\t\t\t\t\t<Filter className="size-3 stroke-2" />'
     assert "Result:\nedit:/Users/example/dev/cline" in smaller.text and "+217:" in smaller.text
-    grep = tools(doc, "run_commands")[0]
+    grep = tool_turns(doc, "run_commands")[0]
     assert grep.meta["tool_use_id"] == "toolu_01Q5oZiGR8e2vcnEKBEUpCoh" and "button.tsx:10:" in grep.text
-    assert "Result:" in tools(doc, "read_files")[0].text
+    assert "Result:" in tool_turns(doc, "read_files")[0].text
     assert report.counts["system_prompts_left_out"] == 1 and "tool_results_unmatched" not in report.counts
 
 
@@ -99,17 +92,17 @@ def test_roo_task_with_xml_tool_calls_and_a_new_file():
     assert not any("environment_details" in t.text or "VSCode Open Tabs" in t.text for t in doc.turns)
     assert doc.created_at.isoformat() == "2025-09-25T15:15:55.825000+00:00"
     assert doc.updated_at.isoformat() == "2025-09-25T15:17:09.666000+00:00"
-    write = tools(doc, "write_to_file")[0]
+    write = tool_turns(doc, "write_to_file")[0]
     edit = write.meta["edits"][0]
     assert edit["path"] == "mcp-debugging/test-data/test-a1.py" and edit["op"] == "write"
     assert edit["abs_path"] == r"d:\dev\2025-Epita-Intelligence-Symbolique\mcp-debugging\test-data\test-a1.py"
     assert edit["new_text"].startswith('"""\nModule de validation d\'email - TEST-LEAF-A1')
     assert "def validate_email(email):" in edit["new_text"]
     assert "<operation>created</operation>" in write.text
-    run = tools(doc, "execute_command")[0]
+    run = tool_turns(doc, "execute_command")[0]
     assert "command: python mcp-debugging/test-data/test-a1.py" in run.text
     assert "Tous les tests de validation d'email sont passés!" in run.text
-    assert "scripts/debug_hierarchy_analysis.ps1" in tools(doc, "list_files")[0].text
+    assert "scripts/debug_hierarchy_analysis.ps1" in tool_turns(doc, "list_files")[0].text
     # attempt_completion's result is the model's answer; the interruption notice is not words.
     answers = texts(doc, "assistant")
     assert any(a.startswith("Le fichier `mcp-debugging/test-data/test-a1.py` a été créé") for a in answers)
@@ -118,7 +111,7 @@ def test_roo_task_with_xml_tool_calls_and_a_new_file():
     # XML-era Roo keeps reasoning only in ui_messages: it comes in, before the reply it led to.
     thoughts = [t for t in doc.turns if t.meta.get("thinking")]
     assert len(thoughts) == 4 and thoughts[0].text.startswith("L'utilisateur demande de créer le fichier")
-    assert doc.turns.index(thoughts[0]) < doc.turns.index(tools(doc, "list_files")[0])
+    assert doc.turns.index(thoughts[0]) < doc.turns.index(tool_turns(doc, "list_files")[0])
     assert "tool_results_unmatched" not in report.counts
 
 
@@ -142,11 +135,11 @@ def test_roo_orchestrator_condensed_stretch_comes_from_the_ui():
     assert users[-1].startswith("Je rajoute mon grin de sel")
     summary = next(t for t in doc.turns if t.meta.get("condense_summary"))
     assert summary.role == "assistant" and summary.text.startswith("### 1. Previous Conversation:")
-    mcp = tools(doc, "use_mcp_tool")
+    mcp = tool_turns(doc, "use_mcp_tool")
     assert [m for m in mcp if "tool_name: view_task_details" in m.text and "Messages: 2587" in m.text]
-    read = tools(doc, "read_file")[0]
+    read = tool_turns(doc, "read_file")[0]
     assert '"path": "mcps/internal/servers/roo-state-manager/src/index.ts"' in read.text
-    sub = tools(doc, "newTask")[0]
+    sub = tool_turns(doc, "newTask")[0]
     assert "Rapport Technique : Analyse de l'invisibilité des tâches Roo restaurées" in sub.text
     assert "Je suis embété que tu ne trouves pas les choses." in "\n".join(users)
     assert not any("[Response interrupted by user]" in t.text for t in doc.turns)
@@ -159,10 +152,10 @@ def test_ui_messages_alone_make_the_conversation(tmp_path: Path):
     doc, _ = one(task / "ui_messages.json")
     assert doc.source == "roo" and doc.thread_id == LEAF_ID
     assert texts(doc, "user")[0].startswith("TEST-LEAF-A1: Crée le fichier")
-    created = tools(doc, "newFileCreated")[0]
+    created = tool_turns(doc, "newFileCreated")[0]
     assert created.meta["edits"][0]["path"] == "mcp-debugging/test-data/test-a1.py"
     assert "def validate_email(email):" in created.meta["edits"][0]["new_text"]
-    assert "Tous les tests de validation" in tools(doc, "execute_command")[0].text
+    assert "Tous les tests de validation" in tool_turns(doc, "execute_command")[0].text
     assert doc.created_at.isoformat().startswith("2025-09-25T15:15:54")
 
 
@@ -253,9 +246,9 @@ def test_cline_task_takes_times_from_the_ui_and_pairs_native_calls(tmp_path: Pat
     assert stamp(by_text["Add a greet function"]) == T0 + 100  # sent by the first request
     assert stamp(by_text["Reading the file."]) == T0 + 900  # the reply began with its reasoning
     assert stamp(by_text["also add a docstring"]) == T0 + 3000
-    read = tools(doc, "read_file")[0]
+    read = tool_turns(doc, "read_file")[0]
     assert read.text.endswith("Result:\nprint('hi')")
-    replace = tools(doc, "replace_in_file")[0]
+    replace = tool_turns(doc, "replace_in_file")[0]
     assert replace.meta["edits"] == [{"path": "/home/dev/proj/main.py", "op": "edit",
                                       "abs_path": "/home/dev/proj/main.py", "old_text": "print('hi')",
                                       "new_text": "def greet():\n    print('hi')"}]

@@ -19,7 +19,7 @@ from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCa
 from chinvex_adapters.copilot_chat import STORES
 from chinvex_adapters.copilot_chat.adapter import CopilotChatAdapter
 from chinvex_adapters.kit.registry import Where
-from helpers import FIXTURES, assert_no_traceback, run_cli, run_cli_in_process
+from helpers import FIXTURES, assert_no_traceback, parse_file, run_cli, run_cli_in_process
 
 SAMPLES = FIXTURES / "vscode_copilot" / "git-ai" / "chatSessions"
 FLAT_ID = "331fed7f-cfd6-409c-8502-06a56322b636"
@@ -31,10 +31,7 @@ ADAPTER = CopilotChatAdapter()
 
 
 def parse(path: Path) -> tuple[list[ConversationDoc], ParseReport]:
-    report = ParseReport()
-    cand = SourceCandidate(source_uri=str(path), source_type="agent_session", adapter="copilot_chat",
-                           root=str(path.parent), path=path)
-    return list(CopilotChatAdapter().parse(cand, report, None)), report
+    return parse_file(CopilotChatAdapter(), path)
 
 
 def one(path: Path) -> ConversationDoc:

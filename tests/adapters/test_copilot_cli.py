@@ -19,7 +19,7 @@ from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCa
 from chinvex_adapters.copilot_cli import STORES
 from chinvex_adapters.copilot_cli.adapter import CopilotCliAdapter
 from chinvex_adapters.kit.registry import Where
-from helpers import FIXTURES, assert_no_traceback, run_cli, run_cli_in_process
+from helpers import FIXTURES, assert_no_traceback, parse_file, run_cli, run_cli_in_process
 
 SAMPLES = FIXTURES / "copilot_cli" / "vibecodingtracker"
 EVENTS_ID = "96ef38f0-9d09-45c3-8124-6448c36090ed"
@@ -34,10 +34,7 @@ ADAPTER = CopilotCliAdapter()
 
 
 def parse(path: Path) -> tuple[list[ConversationDoc], ParseReport]:
-    report = ParseReport()
-    cand = SourceCandidate(source_uri=str(path), source_type="agent_session", adapter="copilot_cli",
-                           root=str(path.parent), path=path)
-    return list(ADAPTER.parse(cand, report, None)), report
+    return parse_file(ADAPTER, path)
 
 
 def one(path: Path) -> ConversationDoc:

@@ -32,7 +32,7 @@ from chinvex_adapters.cursor.adapter import CursorAdapter
 from chinvex_adapters.cursor.txt import split_blocks
 from chinvex_adapters.cursor.usertext import parse_human_time, parse_user_text
 from chinvex_adapters.kit.registry import Where
-from helpers import FIXTURES, assert_no_traceback, run_cli, run_cli_in_process
+from helpers import FIXTURES, assert_no_traceback, parse_file, run_cli, run_cli_in_process
 
 CURSOR = FIXTURES / "cursor" / "microgptjs" / "chat-logs"
 README_LOG = CURSOR / "02-readme-and-deployment.txt"
@@ -43,10 +43,7 @@ SLUG = "Users-user-microgptJS"
 
 
 def parse(path: Path) -> tuple[list[Any], ParseReport]:
-    report = ParseReport()
-    cand = SourceCandidate(source_uri=str(path), source_type="agent_session", adapter="cursor",
-                           root=str(path.parent), path=path)
-    return list(ADAPTER.parse(cand, report, None)), report
+    return parse_file(ADAPTER, path)
 
 
 def one(path: Path) -> tuple[Any, ParseReport]:

@@ -19,7 +19,7 @@ from chinvex_adapters.gemini import STORES
 from chinvex_adapters.gemini.adapter import GeminiAdapter
 from chinvex_adapters.kit.registry import Where
 from chinvex_adapters.kit.sessionfile import session_doc_id
-from helpers import FIXTURES, assert_no_traceback, run_cli, run_cli_in_process
+from helpers import FIXTURES, assert_no_traceback, parse_file, run_cli, run_cli_in_process
 
 SAMPLES = FIXTURES / "gemini_cli"
 ENTIRE = SAMPLES / "entireio-cli" / "tmp"
@@ -38,10 +38,7 @@ LATER = {"id": "extra-1", "timestamp": "2026-01-11T09:00:00.000Z", "type": "user
 
 
 def parse(path: Path) -> tuple[list[ConversationDoc], ParseReport]:
-    report = ParseReport()
-    cand = SourceCandidate(source_uri=str(path), source_type="agent_session", adapter="gemini",
-                           root=str(path.parent), path=path)
-    return list(ADAPTER.parse(cand, report, None)), report
+    return parse_file(ADAPTER, path)
 
 
 def one(path: Path) -> ConversationDoc:

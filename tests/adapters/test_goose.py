@@ -24,7 +24,7 @@ from chinvex_adapters.goose import store as goose_store
 from chinvex_adapters.kit import sqlite as kit_sqlite
 from chinvex_adapters.goose.adapter import GooseAdapter
 from chinvex_adapters.kit.registry import Where
-from helpers import FIXTURES, assert_no_traceback, run_cli_in_process
+from helpers import FIXTURES, assert_no_traceback, run_cli_in_process, tool_turns
 
 SAMPLES = FIXTURES / "goose"
 REAL_DATA = SAMPLES / "jwp23-dotfiles" / "data"
@@ -117,10 +117,6 @@ def by_thread(root: Path) -> dict[str, Any]:
     return found
 
 
-def tools(doc, name: str) -> list:
-    return [t for t in doc.turns if t.role == "tool" and t.tool.name == name]
-
-
 # -- the real sessions.db: one session, no messages ----------------------------------------------
 
 def test_real_database_with_an_empty_session_is_no_conversation():
@@ -191,12 +187,12 @@ def test_database_session_keeps_words_thinking_tools_and_the_file_write(tmp_path
     assert all("EvMBClsI" not in t.text for t in doc.turns)  # thinking signatures are not text
     replies = [t.text for t in doc.turns if t.role == "assistant" and not t.meta.get("thinking")]
     assert replies[-1].startswith("The merge conflict in `test_conflict.py` has been resolved.")
-    ls = next(t for t in tools(doc, "shell") if "ls /Users/user" in t.text)
+    ls = next(t for t in tool_turns(doc, "shell") if "ls /Users/user" in t.text)
     assert ls.tool.input == {"command": "ls /Users/user/Documents/GitHub/convergeai/"}
     assert "Result:\nLICENSE\nREADME.md\nconverge.sh" in ls.text and ls.meta["extension"] == "developer"
-    tree = tools(doc, "tree")[0]
+    tree = tool_turns(doc, "tree")[0]
     assert "mcp/  [523]" in tree.text
-    write = tools(doc, "write")[0]
+    write = tool_turns(doc, "write")[0]
     edit = write.meta["edits"][0]
     assert edit["path"] == edit["abs_path"] == f"{CWD}/test_conflict.py" and edit["op"] == "write"
     assert edit["new_text"].startswith("def distill_context(ticket_id: str, target_ref: str):\n    log_telemetry(")
@@ -212,7 +208,7 @@ def test_a_result_stored_before_its_request_is_paired_by_id(tmp_path: Path):
     cands, _ = candidates(build_db(tmp_path / "data"))
     docs = list(ADAPTER.parse(cands[0], report, None))
     doc = docs[0]
-    calls = tools(doc, "converge-ai__distill_context")
+    calls = tool_turns(doc, "converge-ai__distill_context")
     assert len(calls) == 2
     late = next(t for t in calls if t.meta["tool_use_id"] == "toolu_01MZkVj9mmxshbcPbdjLyj1S")
     assert late.meta["result_before_request"] is True and "[SOURCE]: Upstream vs. Internal Fork" in late.text
@@ -341,14 +337,14 @@ def test_export_files_are_read_directly():
     assert doc.metadata["session_created_at"] == "2026-04-03T19:50:29.000Z"
     users = [t.text for t in doc.turns if t.role == "user"]
     assert users[0].startswith("There is a merge conflict in test_conflict.py. Call distill_context for commit f0e36e9")
-    git = next(t for t in tools(doc, "shell") if "git remote -v" in t.text)
+    git = next(t for t in tool_turns(doc, "shell") if "git remote -v" in t.text)
     assert "origin\thttps://github.com/sdfa66065-lang/convergeai.git (fetch)" in git.text
-    todo = tools(doc, "todo__todo_write")[0]
+    todo = tool_turns(doc, "todo__todo_write")[0]
     assert todo.meta["extension"] == "todo" and "Updated (428 chars)" in todo.text
-    edit = tools(doc, "write")[0].meta["edits"][0]
+    edit = tool_turns(doc, "write")[0].meta["edits"][0]
     assert edit["new_text"].startswith("def distill_context(ticket_id: str = None, target_ref: str = None):")
     native = parse(file_candidate(NATIVE))[0][0]
-    assert native.thread_id == "20260403_23" and len(tools(native, "shell")) == 4
+    assert native.thread_id == "20260403_23" and len(tool_turns(native, "shell")) == 4
 
 
 def test_the_same_session_from_the_database_and_its_export_is_one_document(tmp_path: Path):
@@ -396,7 +392,7 @@ def test_legacy_session_file(tmp_path: Path):
     doc = parse(file_candidate(path))[0][0]
     assert doc.thread_id == "20250101_120000" and doc.title == "Git merge conflict resolution"
     assert doc.metadata["cwd"] == CWD and doc.metadata["store"] == "legacy jsonl"
-    assert len(tools(doc, "shell")) == 2 and tools(doc, "write")[0].meta["edits"]
+    assert len(tool_turns(doc, "shell")) == 2 and tool_turns(doc, "write")[0].meta["edits"]
     bare = tmp_path / "named.jsonl"
     write_legacy(bare, export(CONVERGE), metadata=False)
     assert ADAPTER.recognises(bare) and parse(file_candidate(bare))[0][0].thread_id == "named"

@@ -19,7 +19,7 @@ from chinvex.sources import (AdapterOptions, ParseReport, SkippedSource, SourceC
                              UnrecognisedSource)
 from chinvex_adapters.kimi.adapter import KimiAdapter
 from chinvex_adapters.kit.registry import Where
-from helpers import FIXTURES, assert_no_traceback, run_cli_in_process
+from helpers import FIXTURES, assert_no_traceback, parse_file, run_cli_in_process, tool_turns
 
 CODE_STORE = FIXTURES / "kimi" / "agent-sessions" / "kimi-code" / "sessions"
 BUCKET = CODE_STORE / "wd_project_ac3bb318f98e"
@@ -32,20 +32,13 @@ ADAPTER = KimiAdapter()
 
 
 def parse(path: Path) -> tuple[list, ParseReport]:
-    report = ParseReport()
-    cand = SourceCandidate(source_uri=str(path), source_type="agent_session", adapter="kimi",
-                           root=str(path.parent), path=path)
-    return list(ADAPTER.parse(cand, report, None)), report
+    return parse_file(ADAPTER, path)
 
 
 def one(path: Path):
     docs, report = parse(path)
     assert len(docs) == 1, report
     return docs[0], report
-
-
-def tools(doc, name: str) -> list:
-    return [t for t in doc.turns if t.role == "tool" and t.tool.name == name]
 
 
 def texts(doc, role: str, thinking: bool = False) -> list[str]:
@@ -71,11 +64,11 @@ def test_kimi_code_session_reads_loop_events_tools_edits_and_its_sub_agent():
     assert ls.ts.isoformat() == "2026-08-01T19:50:05.458000+00:00"
     assert "Hi there! How can I help you today?" in texts(doc, "assistant")
     assert any(t.startswith("The user wants me to run the `ls` command") for t in texts(doc, "assistant", True))
-    bash = tools(doc, "Bash")
+    bash = tool_turns(doc, "Bash")
     assert "AgentSessions.xcodeproj" in bash[0].text and bash[0].meta["tool_use_id"] == "Bash_0"
     failed = next(t for t in bash if t.meta.get("tool_use_id") == "Bash_2")
     assert failed.meta["is_error"] is True and "No such file or directory" in failed.text
-    write = tools(doc, "Write")[0].meta["edits"][0]
+    write = tool_turns(doc, "Write")[0].meta["edits"][0]
     assert write["path"].endswith(f"session_{TOOLS_ID}/agents/main/plans/zatanna-moon-knight-groot.md")
     assert write["op"] == "write" and write["new_text"].startswith("# Plan: Count all HTML files in the repository")
     assert report.counts["injections_left_out"] == 5
@@ -235,14 +228,14 @@ def test_kimi_cli_session_from_context_wire_state_and_kimi_json(tmp_path: Path):
     assert main[0].meta["context_file"] == "context_1.jsonl"  # said before the revert
     greet = next(t for t in main if t.text == "add a greet function to app.py")
     assert greet.ts.isoformat() == "2026-01-01T10:01:00.500000+00:00"
-    edit = tools(doc, "StrReplaceFile")[0]
+    edit = tool_turns(doc, "StrReplaceFile")[0]
     assert edit.ts.isoformat() == "2026-01-01T10:01:05+00:00" and "File successfully edited." in edit.text
     assert edit.meta["edits"] == [{"path": "app.py", "op": "edit", "abs_path": f"{WORK_DIR}/app.py",
                                    "old_text": "pass", "new_text": "def greet():\n    return 'hi'"}]
-    write = tools(doc, "WriteFile")[0]
+    write = tool_turns(doc, "WriteFile")[0]
     assert write.meta["is_error"] is True and "Permission denied" in write.text
     assert write.meta["edits"][0]["new_text"] == "# Notes\ngreet() added\n"
-    appended = tools(doc, "WriteFile")[1]  # mode "append": an edit at the end, not the whole file
+    appended = tool_turns(doc, "WriteFile")[1]  # mode "append": an edit at the end, not the whole file
     assert appended.meta["edits"] == [{"path": "NOTES.md", "op": "edit", "abs_path": f"{WORK_DIR}/NOTES.md",
                                        "new_text": "- greet tested\n"}] and "Appended." in appended.text
     assert "Edit app.py with StrReplaceFile." in texts(doc, "assistant", thinking=True)

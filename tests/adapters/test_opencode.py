@@ -23,7 +23,7 @@ from chinvex_adapters.kit import sqlite as kit_sqlite
 from chinvex_adapters.opencode.adapter import OpenCodeAdapter
 from chinvex_adapters.opencode.layout import opencode_stores
 from chinvex_adapters.opencode.transcript import build
-from helpers import FIXTURES, assert_no_traceback, run_cli, run_cli_in_process
+from helpers import FIXTURES, assert_no_traceback, run_cli, run_cli_in_process, tool_turns
 
 SAMPLES = FIXTURES / "opencode" / "jwp23-dotfiles"
 STORAGE = SAMPLES / "storage-1.0.107" / "storage"
@@ -66,10 +66,6 @@ def texts(doc, role: str, thinking: bool = False) -> list[str]:
     return [t.text for t in doc.turns if t.role == role and bool(t.meta.get("thinking")) == thinking]
 
 
-def tools(doc, name: str) -> list:
-    return [t for t in doc.turns if t.role == "tool" and t.tool.name == name]
-
-
 @pytest.fixture(scope="module")
 def sample() -> dict:
     return by_thread(SAMPLES)
@@ -97,7 +93,7 @@ def test_json_session_words_tools_and_facts(sample: dict):
     assert doc.created_at.isoformat() == "2025-11-27T17:46:17.714000+00:00"
     assert doc.updated_at.isoformat() == "2025-11-27T17:47:56.878000+00:00"
     assert all(t.ts is not None for t in doc.turns)
-    read = tools(doc, "read")[0]
+    read = tool_turns(doc, "read")[0]
     assert read.meta["tool_use_id"] == "toolu_01GKm76mtyYJa8qCjnb1fMPS" and read.meta["title"] == "README.md"
     assert read.tool.input == {"filePath": f"{CWD}/README.md"}
     assert "Result:\n<file>\n00001| # claude-instructions" in read.text
@@ -109,7 +105,7 @@ def test_json_session_words_tools_and_facts(sample: dict):
 
 def test_json_session_edit_keeps_path_and_new_text(sample: dict):
     doc, report, _ = sample[("json", EDIT_ID)]
-    (edit_turn,) = tools(doc, "edit")
+    (edit_turn,) = tool_turns(doc, "edit")
     assert edit_turn.meta["tool_use_id"] == "toolu_011jMe54MHJ5Pfi8u44UsW1C"
     assert edit_turn.text.endswith("Result: (no output)")  # OpenCode's edit returns "" when clean
     (edit,) = edit_turn.meta["edits"]
@@ -242,17 +238,17 @@ def test_edit_tools_reasoning_files_and_failed_calls():
     assert "iVBOR" not in doc.model_dump_json() and "SECRET_BODY" not in doc.model_dump_json()
     thinking = texts(doc, "assistant", thinking=True)
     assert thinking == ["Plan: patch util, write notes."]
-    patch = tools(doc, "apply_patch")[0].meta["edits"][0]
+    patch = tool_turns(doc, "apply_patch")[0].meta["edits"][0]
     assert (patch["abs_path"], patch["old_text"], patch["new_text"]) == ("/repo/src/util.py", "def old():", "def new():")
-    write = tools(doc, "write")[0].meta["edits"][0]
+    write = tool_turns(doc, "write")[0].meta["edits"][0]
     assert (write["abs_path"], write["op"], write["new_text"]) == ("/repo/notes.md", "write", "# Notes\nhello\n")
-    multi = tools(doc, "multiedit")[0].meta["edits"]
+    multi = tool_turns(doc, "multiedit")[0].meta["edits"]
     assert [(e["old_text"], e["new_text"]) for e in multi] == [("x = 1", "x = 2"), ("y = 1", "y = 3")]
-    bash = tools(doc, "bash")[0]
+    bash = tool_turns(doc, "bash")[0]
     assert bash.meta["is_error"] and "Result (error):\nError: command exited with 1" in bash.text
-    task = tools(doc, "task")[0]
+    task = tool_turns(doc, "task")[0]
     assert task.meta["child_session_id"] == "ses_child1" and "Found 3 callers." in task.text
-    running = tools(doc, "read")[0]
+    running = tool_turns(doc, "read")[0]
     assert running.meta["status"] == "running" and "Result" not in running.text
     assert texts(doc, "assistant")[-2] == "Patched util, wrote notes."
     assert counts["file_edits"] == 4 and counts["tool_calls_unfinished"] == 1
@@ -459,7 +455,7 @@ def test_a_cut_message_or_part_is_counted_and_the_rest_kept(tmp_path: Path):
     (cand,) = [c for c in candidates(storage)[0] if c.thread_id == EDIT_ID]
     (doc,), report = parse(cand)
     assert report.counts["messages_unreadable"] == 1 and report.counts["parts_unreadable"] == 1
-    assert "quit" not in texts(doc, "user") and len(tools(doc, "edit")) == 1
+    assert "quit" not in texts(doc, "user") and len(tool_turns(doc, "edit")) == 1
     assert not any(t.startswith("Done!") for t in texts(doc, "assistant"))
 
 

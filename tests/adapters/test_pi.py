@@ -17,7 +17,7 @@ from chinvex.sources import (AdapterOptions, ParseReport, SkippedSource, SourceC
                              UnrecognisedSource)
 from chinvex_adapters.kit.registry import Where
 from chinvex_adapters.pi.adapter import PiAdapter
-from helpers import FIXTURES, assert_no_traceback, run_cli_in_process
+from helpers import FIXTURES, assert_no_traceback, parse_file, run_cli_in_process, tool_turns
 
 PI = FIXTURES / "pi"
 PI_MONO = PI / "pi-mono" / "agent" / "sessions" / "--Users-user-workspaces-pi-mono--"
@@ -37,20 +37,13 @@ ADAPTER = PiAdapter()
 
 
 def parse(path: Path) -> tuple[list, ParseReport]:
-    report = ParseReport()
-    cand = SourceCandidate(source_uri=str(path), source_type="agent_session", adapter="pi",
-                           root=str(path.parent), path=path)
-    return list(ADAPTER.parse(cand, report, None)), report
+    return parse_file(ADAPTER, path)
 
 
 def one(path: Path):
     docs, report = parse(path)
     assert len(docs) == 1, report
     return docs[0], report
-
-
-def tools(doc, name: str) -> list:
-    return [t for t in doc.turns if t.role == "tool" and t.tool.name == name]
 
 
 def texts(doc, role: str, thinking: bool = False) -> list[str]:
@@ -76,22 +69,22 @@ def test_branched_v1_session_keeps_words_thinking_edits_compaction_and_user_comm
     assert "ok, create a branch refactor" in texts(doc, "user")
     assert any(t.startswith("Done. On branch `refactor` now.") for t in texts(doc, "assistant"))
     assert any("create a git branch called \"refactor\"" in t for t in texts(doc, "assistant", thinking=True))
-    write = tools(doc, "write")[0]
+    write = tool_turns(doc, "write")[0]
     edit = write.meta["edits"][0]
     assert edit["path"] == "/Users/user/workspaces/pi-mono/packages/coding-agent/docs/refactor.md"
     assert edit["op"] == "write" and edit["new_text"].startswith("# Coding Agent Refactoring Plan")
     assert "Successfully wrote 48506 bytes" in write.text
-    edits = [e for t in tools(doc, "edit") for e in t.meta["edits"]]
+    edits = [e for t in tool_turns(doc, "edit") for e in t.meta["edits"]]
     assert {"path": "/Users/user/workspaces/pi-mono/packages/coding-agent/docs/refactor.md", "op": "edit",
             "abs_path": "/Users/user/workspaces/pi-mono/packages/coding-agent/docs/refactor.md",
             "old_text": "  get messages(): Message[];",
             "new_text": "  get messages(): AppMessage[];  // Includes custom types like BashExecutionMessage"
             } in edits
-    assert all("Successfully replaced text in" in t.text for t in tools(doc, "edit"))
+    assert all("Successfully replaced text in" in t.text for t in tool_turns(doc, "edit"))
     summary = next(t for t in doc.turns if t.meta.get("compact_summary"))
     assert summary.role == "system" and summary.text.startswith("# Context Checkpoint: Coding Agent Refactoring")
     assert summary.meta["tokens_before"] == 175004
-    shell = next(t for t in tools(doc, "bash") if t.meta.get("by_user"))
+    shell = next(t for t in tool_turns(doc, "bash") if t.meta.get("by_user"))
     assert "command: ls" in shell.text and "AGENTS.md" in shell.text and shell.meta["exit_code"] == 0
 
 
@@ -102,10 +95,10 @@ def test_v1_session_with_provider_switch_aborts_errors_and_relative_edits():
     assert aborted.role == "system" and aborted.text == "Assistant reply aborted: Request was aborted"
     assert aborted.meta["model"] == "gpt-5.1-codex" and aborted.ts.isoformat() == "2025-11-20T23:33:02.351000+00:00"
     assert doc.metadata["stop_reasons"]["error"] == 1 and report.counts["failed_replies"] == 1
-    failed = next(t for t in tools(doc, "bash") if "Command exited with code 1" in t.text)
+    failed = next(t for t in tool_turns(doc, "bash") if "Command exited with code 1" in t.text)
     assert failed.meta["is_error"] is True and 'grep "borderColor"' in failed.text
     # Relative paths resolve against the session's cwd.
-    theme = next(e for t in tools(doc, "edit") for e in t.meta["edits"]
+    theme = next(e for t in tool_turns(doc, "edit") for e in t.meta["edits"]
                  if e["path"] == "packages/coding-agent/src/theme/theme.ts")
     assert theme["abs_path"] == "/Users/user/workspaces/pi-mono/packages/coding-agent/src/theme/theme.ts"
     assert report.counts["file_edits"] == 26 and doc.metadata["cost_usd"] == pytest.approx(1.377687)
@@ -139,13 +132,13 @@ def test_openclaw_webchat_session_unwraps_the_gateway_and_keeps_writes():
     assert len(failures) == 2 and report.counts["failed_replies_repeated"] == 6
     assert failures[0].text.startswith("Assistant reply error: You exceeded your current quota")
     assert doc.metadata["providers"] == ["google", "qwen-portal"] and doc.metadata["model"] == "coder-model"
-    writes = {e["path"]: e["new_text"] for t in tools(doc, "write") for e in t.meta["edits"]}
+    writes = {e["path"]: e["new_text"] for t in tool_turns(doc, "write") for e in t.meta["edits"]}
     assert set(writes) == {f"/home/ubuntu/.openclaw/workspace/java-ejemplo/{n}.java"
                            for n in ("Persona", "Estudiante", "Main")}
     assert writes["/home/ubuntu/.openclaw/workspace/java-ejemplo/Estudiante.java"].startswith(
         "public class Estudiante extends Persona {")
-    assert "Successfully wrote 988 bytes" in tools(doc, "write")[0].text
-    exec_ = tools(doc, "exec")[0]  # an error reported as JSON with isError false
+    assert "Successfully wrote 988 bytes" in tool_turns(doc, "write")[0].text
+    exec_ = tool_turns(doc, "exec")[0]  # an error reported as JSON with isError false
     assert exec_.meta["is_error"] is True and "javac: command not found" in exec_.text
     assert any(t.startswith("**Java** es un lenguaje") for t in texts(doc, "assistant"))
 
@@ -160,7 +153,7 @@ def test_openclaw_telegram_session_takes_its_store_entry():
     first = doc.turns[0]
     assert first.text == "Gracias charbi" and first.meta["envelope"] == [{"timestamp": "Tue 2026-03-03 00:40 UTC"}]
     assert doc.title == "Gracias charbi"
-    spawn = tools(doc, "sessions_spawn")[0]
+    spawn = tool_turns(doc, "sessions_spawn")[0]
     assert spawn.meta["is_error"] is True and "agentId is not allowed for sessions_spawn" in spawn.text
     assert spawn.meta["tool_use_id"] == "sessions_spawn_1772549833087_1"
     assert "agents_list" in {t.tool.name for t in doc.turns if t.role == "tool"}

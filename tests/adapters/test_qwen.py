@@ -18,7 +18,7 @@ from chinvex_adapters.claude_code.adapter import ClaudeCodeAdapter
 from chinvex_adapters.kit.registry import Where
 from chinvex_adapters.qwen import STORES
 from chinvex_adapters.qwen.adapter import QwenAdapter
-from helpers import FIXTURES, assert_no_traceback, run_cli_in_process
+from helpers import FIXTURES, assert_no_traceback, parse_file, run_cli_in_process
 
 SAMPLES = FIXTURES / "qwen_code"
 PROJECT = SAMPLES / "hockeyscrapper" / "projects" / "c--users-user-se-toolkit-lab-8"
@@ -31,10 +31,7 @@ ADAPTER = QwenAdapter()
 
 
 def parse(path: Path) -> tuple[list[ConversationDoc], ParseReport]:
-    report = ParseReport()
-    cand = SourceCandidate(source_uri=str(path), source_type="agent_session", adapter="qwen",
-                           root=str(path.parent), path=path)
-    return list(ADAPTER.parse(cand, report, None)), report
+    return parse_file(ADAPTER, path)
 
 
 def one(path: Path) -> ConversationDoc:
