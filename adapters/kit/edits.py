@@ -214,25 +214,11 @@ def _unified_diff(text: str, cwd: str | None) -> list[FileEdit]:
 
 
 def _replacements(path: str, args: dict[str, Any], cwd: str | None) -> list[FileEdit]:
-    out: list[FileEdit] = []
-    many = args.get("edits")
-    if isinstance(many, list):
-        for item in many:
-            if isinstance(item, dict):
-                old, new = _text(_first(item, _OLD_KEYS)), _text(_first(item, _NEW_KEYS))
-                if new is not None:
-                    out.append(_edit(path, "edit", old, new, cwd))
-        if out:
-            return out
-    single = args.get("edit")
-    if isinstance(single, dict):
-        single = [single]
-    if isinstance(single, list):
-        for item in single:
-            if isinstance(item, dict):
-                old, new = _text(_first(item, _OLD_KEYS)), _text(_first(item, _NEW_KEYS))
-                if new is not None:
-                    out.append(_edit(path, "edit", old, new, cwd))
+    for key in ("edits", "edit"):  # MultiEdit's list; Kimi's one edit or a list of them
+        items = args.get(key)
+        items = [items] if key == "edit" and isinstance(items, dict) else items if isinstance(items, list) else []
+        out = [_edit(path, "edit", _text(_first(item, _OLD_KEYS)), new, cwd) for item in items
+               if isinstance(item, dict) and (new := _text(_first(item, _NEW_KEYS))) is not None]
         if out:
             return out
     old, new = _text(_first(args, _OLD_KEYS)), _text(_first(args, _NEW_KEYS))
