@@ -4,7 +4,8 @@
 
 A store is *present* when its own adapter's enumeration finds at least one session in it, so
 `detect` and `ingest` always agree on what a store holds. "auto" is resolved under the home
-folder on every run: agents installed since the context was made are picked up.
+folder on every run: agents installed since the context was made are picked up; the ingest
+reads every store location that exists (one holding no session yields nothing).
 """
 
 from __future__ import annotations
@@ -104,15 +105,18 @@ def checked_entry(entry: str) -> str:
 
 def resolve(entries: list[str], home: Path | None = None,
             env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
-    """(adapter, root) for every entry: "auto" becomes every store found under the home folder
-    now; KIND=PATH its adapter and path. Malformed entries raise UsageError."""
-    from chinvex_adapters.discovery import kinds
+    """(adapter, root) for every entry: "auto" becomes every store location that exists under
+    the home folder now (the ingest's own enumeration finds what they hold, so they are not
+    counted first as `detect` does); KIND=PATH its adapter and path. Malformed entries raise
+    UsageError."""
+    from chinvex_adapters.discovery import existing_stores, kinds
 
     roots: list[tuple[str, str]] = []
     for entry in entries:
         agent, path = parse_entry(entry)
         if path is None:
-            roots.extend((store.adapter, store.path) for store in detect(home, env))
+            roots.extend((kind.reader, str(found)) for kind, found in existing_stores(
+                home or Path.home(), env if env is not None else os.environ))
         else:
             roots.append((kinds()[agent].reader, os.path.abspath(os.path.expanduser(path))))
     return list(dict.fromkeys(roots))
