@@ -31,6 +31,7 @@ from chinvex.cli import rm_cmd  # noqa: E402,F401
 from chinvex.cli import portable_cmd  # noqa: E402,F401
 from chinvex.cli import query_cmd  # noqa: E402,F401
 from chinvex.cli import sessions_cmd  # noqa: E402,F401
+from chinvex.cli import blame_cmd  # noqa: E402,F401
 from chinvex.cli.ui_cmd import ui_command  # noqa: E402
 
 app.command("ui")(ui_command)

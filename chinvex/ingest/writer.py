@@ -38,7 +38,7 @@ from chinvex.ingest import fingerprints as fps
 from chinvex.ingest import journal
 from chinvex.ingest.prepare import PreparedChunk, PreparedDoc
 from chinvex.models import Turn
-from chinvex.storage import coverage
+from chinvex.storage import coverage, edits
 from chinvex.storage.vectors import VectorStore
 from chinvex.timeutil import now_iso
 
@@ -729,6 +729,7 @@ class IndexWriter:
             [(doc.doc_id, index, turn.model_dump_json())
              for index, turn in enumerate(doc.turns) if index >= doc.turns_from],
         )
+        edits.record(self.conn, doc.doc_id, doc.turns, doc.turns_from, doc.updated_at)
 
 
 def stored_turns(conn: sqlite3.Connection, doc_id: str) -> list[Turn]:

@@ -85,6 +85,7 @@ def migrate(conn: sqlite3.Connection, path: Path) -> int:
                 continue
             for statement in _split_sql(migration.sql):
                 conn.execute(statement)
+            _after(migration.version, conn)
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
                 "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
@@ -96,6 +97,15 @@ def migrate(conn: sqlite3.Connection, path: Path) -> int:
                 conn.execute("ROLLBACK")
             raise
     return len(known)
+
+
+def _after(version: int, conn: sqlite3.Connection) -> None:
+    """Work a migration needs beyond SQL, in its transaction: 6 adds the file-edit tables and
+    fills them from the conversations already stored."""
+    if version == 6:
+        from chinvex.storage.edits import backfill
+
+        backfill(conn)
 
 
 def _split_sql(script: str) -> list[str]:
