@@ -9,7 +9,7 @@ neighbour (see `chinvex.blame.attribute`).
 
 from __future__ import annotations
 
-import difflib
+from collections import Counter
 from hashlib import blake2b
 
 MIN_WORD_CHARS = 3
@@ -30,21 +30,19 @@ def is_trivial(normalised: str) -> bool:
 
 
 def added_lines(old_text: str | None, new_text: str | None) -> list[str]:
-    """The normalised, non-blank lines `new_text` holds that `old_text` did not: an `Edit`'s
-    new string repeats the context lines of its old string, and those lines were not written by
-    this edit. A whole-file write (no old text) added all of its lines."""
+    """The normalised, non-blank lines `new_text` holds more often than `old_text` did: an
+    `Edit`'s new string repeats the context lines of its old string, and those lines were not
+    written by this edit. Counting rather than aligning the two texts keeps the answer
+    independent of how a diff would pair repeated lines (git and difflib pair them differently).
+    A whole-file write (no old text) added all of its lines."""
     if not new_text:
         return []
-    new = [normalise(line) for line in new_text.splitlines()]
+    new = [line for line in (normalise(raw) for raw in new_text.splitlines()) if line]
     if not old_text:
-        return [line for line in new if line]
-    old = [normalise(line) for line in old_text.splitlines()]
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    added: list[str] = []
-    for tag, _, _, j1, j2 in matcher.get_opcodes():
-        if tag in ("insert", "replace"):
-            added.extend(line for line in new[j1:j2] if line)
-    return added
+        return new
+    before = Counter(line for line in (normalise(raw) for raw in old_text.splitlines()) if line)
+    after = Counter(new)
+    return [line for line in after if after[line] > before[line]]
 
 
 def added_hashes(old_text: str | None, new_text: str | None) -> set[int]:
