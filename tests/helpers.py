@@ -14,7 +14,10 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 import pytest
 
@@ -364,3 +367,21 @@ def parse_file(adapter: Any, path: Path) -> tuple[list, Any]:
 def tool_turns(doc: Any, name: str) -> list:
     """The tool turns of a conversation that called `name`."""
     return [t for t in doc.turns if t.role == "tool" and t.tool.name == name]
+
+
+def git(repo: Path, *args: str, when: "datetime | None" = None, author: str = "Dev") -> str:
+    """Run git in `repo` as `author`, dated `when` (author and committer date) when given."""
+    from datetime import UTC
+
+    env = dict(os.environ, GIT_AUTHOR_NAME=author, GIT_AUTHOR_EMAIL=f"{author}@example.com",
+               GIT_COMMITTER_NAME=author, GIT_COMMITTER_EMAIL=f"{author}@example.com")
+    if when is not None:
+        stamp = when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S+0000")
+        env.update(GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
+    done = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def init_repo(repo: Path) -> None:
+    repo.mkdir(parents=True, exist_ok=True)
+    git(repo, "init", "-q", "-b", "main")

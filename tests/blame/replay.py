@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from helpers import FIXTURES, parse_file
+from helpers import FIXTURES, git, init_repo, parse_file
 
 PERSON = "person"
 
@@ -107,21 +107,6 @@ def session_edits(adapter_name: str, path: Path) -> tuple[list[SessionEdit], lis
                                              edit.get("old_text"), edit.get("new_text")))
     edits.sort(key=lambda e: e.ts)
     return edits, [d.thread_id for d in docs]
-
-
-def git(repo: Path, *args: str, when: datetime | None = None, author: str = "Dev") -> str:
-    env = dict(os.environ, GIT_AUTHOR_NAME=author, GIT_AUTHOR_EMAIL=f"{author}@example.com",
-               GIT_COMMITTER_NAME=author, GIT_COMMITTER_EMAIL=f"{author}@example.com")
-    if when is not None:
-        stamp = when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S+0000")
-        env.update(GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
-    done = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True)
-    return done.stdout
-
-
-def init_repo(repo: Path) -> None:
-    repo.mkdir(parents=True, exist_ok=True)
-    git(repo, "init", "-q", "-b", "main")
 
 
 class Replayer:
