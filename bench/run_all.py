@@ -35,6 +35,7 @@ BENCHES = [
     ("ingest", "Ingest", "Full ingest of this repository vs the raw embedder on the same chunks; no-change re-ingest of a 1,000+ file tree."),
     ("append", "Append re-ingest", "A long Codex rollout grows by one exchange at a time."),
     ("agents", "Agents' session adapters", "Each agent's adapter on its real samples against Claude Code's: parse cost per 1,000 characters of turns (the same amount of text) and per turn, and a whole in-process ingest per 1,000 characters."),
+    ("blame", "Blame", "`blame` of a 500-line file in a context of 10,000 sessions (120,000 edits), warm, git blame included; the share of an ingest of every agent's samples spent recording edits."),
     ("watch", "Watch mode", "`chinvex watch` over a 300-file repository and a growing Codex rollout: write to searchable, idle CPU, memory."),
     ("export_memory", "Large export memory", "Streaming a 200 MB ChatGPT export through parse, redaction and chunking."),
     ("tiny_export", "Export of 100k tiny conversations", "One conversations.json with 100,000 one-exchange conversations through a whole `chinvex ingest`."),

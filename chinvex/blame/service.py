@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,7 +83,21 @@ def _absolute(path: str) -> bool:
     return path.startswith(("/", "\\")) or bool(re.match(r"^[A-Za-z]:[\\/]", path))
 
 
-def path_matches(edit: stored.EditRow, target: str, names: list[str], project: str | None) -> bool:
+class _Projects:
+    """A session's project folder, read only for the edits that need it (a file at the top of
+    a repository), once per session."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn, self.known = conn, {}
+
+    def __call__(self, doc_id: str) -> str | None:
+        if doc_id not in self.known:
+            found = rows.conversations(self.conn, [doc_id]).get(doc_id)
+            self.known[doc_id] = found.project if found else None
+        return self.known[doc_id]
+
+
+def path_matches(edit: stored.EditRow, target: str, names: list[str], project: Callable[[str], str | None]) -> bool:
     """Whether an edit touched this file: the same absolute path, or the file's path relative to
     its repository (any of its names in history) at the end of the edit's path, so a session
     recorded in another clone of the repository counts. A file at the repository's top (one
@@ -99,7 +114,10 @@ def path_matches(edit: stored.EditRow, target: str, names: list[str], project: s
         if _absolute(where):
             if mine[-len(rel):] != rel:
                 continue
-            if len(rel) > 1 or (project is not None and _parts(project) == mine[:-1]):
+            if len(rel) > 1:
+                return True
+            top = project(edit.doc_id)
+            if top is not None and _parts(top) == mine[:-1]:
                 return True
         elif rel[-len(mine):] == mine and (len(mine) > 1 or len(rel) == 1):
             return True
@@ -183,9 +201,8 @@ def blame(conn: sqlite3.Connection, target: Target, *, context: str,
     names = _names(path, root, blamed, source_roots or [])
     candidates = [e for e in stored.edits_named(conn, {n.rsplit("/", 1)[-1] for n in names} | {path.name})
                   if e.op != "delete"]
-    docs = rows.conversations(conn, sorted({e.doc_id for e in candidates}))
-    candidates = [e for e in candidates if e.doc_id in docs and
-                  path_matches(e, str(path), names, docs[e.doc_id].project)]
+    projects = _Projects(conn)
+    candidates = [e for e in candidates if path_matches(e, str(path), names, projects)]
     added = stored.line_hashes(conn, [e.edit_id for e in candidates])
     lo, hi = max(first - CONTEXT_LINES - 1, 0), min(last + CONTEXT_LINES, total)
     inputs = [LineInput(n + 1, text_lines[n], _date(commits.get(n + 1))) for n in range(lo, hi)]
@@ -214,6 +231,7 @@ def blame(conn: sqlite3.Connection, target: Target, *, context: str,
         return (-len(per_doc_lines[doc_id]), min(gaps) if gaps else float("inf"))
 
     ranked = sorted(per_doc_lines, key=rank)
+    docs = rows.conversations(conn, ranked)
     sessions = [_session(conn, docs[d], sorted(per_doc_edits[d], key=lambda e: (e.turn_index, e.seq)),
                          per_doc_lines[d]) for d in ranked]
     unexplained = [entry["line"] for entry in out_lines if not entry["sessions"] and entry["text"].strip()]
