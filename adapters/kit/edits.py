@@ -49,6 +49,15 @@ EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool", "
                           "texteditor", "edit_tool"})
 """The Anthropic text-editor shape: one tool whose `command` says create / str_replace / insert."""
 
+SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "shell_command", "run_shell_command",
+                         "run_terminal_cmd", "run_in_terminal", "execute_command", "terminal", "powershell"})
+"""Tools that run a shell command: a heredoc redirected to one file is a write of that file."""
+_HEREDOC = re.compile(
+    r"^[\t ]*(?P<head>(?:cat|tee)\b[^\n]*?)<<-?[\t ]*(?P<q>['\"]?)(?P<tag>[A-Za-z_][A-Za-z0-9_]*)(?P=q)"
+    r"(?P<tail>[^\n]*)\n(?P<body>.*?)\n[\t ]*(?P=tag)[\t ]*$", re.S | re.M)
+_REDIRECT = re.compile(r"(>>?)[\t ]*(['\"]?)([^\s'\";&|<>]+)\2")
+_TEE = re.compile(r"\btee[\t ]+(-a[\t ]+)?(['\"]?)([^\s'\";&|<>-][^\s'\";&|<>]*)\2[\t ]*$")
+
 _SEARCH_REPLACE = re.compile(
     r"^(?:<{5,9}|-{5,9}) ?SEARCH[^\n]*\n(.*?)^={5,9}[^\n]*\n(.*?)^(?:>{5,9}|\+{5,9}) ?REPLACE[^\n]*$",
     re.S | re.M)
@@ -249,10 +258,59 @@ def _editor(path: str, args: dict[str, Any], cwd: str | None) -> list[FileEdit]:
     return []
 
 
+def heredoc_edits(command: str, cwd: str | None) -> list[FileEdit]:
+    """Files a shell command writes from a heredoc, where that is unambiguous: `cat > PATH
+    <<'EOF'` (or `>>`, an append) and `tee [-a] PATH <<EOF`, with exactly one target and no pipe
+    before the heredoc. Anything else (several redirects, `cat a b > c`, a variable as target)
+    is not read as an edit."""
+    edits: list[FileEdit] = []
+    for match in _HEREDOC.finditer(command):
+        head, tail = match["head"], match["tail"]
+        if "|" in head or "$" in head + tail:
+            continue
+        if head.startswith("tee"):
+            target = _TEE.search(head.rstrip())
+            if target is None or _REDIRECT.search(head + tail):
+                continue
+            path, append = target[3], bool(target[1])
+        else:
+            found = _REDIRECT.findall(head + tail)
+            words = head.split()[1:]
+            if len(found) != 1 or any(not w.startswith(">") and w != found[0][2] for w in words):
+                continue
+            path, append = found[0][2], found[0][0] == ">>"
+        edits.append(_edit(path, "edit" if append else "write", None, match["body"], cwd))
+    return edits
+
+
+def _command_of(args: Any) -> tuple[str | None, str | None]:
+    """The command text of a shell tool call and the folder it ran in, when the call says."""
+    if isinstance(args, str):
+        return args, None
+    if not isinstance(args, dict):
+        return None, None
+    command = args.get("command", args.get("cmd", args.get("script")))
+    if isinstance(command, list):
+        parts = [c for c in command if isinstance(c, str)]
+        command = parts[-1] if len(parts) >= 2 and parts[-2] in ("-c", "-lc", "/c", "-Command") else " ".join(parts)
+    where = next((args[k] for k in ("workdir", "cwd", "working_directory", "directory") if isinstance(args.get(k), str)), None)
+    return (command if isinstance(command, str) else None), where
+
+
 def edits_from_call(name: str, args: Any, cwd: str | None = None) -> list[FileEdit]:
     """The file edits a tool call made, [] when it is not an edit (or its arguments do not say
     what was written). `args` may be a dict or a JSON string of one."""
     key = tool_key(name or "")
+    if key in SHELL_TOOLS:
+        if isinstance(args, str) and args.lstrip().startswith("{"):
+            try:
+                import orjson
+
+                args = orjson.loads(args)
+            except ValueError:
+                pass
+        command, where = _command_of(args)
+        return heredoc_edits(command, where or cwd) if command and "<<" in command else []
     if isinstance(args, str):
         if key in PATCH_TOOLS and ("*** Begin Patch" in args or "@@" in args):
             return patch_edits(args, cwd)

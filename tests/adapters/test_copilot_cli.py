@@ -191,9 +191,14 @@ def test_legacy_session_reads_the_timeline_with_the_model_side_tool_outputs():
     claude_md = tool(doc, "toolu_017HSQoNjKo4AkvK9kgYZYVC")
     assert claude_md.tool.name == "str_replace_editor" and "1.# CLAUDE.md" in claude_md.text  # chatMessages' text
     edits = [e for t in doc.turns for e in t.meta.get("edits", [])]
-    assert len(edits) == 4 and {e["op"] for e in edits} == {"edit"}
-    assert edits[0]["path"] == f"{CWD}/src/models/analysis.rs" and edits[0]["new_text"].startswith("/// Details of a file write")
-    assert doc.metadata["files_edited"] == [f"{CWD}/src/models/analysis.rs", f"{CWD}/src/analysis/common_state.rs"]
+    assert len(edits) == 5 and [e["op"] for e in edits].count("edit") == 4
+    first = next(e for e in edits if e["op"] == "edit")
+    assert first["path"] == f"{CWD}/src/models/analysis.rs" and first["new_text"].startswith("/// Details of a file write")
+    plan = next(e for e in edits if e["op"] == "write")  # `cat > FILE << 'EOF'` through the bash tool
+    assert plan["path"] == "/tmp/memory_optimization_plan.md"
+    assert plan["new_text"].startswith("# Memory Optimization Plan for VibeCodingTracker")
+    assert set(doc.metadata["files_edited"]) == {f"{CWD}/src/models/analysis.rs", f"{CWD}/src/analysis/common_state.rs",
+                                                 "/tmp/memory_optimization_plan.md"}
     assert not any(t.role == "system" for t in doc.turns)  # "Connected to GitHub MCP Server" notices
 
 
@@ -222,7 +227,7 @@ def test_legacy_session_without_timeline_is_read_from_chat_messages(tmp_path: Pa
     assert first.role == "user" and first.text.endswith("這就不合理了") and "<reminder>" not in first.text
     assert first.ts == datetime(2025, 10, 11, 11, 40, 20, 882000, timezone.utc)  # the session's start
     assert "1.# CLAUDE.md" in tool(doc, "toolu_017HSQoNjKo4AkvK9kgYZYVC").text
-    assert sum(len(t.meta.get("edits", [])) for t in doc.turns) == 4
+    assert sum(len(t.meta.get("edits", [])) for t in doc.turns) == 5  # 4 editor edits, 1 heredoc write
 
 
 def test_a_migrated_session_is_one_document_and_the_event_log_wins(tmp_path: Path):

@@ -66,3 +66,29 @@ def test_not_edits_and_paths():
 def test_huge_texts_are_capped_and_say_so():
     (edit,) = edits_from_call("Write", {"file_path": "/r/big", "content": "x" * (MAX_EDIT_CHARS + 10)})
     assert edit.truncated and len(edit.new_text) == MAX_EDIT_CHARS
+
+
+# -- heredocs in shell commands -------------------------------------------------------------------
+
+def test_a_heredoc_redirected_to_one_file_is_a_write():
+    from chinvex_adapters.kit.edits import edits_from_call
+
+    [plan] = edits_from_call("bash", {"command": "cat > /tmp/plan.md << 'EOF'\n# Plan\nstep one\nEOF\necho done"})
+    assert (plan.path, plan.op, plan.new_text) == ("/tmp/plan.md", "write", "# Plan\nstep one")
+    [notes] = edits_from_call("exec_command", {"cmd": "cat <<EOF > notes/a.txt\nhello\nEOF", "workdir": "/w"})
+    assert notes.abs_path == "/w/notes/a.txt"
+    [log] = edits_from_call("shell", {"command": ["bash", "-lc", "tee -a log.txt <<'X'\nline\nX"]}, "/p")
+    assert (log.abs_path, log.op, log.new_text) == ("/p/log.txt", "edit", "line")
+    [code] = edits_from_call("Bash", '{"command": "cat > x.py <<\'PY\'\\nprint(2)\\nPY"}', "/r")
+    assert code.abs_path == "/r/x.py" and code.new_text == "print(2)"
+
+
+def test_an_ambiguous_heredoc_is_not_an_edit():
+    from chinvex_adapters.kit.edits import edits_from_call
+
+    for command in ("cat a.txt b.txt > c.txt <<EOF\nx\nEOF",  # inputs besides the heredoc
+                    "cat > $OUT <<EOF\nx\nEOF",                # a variable as target
+                    "cat <<EOF | python\nprint(1)\nEOF",       # piped, not written
+                    "cat > a.txt > b.txt <<EOF\nx\nEOF",       # two targets
+                    "echo hi > a.txt"):                        # no heredoc
+        assert edits_from_call("bash", {"command": command}) == [], command
