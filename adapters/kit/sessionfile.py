@@ -126,11 +126,19 @@ class SessionFileAdapter:
 
     def _candidate(self, entry: WalkEntry, root: str) -> SourceCandidate | SkippedSource:
         verdict = self.accepts(entry.rel, entry)
+        if verdict is not True and str(entry.path) == root and self._named_and_recognised(entry.path):
+            verdict = True  # a file the user named as the root: its content decides, not its name
         if verdict is True:
             return source_candidate(entry, source_type=self.source_type, adapter=self.name,
                                     root=root, extra={})
         detail = verdict if isinstance(verdict, str) else f"not a {self.label} file"
         return SkippedSource(str(entry.path), self.source_type, "ignored", detail)
+
+    def _named_and_recognised(self, path: Path) -> bool:
+        try:
+            return self.recognises(path)
+        except (OSError, NotImplementedError):
+            return False
 
     def parse(self, candidate: SourceCandidate, report: ParseReport,
               previous_state: dict[str, Any] | None) -> Iterator[ParsedDoc]:

@@ -128,3 +128,15 @@ def test_ingest_reads_aider_history_as_conversations(chinvex_home: Path, tmp_pat
     assert none.code == 0 and none.json["results"] == []
     stats = run_cli_in_process("stats", "--context", "Aid", "--json")
     assert stats.json["conversations_by_agent"] == {"aider": 1}
+
+
+def test_a_history_named_as_the_sessions_root_is_read_whatever_its_file_name(tmp_path):
+    """`--sessions aider=PATH` naming the file itself: its content says it is Aider's."""
+    named = tmp_path / "chat-history.md"
+    named.write_bytes((FIXTURES / "aider/aider-repo/chat-history.md").read_bytes())
+    [item] = list(AiderAdapter().enumerate(named, AdapterOptions(context_name="t")))
+    assert isinstance(item, SourceCandidate) and item.path == named
+    other = tmp_path / "notes.md"
+    other.write_text("# just notes\n", encoding="utf-8")
+    [skipped] = list(AiderAdapter().enumerate(other, AdapterOptions(context_name="t")))
+    assert not isinstance(skipped, SourceCandidate)
