@@ -174,3 +174,30 @@ def test_human_output_groups_lines_and_names_unexplained_ones(world):
     assert "No session explains line" in out  # the person's review line
     rows = [line for line in out.splitlines() if "<- [1]" in line]
     assert any("-" in line.split()[0] for line in rows)  # consecutive lines grouped
+
+
+def test_one_repository_a_codex_apply_patch_line_and_a_claude_code_edit_line(world, tmp_path):
+    """The issue's case: `blame FILE:LINE --json` names the Codex session for a line its
+    `apply_patch` added and the Claude Code session for a line its `Edit` added, in one repository."""
+    home, replays, threads = world
+    repo = tmp_path / "both"
+    codex, claude = replays["codex"].repo, replays["claude_code"].repo
+    shutil.copytree(codex, repo)
+    shutil.copy(claude / "hello.py", repo / "hello.py")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "bring hello.py over")
+    edits, _ = session_edits("claude_code", FIXTURES / ONE_PER_AGENT["claude_code"])
+    edit = next(e for e in reversed(edits) if e.op == "edit" and e.rel == "hello.py")
+    from chinvex.blame.lines import added_lines
+
+    wanted = next(line for line in added_lines(edit.old, edit.new) if sum(c.isalnum() for c in line) >= 3)
+    hello = (repo / "hello.py").read_text(encoding="utf-8").splitlines()
+    claude_line = next(n for n, text in enumerate(hello, start=1) if _norm(text) == wanted)
+    retry = (repo / "net/retry.py").read_text(encoding="utf-8").splitlines()
+    codex_line = next(n for n, text in enumerate(retry, start=1) if "def with_backoff" in text)
+    for rel, line, expected in (("net/retry.py", codex_line, "01a2240a-5ee5-7170-a256-a40cba21d208"),
+                                ("hello.py", claude_line, threads["claude_code"][0])):
+        report = _blame(home, f"{repo / rel}:{line}")
+        assert [e["line"] for e in report["lines"]] == [line]
+        assert [s["session_id"] for s in report["sessions"]] == [expected], (rel, line)
+        assert report["sessions"][0]["agent"] == ("codex" if rel.endswith("retry.py") else "claude_code")
