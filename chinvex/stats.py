@@ -69,6 +69,7 @@ def collect_stats(config: ContextConfig) -> dict[str, Any]:
         totals = {
             "documents": sum(v["documents"] for v in by_type.values()),
             "chunks": sum(v["chunks"] for v in by_type.values()),
+            "file_edits": _file_edits(conn),
         }
     finally:
         conn.close()
@@ -87,6 +88,18 @@ def collect_stats(config: ContextConfig) -> dict[str, Any]:
     }
 
 
+def _file_edits(conn: Any) -> int | None:
+    """Edits recorded for blame; None on an index opened read-only before its migration added them."""
+    import sqlite3
+
+    from chinvex.storage import edits
+
+    try:
+        return edits.count(conn)
+    except sqlite3.OperationalError:
+        return None
+
+
 def format_stats(data: dict[str, Any]) -> str:
     """`collect_stats` for a person: readable dates and sizes, nothing printed as None."""
     from rich.markup import escape
@@ -99,6 +112,8 @@ def format_stats(data: dict[str, Any]) -> str:
     agents = data.get("conversations_by_agent") or {}
     if agents:
         lines.append("  conversations by agent: " + " · ".join(f"{a} {n}" for a, n in agents.items()))
+    if data["totals"].get("file_edits"):
+        lines.append(f"  file edits recorded: {data['totals']['file_edits']} (chinvex blame, chinvex timeline)")
     run = data["last_run"]
     if run:
         stats = run.get("stats") or {}
