@@ -29,6 +29,8 @@ _HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(_HERE))
 from common import CHINVEX, Figure, median, pct, print_figures  # noqa: E402
 
+from chinvex.mcp.profiles import CORE  # noqa: E402
+
 
 def _sdk() -> Any:
     """The `mcp` SDK package, imported when a measurement needs it."""
@@ -169,7 +171,7 @@ async def _handshakes(home: Path, cwd: Path, runs: int,
             initialised = time.perf_counter()
             listed = await client.list_tools()
             done = time.perf_counter()
-            assert len(listed.tools) == 4  # the default profile
+            assert [t.name for t in listed.tools] == list(CORE)  # the default profile
             cpus.append(_cpu_seconds(_server_pid()))
         totals.append(done - started)
         inits.append(initialised - started)
@@ -263,7 +265,7 @@ def run(quick: bool = False) -> list[Figure]:
         Figure("recall_add p50", median(warm["add"]) * 1000, "ms", "", None, f"{len(warm['add'])} adds, ~2 KB each"),
         Figure("server peak RSS (VmHWM)", warm["peak_rss_mb"], "MB"),
         Figure("tools/list, default profile", warm["list_default"], "characters", "< 4,000",
-               warm["list_default"] < 4000, "chinvex_answer, chinvex_search, chinvex_pack, chinvex_get_chunks"),
+               warm["list_default"] < 4000, ", ".join(CORE)),
         Figure("tools/list, all tools (--tools all)", warm["list_all"], "characters"),
         *[Figure(f"default payload: {tool}", size, "characters", "", None,
                  "max_tokens 2,000 / budget_tokens 2,000 (about 8,000 characters of text)")

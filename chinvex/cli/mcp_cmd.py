@@ -25,11 +25,11 @@ def mcp_main(
     ctx: typer.Context,
     context: str = typer.Option(None, "--context", help=_DEFAULT_HELP),
     tools: str = typer.Option(None, "--tools", help="Tools to list: default (chinvex_answer, chinvex_search, "
-                              "chinvex_pack, chinvex_get_chunks), recall (the RECALL tools), all, or names "
+                              "chinvex_pack, chinvex_get_chunks, chinvex_blame), recall (the RECALL tools), all, or names "
                               "separated by commas; default: CHINVEX_MCP_TOOLS, else default."),
 ) -> None:
-    """Run the stdio MCP server. By default it lists chinvex_answer, chinvex_search, chinvex_pack
-    and chinvex_get_chunks; `--tools all` adds chinvex_list_contexts and the RECALL tools
+    """Run the stdio MCP server. By default it lists chinvex_answer, chinvex_search, chinvex_pack,
+    chinvex_get_chunks and chinvex_blame; `--tools all` adds chinvex_list_contexts and the RECALL tools
     (recall_search, recall_get, recall_list, recall_context, recall_add, recall_index,
     recall_feedback, flight_recorder_log)."""
     if ctx.invoked_subcommand is not None:

@@ -1,8 +1,9 @@
 """Which tools `chinvex mcp` lists: every tool's name, description and schema is read by the
 agent's model at the start of every session, so the default list is short.
 
-- `default`: chinvex_search, chinvex_answer, chinvex_pack, chinvex_get_chunks — find, answer,
-  assemble, read; under 4,000 characters of tools/list (bench/mcp_server.py measures it);
+- `default`: chinvex_search, chinvex_answer, chinvex_pack, chinvex_get_chunks, chinvex_blame —
+  find, answer, assemble, read, and who wrote a line; under 4,000 characters of tools/list
+  (bench/mcp_server.py measures it);
 - `recall`: the RECALL spec's tools (recall_*, flight_recorder_log) for EDI-style workflows;
 - `all`: both, plus chinvex_list_contexts;
 - or names separated by commas.
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 ENV_TOOLS = "CHINVEX_MCP_TOOLS"
-CORE = ("chinvex_answer", "chinvex_search", "chinvex_pack", "chinvex_get_chunks")
+CORE = ("chinvex_answer", "chinvex_search", "chinvex_pack", "chinvex_get_chunks", "chinvex_blame")
 RECALL = ("recall_search", "recall_get", "recall_list", "recall_context", "recall_add", "recall_index",
           "recall_promote", "recall_feedback", "flight_recorder_log")
 ALL = (*CORE, "chinvex_list_contexts", *RECALL)

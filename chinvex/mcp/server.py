@@ -41,13 +41,15 @@ INSTRUCTIONS = (
     "working directory); a context named 'global' holds cross-project knowledge."
 )
 
-_READ = ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False, open_world_hint=False)
+_READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+"""Read-only: the destructive and idempotent hints are meaningful only when readOnlyHint is false
+(MCP spec), so they are left out of the list the model reads."""
 _WRITE = ToolAnnotations(read_only_hint=False, idempotent_hint=False, destructive_hint=False, open_world_hint=False)
 
 Query = Annotated[str, Field(description=f"Question or keywords (max {limits.QUERY_MAX_BYTES // 1024} KB).")]
 ContextName = Annotated[str | None, Field(
     description="Context name or alias (see chinvex_list_contexts). Omit for the project context.")]
-CoreContext = Annotated[str, Field(description="Context name; omit for the project's.")]
+CoreContext = Annotated[str, Field(description="Omit for the project's.")]
 CoreTypes = Annotated[list[str], Field(description="Only: repo, codex_session, agent_session, chat, note, memory.")]
 MaxTokens = Annotated[int, Field(ge=100, le=budget.MAX_TOKENS_LIMIT, description="Cap on returned text; says if cut.")]
 SourceTypes = Annotated[list[str] | None, Field(
@@ -91,11 +93,12 @@ class ChinvexMCPServer(MCPServer):
             await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
     async def list_tools(self) -> Any:
-        """The SDK's list without the `title` it derives from every argument's name: the list
-        is read by the agent's model every session, and the names say it already."""
+        """The SDK's list without the `title` it derives from every argument's name, nor empty
+        defaults ("", [] or false) of optional arguments: the list is read by the agent's model every
+        session, and the names (and "omit for ..." in the descriptions) say it already."""
         tools = await super().list_tools()
         for tool in tools:
-            tool.input_schema = _untitled(tool.input_schema)
+            tool.input_schema = _lean(tool.input_schema)
         return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
@@ -117,11 +120,16 @@ class ChinvexMCPServer(MCPServer):
             return failure(limits.INVALID_ARGUMENT, str(exc))
 
 
-def _untitled(schema: Any) -> Any:
+def _empty(value: Any) -> bool:
+    return value is False or (isinstance(value, (str, list)) and not value)
+
+
+def _lean(schema: Any) -> Any:
     if isinstance(schema, dict):
-        return {k: _untitled(v) for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
+        return {k: _lean(v) for k, v in schema.items()
+                if not (k == "title" and isinstance(v, str)) and not (k == "default" and _empty(v))}
     if isinstance(schema, list):
-        return [_untitled(v) for v in schema]
+        return [_lean(v) for v in schema]
     return schema
 
 
@@ -144,19 +152,18 @@ def build_server(state: ServerState) -> ChinvexMCPServer:
 
 
 def _add_chinvex_tools(server: ChinvexMCPServer, state: ServerState) -> None:
-    """Search, answer, pack and read the indexed contexts."""
+    """Search, answer, pack and read the indexed contexts, and blame a file's lines."""
 
-    @server.tool(name="chinvex_answer", annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False),
-                 description="Answer a question from the user's indexed code, notes and sessions: 1-3 "
-                 "short sentences from the sources (for 'when', the date), each citing "
-                 "[chunk:<id>], plus where each citation is and the words it rests on. Refuses "
-                 "('Not stated in retrieved sources.', grounded=false) when the sources do not say it. "
-                 "For background to work from, use chinvex_pack; to browse hits, chinvex_search.")
+    @server.tool(name="chinvex_answer", annotations=ToolAnnotations(read_only_hint=True),
+                 description="Answer from the user's indexed code, notes and sessions: 1-3 sentences, "
+                 "each citing [chunk:<id>], with where it is and the words it rests on; refuses "
+                 "(grounded=false) when the sources do not say it. For background use chinvex_pack; to "
+                 "browse, chinvex_search.")
     def chinvex_answer(
         query: Annotated[str, Field(description="The question.")],
         context: CoreContext = "",
         k: Annotated[int, Field(ge=limits.K_MIN, le=limits.K_MAX, description="Chunks to retrieve.")] = 8,
-        grounded: Annotated[bool, Field(description="Refuse unless the sources support it.")] = True,
+        grounded: Annotated[bool, Field(description="Refuse unless sources support it.")] = True,
         source_types: CoreTypes = [],  # noqa: B006 (pydantic copies defaults)
         include_evidence: Annotated[bool, Field(description="Add the retrieved chunks.")] = False,
         max_tokens: MaxTokens = budget.DEFAULT_MAX_TOKENS,
@@ -165,9 +172,9 @@ def _add_chinvex_tools(server: ChinvexMCPServer, state: ServerState) -> None:
                     source_types=source_types, include_evidence=include_evidence, max_tokens=max_tokens)
 
     @server.tool(name="chinvex_search", annotations=_READ,
-                 description="Ranked chunks (full-text + vector) with chunk_id, place, text, scores and "
-                 "staleness. Use to browse or find exact spots; chinvex_answer for a short answer; "
-                 "chinvex_get_chunks reads around a hit.")
+                 description="Ranked chunks (full-text + vector): chunk_id, place, text, scores, "
+                 "staleness. To browse or find exact spots; chinvex_answer answers, chinvex_get_chunks "
+                 "reads around a hit.")
     def chinvex_search(
         query: Query,
         context: CoreContext = "",
@@ -175,7 +182,7 @@ def _add_chinvex_tools(server: ChinvexMCPServer, state: ServerState) -> None:
         k: Annotated[int, Field(ge=limits.K_MIN, le=limits.K_MAX, description="Results.")] = 8,
         source_types: CoreTypes = [],  # noqa: B006
         max_tokens: MaxTokens = budget.DEFAULT_MAX_TOKENS,
-        filter: Annotated[str, Field(description="Exact predicate, e.g. doc.path GLOB 'src/**' AND "
+        filter: Annotated[str, Field(description="Predicate, e.g. doc.path GLOB 'src/**' AND "
                                      "doc.mtime >= '2026-03-01'.")] = "",
         per_doc: Annotated[int, Field(ge=0, le=limits.K_MAX, description="Max chunks per file; 1 lists files.")] = 0,
     ) -> CallToolResult:
@@ -183,8 +190,8 @@ def _add_chinvex_tools(server: ChinvexMCPServer, state: ServerState) -> None:
                     source_types=source_types, max_tokens=max_tokens, filter=filter, per_doc=per_doc)
 
     @server.tool(name="chinvex_pack", annotations=_READ,
-                 description="Background for a task: the best chunks in a hard token budget, same input "
-                 "same output, each with path, lines, sha256 and mtime. Use before starting work.")
+                 description="Background for a task: the best chunks in a hard token budget, deterministic, "
+                 "each with path, lines, sha256 and mtime. Use before starting work.")
     def chinvex_pack(
         task: Annotated[str, Field(description="The task or question.")],
         context: CoreContext = "",
@@ -196,13 +203,22 @@ def _add_chinvex_tools(server: ChinvexMCPServer, state: ServerState) -> None:
                     diversity=diversity or None, source_types=source_types)
 
     @server.tool(name="chinvex_get_chunks", annotations=_READ,
-                 description="Read chunks by id (from results or citations): text, ranges, metadata, "
-                 "and the previous and next chunk ids.")
+                 description="Read chunks by id: text, ranges, metadata, previous and next chunk ids.")
     def chinvex_get_chunks(
         chunk_ids: Annotated[list[str], Field(description=f"Chunk ids (max {limits.CHUNK_IDS_MAX}).")],
         context: CoreContext = "",
     ) -> CallToolResult:
         return _run(tools.chinvex_get_chunks, state, chunk_ids=chunk_ids, context=context)
+
+    @server.tool(name="chinvex_blame", annotations=_READ,
+                 description="Which agent session wrote these lines, and why: each line's commit and "
+                 "the sessions whose edits added it, with chunk ids to cite.")
+    def chinvex_blame(
+        path: Annotated[str, Field(description="Absolute, or relative to the project.")],
+        lines: Annotated[str, Field(description="N or N-M; omit for all (max 400).")] = "",
+        context: CoreContext = "",
+    ) -> CallToolResult:
+        return _run(tools.chinvex_blame, state, path=path, lines=lines, context=context)
 
     @server.tool(name="chinvex_list_contexts", annotations=_READ,
                  description="List the contexts (name, aliases, number of sources of each kind), which "

@@ -26,7 +26,7 @@ from helpers import CHINVEX_BIN, assert_no_traceback, run_cli, run_cli_in_proces
 TOOLS = {
     "chinvex_answer", "chinvex_search", "chinvex_get_chunks", "chinvex_list_contexts",
     "recall_search", "recall_get", "recall_add", "recall_feedback", "flight_recorder_log",
-    "chinvex_pack", "recall_list", "recall_context", "recall_index", "recall_promote",
+    "chinvex_pack", "recall_list", "recall_context", "recall_index", "recall_promote", "chinvex_blame",
 }
 REQUIRED = {
     "chinvex_answer": ["query"], "chinvex_search": ["query"], "chinvex_get_chunks": ["chunk_ids"],
@@ -34,11 +34,13 @@ REQUIRED = {
     "recall_add": ["type", "title", "content"], "recall_feedback": ["item_id"],
     "flight_recorder_log": ["type", "content"], "chinvex_pack": ["task"], "recall_list": ["type"],
     "recall_context": ["file_path"], "recall_index": ["path"], "recall_promote": ["item_id"],
+    "chinvex_blame": ["path"],
 }
 READ_ONLY = {"chinvex_answer", "chinvex_search", "chinvex_get_chunks", "chinvex_list_contexts",
-             "recall_search", "recall_get", "chinvex_pack", "recall_list", "recall_context"}
-IDEMPOTENT = {"chinvex_search", "chinvex_get_chunks", "chinvex_list_contexts", "recall_get", "chinvex_pack",
-              "recall_list", "recall_context"}
+             "recall_search", "recall_get", "chinvex_pack", "recall_list", "recall_context", "chinvex_blame"}
+IDEMPOTENT: set[str] = set()
+"""The idempotent (and destructive) hints mean something only for tools that write (MCP spec): the
+read-only ones leave them out of the list, and no write tool is idempotent."""
 
 
 @dataclass
@@ -516,6 +518,9 @@ def test_malformed_calls_return_errors_and_the_server_keeps_serving(world):
             ("recall_feedback", {"item_id": "x", "feedback": "great"}, "INVALID_ARGUMENT"),
             ("recall_get", {"id": None}, "INVALID_ARGUMENT"),
             ("chinvex_get_chunks", {"chunk_ids": "abc"}, "INVALID_ARGUMENT"),
+            ("chinvex_blame", {}, "INVALID_ARGUMENT"),
+            ("chinvex_blame", {"path": "src/retry.py", "lines": "ten"}, "INVALID_ARGUMENT"),
+            ("chinvex_blame", {"path": "p" * 5000}, "INVALID_ARGUMENT"),
             ("flight_recorder_log", {"type": "x", "content": "y", "metadata": [1, 2]}, "INVALID_ARGUMENT"),
             ("no_such_tool", {"query": "x"}, "UNKNOWN_TOOL"),
         ]

@@ -28,6 +28,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.message import SessionMessage
 
 from chinvex.mcp.limits import DEPTH_MAX, INVALID_REQUEST, LINE_MAX_BYTES, PARSE_ERROR
+from chinvex.mcp.profiles import ALL
 from chinvex.mcp.transport import END, read_frame
 from chinvex.mcp.wire import WireError, decode_line, recover_id
 from helpers import CHINVEX_BIN, run_cli, run_cli_in_process
@@ -240,7 +241,7 @@ def test_every_malformed_line_is_answered_and_the_next_call_too(tmp_path, chinve
         assert reply["id"] == "huge" and reply["error"]["code"] == INVALID_REQUEST
         assert "the limit is 8.0 MB" in reply["error"]["message"]
         server.send('{"jsonrpc":"2.0","id":"after","method":"tools/list"}')
-        assert len(server.receive()["result"]["tools"]) == 14
+        assert len(server.receive()["result"]["tools"]) == len(ALL)
     finally:
         code = server.close()
     assert code == 0
@@ -383,7 +384,7 @@ def test_official_client_with_malformed_lines_interleaved(small_context):
                         tg.start_soon(bad, line, rid, code)
                         tg.start_soon(search, "acquirer reconciliation", "settlement.md")
             listed = await client.list_tools()
-            assert len(listed.tools) == 14
+            assert len(listed.tools) == len(ALL)
         return searches, len(malformed)
 
     searches, injected = anyio.run(body)
