@@ -81,7 +81,9 @@ def _repositories(repos: list[str], project: Path | None) -> list[Path]:
 
 def timeline(conn: sqlite3.Connection, *, context: str, repos: list[str], since: str | None,
              until: str | None, project: Path | None = None, agent: str | None = None,
-             limit: int = 1000) -> dict[str, Any]:
+             limit: int = 1000, commits_too: bool = True) -> dict[str, Any]:
+    """Sessions (the newest `limit` active in the period) and, unless an agent is asked for or
+    `commits_too` is off, the commits of the repositories, merged in time order by UTC day."""
     from chinvex.models.documents import agent_of
 
     events: list[dict[str, Any]] = []
@@ -104,7 +106,7 @@ def timeline(conn: sqlite3.Connection, *, context: str, repos: list[str], since:
             "files_edited": files, "duration_min": _minutes(row.created_at, row.updated_at),
         })
     commits = 0
-    if not agent:
+    if commits_too and not agent:
         for root in _repositories(repos, project):
             for logged in git.log(root, since, until):
                 if until and logged.commit.date >= until:

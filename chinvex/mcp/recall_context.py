@@ -30,6 +30,7 @@ SNIPPET_CHARS = 240
 CONTEXT_TYPES = ("related_code", "documentation", "adrs", "recent_changes", "ownership")
 DEFAULT_TYPES = ("related_code", "documentation", "adrs")
 MENTION_SCAN = 400
+RECENT_DAYS = 14
 
 
 def _candidates(raw: str, cwd: str, roots: list[Path]) -> list[Path]:
@@ -99,6 +100,75 @@ def _decisions(conn: sqlite3.Connection, rel: str, name: str) -> list[dict[str, 
     return out
 
 
+def _recent_sessions(conn: sqlite3.Connection, config: Any, path: Path) -> list[dict[str, Any]]:
+    """The recent session history (the EDI briefing's): the sessions of the last RECENT_DAYS of
+    activity in the file's repository, newest first, with what each was asked and which files it
+    edited, and the repository's commits between them. A session belongs to the repository when
+    it ran in it, in a folder of the same name (another clone), or edited a file in it; without a
+    repository, every session of the context counts. "Recent" ends at the newest of them, so a
+    project picked up again after a month still shows what was last done in it."""
+    from datetime import timedelta
+
+    from chinvex.blame import git
+    from chinvex.blame.timeline import timeline
+    from chinvex.timeutil import iso_z, to_utc
+
+    root = git.repo_root(path) if path.parent.exists() else None
+    found = timeline(conn, context=config.name, repos=[], since=None, until=None, limit=500, commits_too=False)
+    sessions = [e for day in found["days"] for e in day["events"] if _in_repository(e, root)]
+    if not sessions:
+        return []
+    end = to_utc(max(e["time"] or "" for e in sessions))
+    since = iso_z(end - timedelta(days=RECENT_DAYS)) if end is not None else None
+    events = [e for e in sessions if since is None or (e["time"] or "") >= since]
+    if root is not None:
+        events += [{"kind": "commit", "time": c.commit.date, **c.commit.as_json()}
+                   for c in git.log(root, since, None, limit=SECTION_LIMIT)]
+    events.sort(key=lambda e: e["time"] or "", reverse=True)
+    out = []
+    for event in events[:SECTION_LIMIT]:
+        if event["kind"] == "session":
+            out.append({"kind": "session", "time": event["time"], "agent": event["agent"],
+                        "session_id": event["session_id"], "title": event["title"],
+                        "first_request": event["first_request"], "files_edited": event["files_edited"][:10]})
+        else:
+            out.append({"kind": "commit", "time": event["time"], "sha": event["sha"][:10],
+                        "author": event["author"], "subject": event["subject"]})
+    return out
+
+
+def _in_repository(event: dict[str, Any], root: Path | None) -> bool:
+    if root is None:
+        return True
+    project = event.get("project")
+    if project and (within(Path(project), root) or Path(project.replace("\\", "/")).name == root.name):
+        return True
+    return any(within(Path(f), root) for f in event.get("files_edited") or [] if f.startswith("/"))
+
+
+def _ownership(conn: sqlite3.Connection, config: Any, path: Path, result: dict[str, Any]) -> dict[str, Any] | None:
+    """Who wrote the file's lines: git authors and the agent sessions behind them (blame), by
+    number of lines; None (with a note) when the file cannot be read."""
+    from chinvex.blame.service import Target, blame
+    from chinvex.errors import ChinvexError
+
+    try:
+        report = blame(conn, Target(path, None, None), context=config.name,
+                       source_roots=list(config.includes.repos) + list(config.includes.note_roots))
+    except ChinvexError as exc:
+        result.setdefault("notes", []).append(f"ownership: {exc.message}")
+        return None
+    authors: dict[str, int] = {}
+    for line in report["lines"]:
+        who = line["commit"]["author"] if line["commit"] else ("not committed" if report["git"] else "no git")
+        authors[who] = authors.get(who, 0) + 1
+    return {"lines": len(report["lines"]), "authors": dict(sorted(authors.items(), key=lambda kv: -kv[1])),
+            "sessions": [{"agent": s["agent"], "session_id": s["session_id"], "title": s["title"],
+                          "lines": s["line_count"], "chunk_ids": s["chunk_ids"][:3]}
+                         for s in report["sessions"][:SECTION_LIMIT]],
+            "lines_no_session_explains": len(report["unexplained"])}
+
+
 def recall_context(state: ServerState, file_path: str, context_types: list[str] | None = None) -> dict[str, Any]:
     from chinvex.watch import source_roots
 
@@ -138,11 +208,12 @@ def recall_context(state: ServerState, file_path: str, context_types: list[str] 
             sessions = [m for m in mentions if m["source_type"] in recall.CONVERSATION_SOURCE_TYPES]
             sessions.sort(key=lambda m: (m["updated_at"] or ""), reverse=True)
             result["sessions"] = sessions[:SECTION_LIMIT]
+        if "recent_changes" in wanted:
+            result["recent_sessions"] = _recent_sessions(h.conn, config, path)
         if "adrs" in wanted:
             result["decisions"] = _decisions(h.conn, rel, name)[:SECTION_LIMIT]
         if "ownership" in wanted:
-            result["ownership"] = None
-            result.setdefault("notes", []).append("ownership is not recorded by chinvex (no git blame)")
+            result["ownership"] = _ownership(h.conn, config, path, result)
     if own is None:
         result.setdefault("notes", []).append(
             f"{path} is not indexed in context {config.name}; mentions of {name!r} are listed anyway")

@@ -63,7 +63,7 @@ def conversations(conn: sqlite3.Connection, doc_ids: Sequence[str]) -> dict[str,
 def conversations_between(conn: sqlite3.Connection, since: str | None, until: str | None,
                           limit: int = 5000) -> list[ConversationRow]:
     """Conversations active in [since, until): begun before `until` and last updated at or
-    after `since` (ISO times, None is open), oldest first."""
+    after `since` (ISO times, None is open), oldest first; the newest `limit` of them."""
     clauses, params = [_CONVERSATION], []
     if since:
         clauses.append("COALESCE(updated_at, created_at) >= ?")
@@ -72,8 +72,8 @@ def conversations_between(conn: sqlite3.Connection, since: str | None, until: st
         clauses.append("COALESCE(created_at, updated_at) < ?")
         params.append(until)
     rows = conn.execute(f"SELECT {_COLUMNS} FROM documents WHERE {' AND '.join(clauses)} "
-                        "ORDER BY COALESCE(created_at, updated_at) LIMIT ?", [*params, limit])
-    return [_row(row) for row in rows]
+                        "ORDER BY COALESCE(created_at, updated_at) DESC LIMIT ?", [*params, limit])
+    return [_row(row) for row in rows][::-1]
 
 
 def turns(conn: sqlite3.Connection, doc_id: str, first: int, last: int) -> dict[int, dict[str, Any]]:

@@ -270,3 +270,26 @@ def test_default_tool_list_has_chinvex_blame_under_4000_characters(blamed):
     assert blame.input_schema["required"] == ["path"]
     assert set(blame.input_schema["properties"]) == {"path", "lines", "context"}
     assert blame.annotations is not None and blame.annotations.read_only_hint is True
+
+
+def test_recall_context_gives_the_recent_session_history_and_who_wrote_the_file(blamed):
+    """`recall_context`'s recent changes hold the sessions and commits of the file's repository
+    (newest first, with each session's request and edited files), and its ownership the git
+    authors and agent sessions behind the file's lines (chinvex blame)."""
+    async def body(client: Client):
+        return await call(client, "recall_context", file_path="net/retry.py",
+                          context_types=["recent_changes", "ownership"])
+
+    result = _session(blamed, body, CHINVEX_CONTEXT="netlib", CHINVEX_MCP_TOOLS="all")
+    recent = result["recent_sessions"]
+    kinds = [(e["kind"], e.get("session_id") or e["subject"]) for e in recent]
+    # commits are dated a minute after their session began: both sessions precede both commits
+    assert kinds == [("commit", "Max attempts; a table"), ("commit", "Jitter for the backoff"),
+                     ("commit", "Add retry helper"), ("session", SECOND), ("session", FIRST), ("commit", "Start")]
+    second = recent[3]
+    assert second["agent"] == "codex" and "jitter" in second["first_request"]
+    assert second["files_edited"] == ["/home/dev/run3/work/net/retry.py"]
+    owners = result["ownership"]
+    assert owners["authors"]["Dev"] > 0 and owners["authors"]["Person"] > 0
+    assert [s["session_id"] for s in owners["sessions"]] == [FIRST, SECOND]
+    assert owners["lines_no_session_explains"] >= 1  # the person's MAX_ATTEMPTS line
