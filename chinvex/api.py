@@ -1,0 +1,217 @@
+"""chinvex as a library: open a context and search, answer, pack, read, ingest and blame it
+from a script or a notebook, with the same engine and results as the CLI.
+
+    import chinvex
+
+    with chinvex.open("myproject") as ctx:          # or chinvex.open(): CHINVEX_CONTEXT, else
+        hits = ctx.search("retry backoff", k=5)      # the context holding the current folder
+        print(hits.results[0].source_uri)
+
+Results are the pydantic models the CLI prints with `--json` (SearchResponse, AnswerResponse,
+PackResponse, IngestSummary) or the JSON-able dicts of `get`, `blame`, `timeline` and `stats`.
+Errors are `chinvex.errors.ChinvexError` subclasses with a one-line `message`.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self
+
+if TYPE_CHECKING:
+    from chinvex.ingest.summary import IngestSummary
+    from chinvex.models import (
+        AnswerResponse,
+        ContextConfig,
+        PackResponse,
+        SearchResponse,
+    )
+    from chinvex.retrieval.search import Searcher
+
+_ADVICE = "pass a context name to chinvex.open() or set CHINVEX_CONTEXT"
+
+
+class Context:
+    """One context: its configuration and one warm searcher shared by its calls. Close it (or use
+    it as a context manager) to release the vector store."""
+
+    def __init__(self, config: ContextConfig):
+        self.config = config
+        self._searcher: Searcher | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def __repr__(self) -> str:
+        return f"<chinvex.Context {self.name!r}>"
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._searcher is not None:
+            close = getattr(self._searcher, "close", None)
+            if close is not None:
+                close()
+            self._searcher = None
+
+    def _search_engine(self) -> Searcher:
+        if self._searcher is None:
+            from chinvex.retrieval.search import Searcher
+
+            self._searcher = Searcher()
+        return self._searcher
+
+    def search(self, query: str, *, k: int = 8, source_types: Sequence[str] | None = None,
+               path: str | None = None, since: str | None = None, until: str | None = None,
+               mode: str = "hybrid", filter: str | None = None, per_doc: int | None = None,
+               explain: bool = False) -> SearchResponse:
+        """Hybrid search, as `chinvex search` (dates as `YYYY-MM-DD` or ISO times; `filter` in the
+        filter language of `--filter`)."""
+        from chinvex.errors import UsageError
+        from chinvex.retrieval.filters import DATE_FORMS, date_bound
+        from chinvex.retrieval.search import SearchRequest
+
+        if not query.strip():
+            raise UsageError("query is empty")
+        if mode not in ("hybrid", "fts", "vector"):
+            raise UsageError(f"mode {mode!r}: expected hybrid, fts or vector")
+        try:
+            start = date_bound(since, end_of_day=False) if since else None
+            end = date_bound(until, end_of_day=True) if until else None
+        except ValueError:
+            raise UsageError(f"since/until: not a date; use {DATE_FORMS}") from None
+        request = SearchRequest(query=query, k=k, source_types=list(source_types) if source_types else None,
+                                path_glob=path, since=start, until=end, explain=explain, mode=mode,
+                                filter_expression=filter, per_doc=per_doc)  # type: ignore[arg-type]
+        return self._search_engine().search([self.config], request)
+
+    def answer(self, query: str, *, k: int = 8, grounded: bool = True, source_types: Sequence[str] | None = None,
+               generator: str | None = None, model: str | None = None, filter: str | None = None) -> AnswerResponse:
+        """A short answer with citations, or a refusal when the sources do not say (`grounded`)."""
+        from chinvex.answer.service import answer
+
+        return answer(self.config, query, k=k, grounded=grounded, source_types=list(source_types or []) or None,
+                      generator=generator, model=model, searcher=self._search_engine(), filter_expression=filter)
+
+    def pack(self, task: str, *, budget_tokens: int = 2000, diversity: int | None = None,
+             source_types: Sequence[str] | None = None, filter: str | None = None) -> PackResponse:
+        """Ranked chunks packed into a token budget, each with its provenance."""
+        from chinvex.pack.service import build_pack
+
+        return build_pack([self.config], task, budget=budget_tokens, diversity=diversity,
+                          source_types=list(source_types) if source_types else None,
+                          searcher=self._search_engine(), filter_expression=filter)
+
+    def _connect(self) -> sqlite3.Connection:
+        from chinvex.errors import NotFoundError
+        from chinvex.storage import db
+
+        path = Path(self.config.index.sqlite_path)
+        if not path.exists():
+            raise NotFoundError(f"context {self.name!r} has no index yet; call ingest() first")
+        return db.connect(path, create=False)
+
+    def get(self, identifier: str) -> dict[str, Any] | None:
+        """A conversation by its session or thread id (or a unique prefix of 8+ characters), with
+        its turns; else a chunk by id; None when neither is in this context."""
+        from chinvex.chunks import fetch_chunks
+        from chinvex.conversations import conversation, find_thread
+
+        conn = self._connect()
+        try:
+            row = find_thread(conn, identifier)
+            if row is not None:
+                return conversation(conn, row, self.name)
+            chunks = fetch_chunks(conn, [identifier], self.name)
+            return {"kind": "chunk", "chunk": chunks[0]} if chunks else None
+        finally:
+            conn.close()
+
+    def ingest(self, *, full: bool = False, wait: bool = False) -> IngestSummary:
+        """Index what changed in the context's sources (`full`: everything again)."""
+        from chinvex.ingest.pipeline import IngestOptions, run_ingest
+
+        summary = run_ingest(self.config, IngestOptions(full=full, wait=wait))
+        self.close()  # the next search sees the new index
+        return summary
+
+    def blame(self, path: str | os.PathLike[str], lines: int | tuple[int, int] | None = None) -> dict[str, Any]:
+        """The commit and the agent sessions behind each line of a file (`chinvex blame --json`)."""
+        from chinvex.blame.service import Target, blame
+        from chinvex.errors import UsageError
+
+        first, last = (lines, lines) if isinstance(lines, int) else (lines or (None, None))
+        if first is not None and (first < 1 or last is None or last < first):
+            raise UsageError("lines must be N or (FIRST, LAST) with 1 <= FIRST <= LAST")
+        conn = self._connect()
+        try:
+            return blame(conn, Target(Path(path).expanduser(), first, last), context=self.name,
+                         source_roots=list(self.config.includes.repos) + list(self.config.includes.note_roots))
+        finally:
+            conn.close()
+
+    def timeline(self, since: str | None = "7d", until: str | None = None,
+                 project: str | os.PathLike[str] | None = None, agent: str | None = None) -> dict[str, Any]:
+        """Sessions and commits day by day (`chinvex timeline --json`)."""
+        from chinvex.blame.timeline import parse_when, timeline
+
+        conn = self._connect()
+        try:
+            return timeline(conn, context=self.name, repos=list(self.config.includes.repos),
+                            since=parse_when(since, "since"), until=parse_when(until, "until"),
+                            project=Path(project).expanduser().resolve() if project else None,
+                            agent=agent.lower() if agent else None)
+        finally:
+            conn.close()
+
+    def stats(self) -> dict[str, Any]:
+        """Documents and chunks by source type, conversations by agent, the last run, sizes."""
+        from chinvex.stats import collect_stats
+
+        return collect_stats(self.config)
+
+
+def open(name: str | None = None) -> Context:
+    """The context named (or aliased) `name`; without one, CHINVEX_CONTEXT, else the context whose
+    source folders contain the current directory. Raises ChinvexError when there is none."""
+    from chinvex.default_context import resolve_default
+    from chinvex.errors import UsageError
+    from chinvex.registry import Registry
+
+    if name is not None:
+        return Context(Registry().resolve(name))
+    found = resolve_default(Registry(), given=None, env=os.environ, cwd=os.getcwd(), advice=_ADVICE)
+    if found.config is None:
+        if found.cause is not None:
+            raise found.cause
+        raise UsageError(found.error or f"No context given; {_ADVICE}.")
+    return Context(found.config)
+
+
+def contexts() -> list[str]:
+    """The names of every context, in the registry's order."""
+    from chinvex.default_context import context_names
+    from chinvex.registry import Registry
+
+    return context_names(Registry())
+
+
+def create(name: str, *, repos: Sequence[str | os.PathLike[str]] = (), notes: Sequence[str | os.PathLike[str]] = (),
+           chat_roots: Sequence[str | os.PathLike[str]] = (), sessions: Sequence[str] = ()) -> Context:
+    """A new context over these sources (`sessions`: "auto" or "KIND=PATH" entries), not yet
+    ingested: call `ingest()` on it."""
+    from chinvex.registry import Registry
+    from chinvex.sessions import checked_entry
+
+    includes = {"repos": [str(Path(p).expanduser().resolve()) for p in repos],
+                "note_roots": [str(Path(p).expanduser().resolve()) for p in notes],
+                "chat_roots": [str(Path(p).expanduser().resolve()) for p in chat_roots],
+                "sessions": [checked_entry(s) for s in sessions]}
+    return Context(Registry().create(name, includes={k: v for k, v in includes.items() if v}).config)
