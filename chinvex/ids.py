@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 
 def sha256_hex(text: str | bytes) -> str:
@@ -26,3 +27,9 @@ def doc_id_for(source_type: str, key: str) -> str:
 
 def thread_doc_id(source_type: str, thread_id: str) -> str:
     return doc_id_for(source_type, f"thread:{thread_id}")
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, read in blocks (model files are ~90 MB)."""
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()

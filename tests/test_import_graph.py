@@ -1,5 +1,6 @@
-"""Imports run one way: no module of the package imports, at module level, one that imports it
-back (directly or through others). A cycle makes import order matter and hides which module
+"""Imports run one way: no module of the package imports one that imports it back (directly or
+through others), counting the imports made inside functions (kept there for start-up speed) as
+well as those at the top of a module. A cycle makes import order matter and hides which module
 owns what (issue 21 found `chinvex.cli` importing, at its bottom, the command modules that
 import `app` from it, and `chinvex.redaction` with its `structured`; both are gone. The
 function-level cycle of `answer/base.py` building the generators that import it went too: the
@@ -21,7 +22,7 @@ def _graph() -> dict[str, set[str]]:
                 parts = parts[:-1]
             name = ".".join([prefix, *parts])
             imports: list[tuple[str, list[str]]] = []
-            for node in ast.parse(path.read_text(encoding="utf-8")).body:  # module level only
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):  # function level too
                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                     imports.append((node.module, [alias.name for alias in node.names]))
                 elif isinstance(node, ast.Import):
@@ -73,3 +74,11 @@ def test_no_import_cycles():
 def test_the_check_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_models_depend_on_nothing_above_them():
+    graph = _graph()
+    shared = {"chinvex.errors", "chinvex.ids", "chinvex.timeutil"}  # the small utilities below everything
+    above = {dep for name, deps in graph.items() if name.startswith("chinvex.models") for dep in deps
+             if not dep.startswith("chinvex.models") and dep not in shared}
+    assert above == set(), above

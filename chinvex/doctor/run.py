@@ -160,7 +160,7 @@ class Doctor:
     def _repair(self, before: list[Check]) -> list[str]:
         f = self._findings
         if f.damaged:
-            from chinvex.rebuild import rebuild_damaged_index
+            from chinvex.doctor.rebuild import rebuild_damaged_index
 
             return rebuild_damaged_index(self.config)
         if any(c.name == "sqlite_integrity" and c.status == "error" for c in before):
@@ -177,7 +177,7 @@ class Doctor:
                 actions.append("rebuilt the full-text index from the chunks table")
             repair_runs(conn, f, problems, actions)
             if "embedder" in problems and f.store_damaged:
-                from chinvex.rebuild import move_aside_damaged_store
+                from chinvex.storage.aside import move_aside_damaged_store
 
                 actions.append(move_aside_damaged_store(self.config))
             if problems & {"vectors_missing", "vectors_orphaned", "embedder"} or f.rows_deleted:

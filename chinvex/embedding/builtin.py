@@ -22,7 +22,6 @@ is first loaded.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import threading
@@ -33,6 +32,7 @@ from typing import TYPE_CHECKING, Mapping
 from chinvex.embedding.base import embedder_name, l2_normalise
 from chinvex.embedding.tokenizer import MODEL_MAX_TOKENS, load_tokenizer
 from chinvex.errors import EmbedderError
+from chinvex.ids import file_sha256
 
 if TYPE_CHECKING:
     import numpy
@@ -148,9 +148,6 @@ def plan_batches(lengths: list[int], batch_tokens: int, max_batch: int) -> list[
     return batches
 
 
-def sha256_of(path: Path) -> str:
-    with path.open("rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 class BuiltinEmbedder:
@@ -297,7 +294,7 @@ class BuiltinEmbedder:
 
     def _verify(self, path: Path) -> None:
         try:
-            actual = sha256_of(path)
+            actual = file_sha256(path)
         except OSError as exc:
             raise EmbedderError(f"Cannot read embedding model file {path}: {exc.strerror or exc}.") from None
         if actual != self._file.sha256:

@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 from chinvex.errors import EmbedderError
+from chinvex.ids import file_sha256
 
 QUANTIZED_MODEL_ID = "all-MiniLM-L6-v2-q8"
 QUANTIZED_SHA256 = "9e80251537633bab7d98c9a4f07070371d83f1d28e6994a1f5d93c53de3c5454"
@@ -54,10 +55,8 @@ def quantized_model(source: Path, directory: Path | None = None) -> Path:
     """The derived model file, made from `source` (the verified default model) if not kept yet.
 
     A kept file is trusted only with the pinned sha256; a damaged one is derived again."""
-    from chinvex.embedding.builtin import sha256_of
-
     target = derived_path(directory)
-    if target.is_file() and sha256_of(target) == QUANTIZED_SHA256:
+    if target.is_file() and file_sha256(target) == QUANTIZED_SHA256:
         return target
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -69,7 +68,7 @@ def quantized_model(source: Path, directory: Path | None = None) -> Path:
         ) from None
     try:
         derive(source, Path(scratch))
-        actual = sha256_of(Path(scratch))
+        actual = file_sha256(Path(scratch))
         if actual != QUANTIZED_SHA256:
             import onnx
             import onnxruntime

@@ -330,7 +330,7 @@ class IngestRun(RootEnumeration, SourceIngest, VanishedSources):
         damage = store.segment_damage()
         if damage is None:
             return store
-        from chinvex.rebuild import move_aside_damaged_store
+        from chinvex.storage.aside import move_aside_damaged_store
 
         store.close()
         moved = move_aside_damaged_store(self.config)

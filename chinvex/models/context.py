@@ -195,14 +195,14 @@ class ContextConfig(_Open):
         return {**DEFAULT_WEIGHTS, **self.weights}
 
     def effective_role_weights(self) -> dict[str, float]:
-        from chinvex.retrieval.roles import ROLE_WEIGHTS
+        from chinvex.models.documents import ROLE_WEIGHTS
 
         return {**ROLE_WEIGHTS, **self.role_weights}
 
     @field_validator("role_weights")
     @classmethod
     def _known_roles(cls, value: dict[str, float]) -> dict[str, float]:
-        from chinvex.retrieval.roles import ROLES
+        from chinvex.models.documents import ROLES
 
         unknown = sorted(set(value) - set(ROLES))
         if unknown:

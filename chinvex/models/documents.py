@@ -24,6 +24,23 @@ DEFAULT_WEIGHTS: dict[str, float] = {
 }
 UNKNOWN_SOURCE_WEIGHT = 0.5
 
+ROLES = ("code", "docs", "config", "bench", "test", "fixture")
+
+ROLE_WEIGHTS: dict[str, float] = {
+    "code": 1.0,
+    "docs": 1.0,
+    "config": 0.8,
+    "bench": 0.5,
+    "test": 0.7,
+    "fixture": 0.35,
+}
+"""Default retrieval weight of each role (a repository chunk's rank is blended x source weight x
+role weight). Measured with bench/tune_fusion.py on the visible sets (ARCHITECTURE "Retrieval"):
+implementation and prose docs state what a repository does; tests are right for about one
+expected file in six of the SWE-QA questions, so they stay close; benchmark tables and sample
+data (golden question sets, fixtures, corpora) almost never are, so a user's note (source
+weight 0.7) outranks a fixture copy of the same text (1.0 x 0.35)."""
+
 ConversationSource = Literal[
     "cx_appserver", "cx_sessions_jsonl", "chatgpt_export", "chat_markdown", "claude_code",
     "claude_ai", "gemini", "qwen", "copilot_cli", "copilot_chat", "cline", "roo", "kilo",

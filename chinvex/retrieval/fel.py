@@ -379,7 +379,7 @@ def role(source_type: Any, rel_path: Any) -> str | None:
 def stale(origin_uri: Any, size_bytes: Any, mtime_unix: Any, state_json: Any) -> int:
     """`doc.stale`: the freshness check of search results, on the document's source and its
     recorded fingerprint (0 for sources that are not files: memories, app-server threads)."""
-    from chinvex.retrieval.results import freshness
+    from chinvex.retrieval.freshness import freshness
 
     row = {"origin_uri": origin_uri, "indexed_at": None, "size_bytes": size_bytes,
            "mtime_unix": mtime_unix, "state_json": state_json}

@@ -3,19 +3,18 @@ fresh its source is, and why it ranks where it does (`--explain`)."""
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from chinvex.models import ContextConfig, Freshness, Range, Scores, SearchResult
+from chinvex.models import ContextConfig, Range, Scores, SearchResult
 from chinvex.retrieval import filters
 from chinvex.retrieval.filters import SearchFilter
+from chinvex.retrieval.freshness import freshness
 from chinvex.retrieval.fusion import FTS_WEIGHT, PLATEAU, Candidate, QuerySignals, fts_share, query_signals
 from chinvex.retrieval.lexical_leg import LexicalPlan
 from chinvex.retrieval.request import GLOBAL_CONTEXT, SearchRequest
@@ -75,35 +74,6 @@ def passes_filters(row: dict[str, Any], search_filter: SearchFilter) -> bool:
     return filters.passes(search_filter, source_type=row["source_type"], source_uri=row["source_uri"],
                     rel_path=row.get("rel_path"), updated_at=row["updated_at"],
                     created_at=row["created_at"])
-
-
-def freshness(row: dict[str, Any]) -> Freshness:
-    """Cheap stat check of the result's source, so agents never present deleted code as current."""
-    origin = row["origin_uri"] or ""
-    indexed_at = row["indexed_at"]
-    if not origin.startswith("/") and not re.match(r"^[A-Za-z]:[\\/]", origin):
-        return Freshness(indexed_at=indexed_at)
-    path = origin.split("#", 1)[0]
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        # NotADirectoryError: a folder on the way to the file is now something else (a file),
-        # so the file itself is gone, which is not the same as being there but unreadable.
-        return Freshness(indexed_at=indexed_at, stale=True, reason="deleted")
-    except OSError:
-        return Freshness(indexed_at=indexed_at, stale=True, reason="unreadable")
-    if stat.S_ISDIR(st.st_mode):
-        # The indexed file was replaced by a folder of the same name: the file is gone.
-        return Freshness(indexed_at=indexed_at, stale=True, reason="deleted")
-    if row["size_bytes"] is not None and st.st_size != row["size_bytes"]:
-        return Freshness(indexed_at=indexed_at, stale=True, reason="modified")
-    state = orjson.loads(row["state_json"]) if row.get("state_json") else {}
-    mtime_ns = state.get("_mtime_ns") if isinstance(state, dict) else None
-    if mtime_ns is not None and st.st_mtime_ns != mtime_ns:
-        return Freshness(indexed_at=indexed_at, stale=True, reason="modified")
-    if mtime_ns is None and row["mtime_unix"] is not None and int(st.st_mtime) != row["mtime_unix"]:
-        return Freshness(indexed_at=indexed_at, stale=True, reason="modified")
-    return Freshness(indexed_at=indexed_at)
 
 
 def fts_share_for(req: SearchRequest, configs: Sequence[ContextConfig],

@@ -21,22 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-ROLES = ("code", "docs", "config", "bench", "test", "fixture")
-
-ROLE_WEIGHTS: dict[str, float] = {
-    "code": 1.0,
-    "docs": 1.0,
-    "config": 0.8,
-    "bench": 0.5,
-    "test": 0.7,
-    "fixture": 0.35,
-}
-"""Default retrieval weight of each role (a repository chunk's rank is blended x source weight x
-role weight). Measured with bench/tune_fusion.py on the visible sets (ARCHITECTURE "Retrieval"):
-implementation and prose docs state what a repository does; tests are right for about one
-expected file in six of the SWE-QA questions, so they stay close; benchmark tables and sample
-data (golden question sets, fixtures, corpora) almost never are, so a user's note (source
-weight 0.7) outranks a fixture copy of the same text (1.0 x 0.35)."""
+from chinvex.models.documents import ROLE_WEIGHTS, ROLES  # noqa: F401  (the weights are data; models own them)
 
 _TEST = re.compile(
     r"(?:^|/)(?:tests?|spec|specs|__tests__|testing)/|(?:^|/)test_[^/]+$|(?:^|/)conftest\.py$|"

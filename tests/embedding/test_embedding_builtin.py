@@ -26,9 +26,9 @@ from chinvex.embedding.builtin import (
     MODEL_SHA256,
     BuiltinEmbedder,
     plan_batches,
-    sha256_of,
 )
 from chinvex.embedding.factory import make_embedder
+from chinvex.ids import file_sha256
 from chinvex.embedding.tokenizer import MAX_CONTENT_TOKENS, count_tokens, token_offsets
 from chinvex.errors import EmbedderError
 from chinvex.models import EmbeddingConfig
@@ -224,13 +224,13 @@ def test_sha256_mismatch_is_refused(tmp_path, monkeypatch, embedder):
     with pytest.raises(EmbedderError) as info:
         BuiltinEmbedder().embed_query("hello")
     message = info.value.message
-    assert str(altered) in message and MODEL_SHA256 in message and sha256_of(altered) in message
+    assert str(altered) in message and MODEL_SHA256 in message and file_sha256(altered) in message
     assert "\n" not in message
 
 
 def test_expected_sha256_override_renames_the_model(tmp_path, monkeypatch, embedder):
     altered = _altered_copy(embedder.model_file, tmp_path / "model.onnx")
-    digest = sha256_of(altered)
+    digest = file_sha256(altered)
     monkeypatch.setenv(ENV_MODEL_PATH, str(altered))
     monkeypatch.setenv(ENV_MODEL_SHA256, digest.upper())
     other = BuiltinEmbedder()
@@ -265,7 +265,7 @@ def test_file_that_is_not_a_model(tmp_path, monkeypatch):
     junk = tmp_path / "model.onnx"
     junk.write_bytes(b"definitely not onnx")
     monkeypatch.setenv(ENV_MODEL_PATH, str(junk))
-    monkeypatch.setenv(ENV_MODEL_SHA256, sha256_of(junk))
+    monkeypatch.setenv(ENV_MODEL_SHA256, file_sha256(junk))
     with pytest.raises(EmbedderError, match="Cannot load embedding model") as info:
         BuiltinEmbedder().load()
     assert "\n" not in info.value.message

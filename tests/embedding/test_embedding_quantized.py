@@ -19,7 +19,8 @@ import pytest
 from helpers import run_cli, run_cli_in_process
 
 from chinvex.embedding import quantized
-from chinvex.embedding.builtin import ENV_MODEL_PATH, ENV_MODEL_SHA256, BuiltinEmbedder, sha256_of
+from chinvex.embedding.builtin import ENV_MODEL_PATH, ENV_MODEL_SHA256, BuiltinEmbedder
+from chinvex.ids import file_sha256
 from chinvex.embedding.factory import make_embedder
 from chinvex.embedding.quantized import QUANTIZED_MODEL_ID, QUANTIZED_SHA256, derived_path
 from chinvex.errors import EmbedderError
@@ -43,7 +44,7 @@ def models(tmp_path_factory) -> Path:
 def derived(models: Path) -> Path:
     """Derived for real, once for the module, into its own folder."""
     path = quantized.quantized_model(BuiltinEmbedder()._locate(), models)
-    assert path == derived_path(models) and sha256_of(path) == QUANTIZED_SHA256
+    assert path == derived_path(models) and file_sha256(path) == QUANTIZED_SHA256
     return path
 
 
@@ -95,7 +96,7 @@ def test_the_derived_file_is_kept_and_a_damaged_one_derived_again(models, derive
     assert path.stat().st_mtime_ns == kept  # reused, not derived again
     path.write_bytes(path.read_bytes()[:1000])  # cut short, as by a full disk
     assert quantized.quantized_model(BuiltinEmbedder()._locate(), models) == path
-    assert sha256_of(path) == QUANTIZED_SHA256
+    assert file_sha256(path) == QUANTIZED_SHA256
     assert not list(models.glob(".q8-*"))  # no scratch file left behind
 
 

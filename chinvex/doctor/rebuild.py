@@ -19,44 +19,14 @@ from __future__ import annotations
 import os
 import sqlite3
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 from chinvex.models import ContextConfig
 from chinvex.storage import db
+from chinvex.storage.aside import aside_path, stamp
 
 SALVAGED_TABLES = ("knowledge_items", "feedback", "item_stats", "flight_recorder")
 """Tables whose rows exist only in hybrid.db (no source file can give them back)."""
-
-
-def _stamp() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-
-
-def aside_path(path: Path, stamp: str) -> Path:
-    """`<name>.damaged-<UTC stamp>` next to `path`, never an existing name."""
-    target = path.with_name(f"{path.name}.damaged-{stamp}")
-    n = 2
-    while target.exists() or Path(f"{target}-wal").exists():
-        target = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
-        n += 1
-    return target
-
-
-def move_aside_damaged_store(config: ContextConfig) -> str:
-    """Rename the embedded Chroma folder out of the way (kept) so a new store can be built; the
-    caller then embeds every chunk into the new one. Returns the action line."""
-    from chinvex.storage.vectors import forget_store
-
-    if config.index.chroma_url:
-        return (f"the Chroma server at {config.index.chroma_url} reports its store as damaged; "
-                "repair it on the server (nothing was moved here)")
-    chroma = Path(config.index.chroma_dir)
-    forget_store(config)
-    kept = aside_path(chroma, _stamp())
-    os.replace(chroma, kept)
-    return (f"moved the damaged Chroma store {chroma} to {kept} (kept: delete it once you no "
-            "longer need it) and rebuilt the store from hybrid.db")
 
 
 @dataclass
@@ -73,7 +43,7 @@ def rebuild_damaged_index(config: ContextConfig) -> list[str]:
     from chinvex.ingest.pipeline import IngestOptions, run_ingest_locked
 
     path = Path(config.index.sqlite_path)
-    kept = aside_path(path, _stamp())
+    kept = aside_path(path, stamp())
     moved: list[str] = []
     for suffix in ("", "-wal", "-shm"):
         source = Path(f"{path}{suffix}")
