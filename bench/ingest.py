@@ -30,7 +30,7 @@ LARGE_TREE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.ve
 def snapshot(target: Path) -> Path:
     if target.exists():
         shutil.rmtree(target)
-    files = subprocess.run(["git", "-C", str(REPO), "ls-files", "chinvex", "adapters", "docs", "README.md"],
+    files = subprocess.run(["git", "-C", str(REPO), "ls-files", "chinvex", "chinvex_adapters", "docs", "README.md"],
                            capture_output=True, text=True, check=True).stdout.split()
     for rel in files:  # tokenizer.json is copied and skipped by ingest as a vocabulary (generated data)
         (target / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -179,11 +179,11 @@ def snapshot_repository(target: Path) -> Path:
     files: list[str]
     try:
         out = subprocess.run(["git", "-C", str(REPO_ROOT), "ls-files", "-co", "--exclude-standard",
-                              "chinvex", "adapters", "docs", "README.md"],
+                              "chinvex", "chinvex_adapters", "docs", "README.md"],
                              capture_output=True, text=True, check=True).stdout
         files = [line for line in out.splitlines() if line]
     except (OSError, subprocess.CalledProcessError):
-        files = [str(p.relative_to(REPO_ROOT)) for base in ("chinvex", "adapters", "docs")
+        files = [str(p.relative_to(REPO_ROOT)) for base in ("chinvex", "chinvex_adapters", "docs")
                  for p in (REPO_ROOT / base).rglob("*") if p.is_file()] + ["README.md"]
     for rel in files:
         if "__pycache__" in rel:

@@ -2,7 +2,7 @@
 in the detail), ordinary files that merely look odd stay indexed, and a context's
 `include_generated` globs bring files back on the next ingest.
 
-The rules are pure (`adapters/repo/generated.py`); most tests still go through the real repo
+The rules are pure (`chinvex_adapters/repo/generated.py`); most tests still go through the real repo
 adapter on real files, because what matters is what enumeration decides from the bytes it
 reads (the first 8 KB, 64 KB when those end inside one long line).
 """

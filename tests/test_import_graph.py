@@ -15,7 +15,7 @@ from helpers import REPO_ROOT
 
 def _graph() -> dict[str, set[str]]:
     modules: dict[str, set[str]] = {}
-    for package, prefix in (("chinvex", "chinvex"), ("adapters", "chinvex_adapters")):
+    for package, prefix in (("chinvex", "chinvex"), ("chinvex_adapters", "chinvex_adapters")):
         for path in (REPO_ROOT / package).rglob("*.py"):
             parts = list(path.relative_to(REPO_ROOT / package).with_suffix("").parts)
             if parts[-1] == "__init__":

@@ -22,50 +22,58 @@ def test_check_fails_when_a_schema_file_is_stale(tmp_path: Path):
     assert schema_export.main(["--out", str(tmp_path), "--check"]) == 1
 
 
-def test_every_package_folder_is_listed_in_pyproject():
-    """Every folder Python can import from the package roots is listed: those with an __init__.py
-    and data-only folders (e.g. storage/migrations), which Python imports as namespace packages and
-    setuptools warns about ("Package would be ignored") when they are not listed."""
-    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
-    listed = set(config["packages"])
-    mapping = config["package-dir"]
-    found = set()
-    for import_root, folder in mapping.items():
-        base = REPO / folder
-        for path in [base, *base.rglob("*")]:
+def _setuptools() -> dict:
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+
+
+def _packages() -> set[str]:
+    """The packages pyproject's package search installs."""
+    from setuptools import find_namespace_packages
+
+    found = _setuptools()["packages"]["find"]
+    assert found.get("namespaces", True), "data-only folders are namespace packages"
+    return set(find_namespace_packages(where=str(REPO), include=found["include"]))
+
+
+def _folder_of(package: str) -> Path:
+    return REPO / Path(*package.split("."))
+
+
+def test_every_package_folder_is_installed():
+    """Every folder of the two packages holding files is found by pyproject's package search
+    (those with an __init__.py and data-only ones such as storage/migrations), and nothing else
+    is: the folders are named as they are imported."""
+    folders = set()
+    for root in ("chinvex", "chinvex_adapters"):
+        for path in [REPO / root, *(REPO / root).rglob("*")]:
             if not path.is_dir() or "__pycache__" in path.parts or path.name.endswith(".egg-info"):
                 continue
-            if not any(child.is_file() for child in path.iterdir()):
-                continue
-            rel = path.relative_to(base)
-            found.add(".".join([import_root, *rel.parts]))
-    assert found - listed == set(), f"add to pyproject packages: {sorted(found - listed)}"
-    assert listed - found == set(), f"listed in pyproject but not a folder: {sorted(listed - found)}"
+            if any(child.is_file() for child in path.iterdir()):
+                folders.add(".".join(path.relative_to(REPO).parts))
+    found = _packages()
+    assert folders - found == set(), f"not installed: {sorted(folders - found)}"
+    assert found - folders == set(), f"installed but not a package folder: {sorted(found - folders)}"
+    assert {"chinvex.storage.migrations", "chinvex_adapters.kit", "chinvex.blame"} <= found
 
 
 def test_package_data_of_listed_packages_is_declared():
-    """Non-Python files inside listed packages are shipped only when package-data names them
+    """Non-Python files inside the packages are shipped only when package-data names them
     (under their own package, or under an enclosing one with the folder path in the glob)."""
     import fnmatch
 
-    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
-    data: dict[str, list[str]] = config.get("package-data", {})
-
-    def folder_of(package: str) -> Path:
-        root, *rest = package.split(".")
-        return REPO / config["package-dir"][root] / Path(*rest)
+    data: dict[str, list[str]] = _setuptools().get("package-data", {})
 
     def declared(file: Path) -> bool:
         for owner, globs in data.items():
-            base = folder_of(owner)
+            base = _folder_of(owner)
             if base in file.parents:
                 rel = file.relative_to(base).as_posix()
                 if any(fnmatch.fnmatch(rel, g) for g in globs):
                     return True
         return False
 
-    missing = [str(f.relative_to(REPO)) for package in config["packages"]
-               for f in folder_of(package).iterdir()
+    missing = [str(f.relative_to(REPO)) for package in sorted(_packages())
+               for f in _folder_of(package).iterdir()
                if f.is_file() and f.suffix not in (".py", ".pyc") and not declared(f)]
     assert missing == [], f"declare in pyproject package-data: {missing}"
 

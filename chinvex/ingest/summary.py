@@ -68,7 +68,7 @@ class IngestSummary(BaseModel):
 
 
 GENERATED_SKIP = "generated"
-"""The skip reason of generated, vendored and data files (`adapters/repo/generated.py`)."""
+"""The skip reason of generated, vendored and data files (`chinvex_adapters/repo/generated.py`)."""
 
 
 def skip_lines(skipped: dict[str, int]) -> list[str]:

@@ -11,7 +11,7 @@ adapter read it; see the report / docs/ARCHITECTURE.md):
   visible marker; `data:` URLs (base64) never reach the text, images become `Attachment`s.
 - Reasoning: only the summary, as an assistant turn with `meta.kind == "reasoning"` (raw
   reasoning content is usually empty or encrypted; the summary says what was intended).
-- Same rendering as the rollout-file adapter (adapters/cx_sessions_jsonl): tool turns read
+- Same rendering as the rollout-file adapter (chinvex_adapters/cx_sessions_jsonl): tool turns read
   "Tool: <name>" / input / "Output (exit code N):" / output, 8000-character limits cut in the
   middle (3/4 head), MCP tools named `server.tool`, `meta.kind` in message | reasoning | plan |
   compaction | review | review_start | error | …, "Context compacted." markers, 80-character
