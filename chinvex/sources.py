@@ -88,9 +88,16 @@ class ParseReport:
 
 @runtime_checkable
 class Adapter(Protocol):
+    """What the pipeline calls. `include_key` names the context.json include list whose roots the
+    adapter enumerates (None: it parses only what other adapters hand it, or `sessions` roots);
+    `end_run` releases what an adapter held for a run and reports about whole roots;
+    `precedence_key` orders the copies of one document read from several sources (the larger
+    key wins). Third-party adapters may leave the last three out: `complete` supplies them."""
+
     name: str
     source_type: str
     parser_version: str
+    include_key: str | None
 
     def enumerate(
         self, root: Path, options: "AdapterOptions"
@@ -105,6 +112,65 @@ class Adapter(Protocol):
         """Yield the documents of one source. Raise `SourceError` when the whole source is bad;
         problems with parts of it go into `report` and parsing continues."""
         ...
+
+    def end_run(self, options: "AdapterOptions") -> dict[str, Any] | None:
+        """Called once after a run that enumerated this adapter's roots: {"errors", "warnings",
+        "counts", "verbose"} to report, or None."""
+        ...
+
+    def precedence_key(self, doc: ParsedDoc) -> tuple[Any, ...]:
+        ...
+
+
+def default_precedence(doc: Any) -> tuple[Any, ...]:
+    """The copy updated last wins, then the one with more turns."""
+    import math
+
+    updated = doc.updated_at.timestamp() if getattr(doc, "updated_at", None) else -math.inf
+    turns = len(doc.turns) if isinstance(doc, ConversationDoc) else 0
+    return (updated, turns)
+
+
+class AdapterDefaults:
+    """The optional parts of the Adapter protocol, for adapters to inherit: no include list of
+    their own, nothing to release after a run, and the default precedence of copies."""
+
+    include_key: str | None = None
+
+    def end_run(self, options: AdapterOptions) -> dict[str, Any] | None:
+        return None
+
+    def precedence_key(self, doc: ParsedDoc) -> tuple[Any, ...]:
+        return default_precedence(doc)
+
+
+class _Completed:
+    """A third-party adapter with the optional parts of the protocol filled in."""
+
+    def __init__(self, inner: Any):
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    @property
+    def include_key(self) -> str | None:
+        return getattr(self._inner, "include_key", None)
+
+    def end_run(self, options: AdapterOptions) -> dict[str, Any] | None:
+        hook = getattr(self._inner, "end_run", None)
+        return hook(options) if callable(hook) else None
+
+    def precedence_key(self, doc: ParsedDoc) -> tuple[Any, ...]:
+        hook = getattr(self._inner, "precedence_key", None)
+        return tuple(hook(doc)) if callable(hook) else default_precedence(doc)
+
+
+def complete(adapter: Any) -> Adapter:
+    """`adapter` itself when it implements the whole protocol, else it with the defaults."""
+    whole = all(callable(getattr(adapter, hook, None)) for hook in ("end_run", "precedence_key")) \
+        and hasattr(adapter, "include_key")
+    return adapter if whole else _Completed(adapter)  # type: ignore[return-value]
 
 
 @dataclass

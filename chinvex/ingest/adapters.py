@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from chinvex import plugins
-from chinvex.sources import Adapter
+from chinvex.sources import Adapter, complete
 
 GROUP = "chinvex.adapters"
 
@@ -45,7 +45,7 @@ def adapter(name: str) -> Adapter:
     obj = plugins.find(name, _targets(), GROUP)
     if obj is None:
         raise KeyError(name)
-    return obj() if isinstance(obj, type) else obj
+    return complete(obj() if isinstance(obj, type) else obj)
 
 
 def adapters_for(include_key: str) -> list[str]:
@@ -53,7 +53,7 @@ def adapters_for(include_key: str) -> list[str]:
     for ep in plugins.group_entry_points(GROUP):
         if ep.name not in BUILTIN:
             try:
-                if getattr(adapter(ep.name), "include_key", None) == include_key:
+                if adapter(ep.name).include_key == include_key:
                     names.append(ep.name)
             except Exception:
                 continue

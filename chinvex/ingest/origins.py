@@ -14,19 +14,11 @@ from typing import Any
 
 import orjson
 
-from chinvex.models import ConversationDoc
-
-
-def default_precedence(doc: Any) -> tuple[Any, ...]:
-    updated = doc.updated_at.timestamp() if getattr(doc, "updated_at", None) else -math.inf
-    turns = len(doc.turns) if isinstance(doc, ConversationDoc) else 0
-    return (updated, turns)
+from chinvex.sources import complete
 
 
 def precedence_of(adapter: Any, doc: Any) -> str:
-    key_fn = getattr(adapter, "precedence_key", None)
-    key = key_fn(doc) if callable(key_fn) else default_precedence(doc)
-    return orjson.dumps(_encode(tuple(key))).decode()
+    return orjson.dumps(_encode(tuple(complete(adapter).precedence_key(doc)))).decode()
 
 
 def _encode(key: tuple[Any, ...]) -> list[list[Any]]:

@@ -234,8 +234,7 @@ class IngestRun(RootEnumeration, SourceIngest, VanishedSources):
         notes: list[SourceMessage] = []
         for name in sorted(self.root_adapters):
             try:
-                end = getattr(load_adapter(name), "end_run", None)
-                report = end(self.adapter_options) if callable(end) else None
+                report = load_adapter(name).end_run(self.adapter_options)
             except Exception as exc:  # finishing must never fail a run
                 notes.append(SourceMessage(source_uri=name, adapter=name, message=(
                     f"adapter {name} failed to finish the run: {type(exc).__name__}: {exc}")))

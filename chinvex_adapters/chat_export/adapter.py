@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from chinvex.models import ConversationDoc
 from chinvex.sources import (
+    AdapterDefaults,
     AdapterOptions,
     ParsedDoc,
     ParseReport,
@@ -116,7 +117,7 @@ def _entry_key(conv: Any, index: int) -> str:
     return f"#{index}"
 
 
-class ChatExportAdapter:
+class ChatExportAdapter(AdapterDefaults):
     name = "chat_export"
     source_type = "chat"
     parser_version = "chat_export_v1"

@@ -18,6 +18,7 @@ from typing import Any
 from chinvex.ids import thread_doc_id
 from chinvex.models import ConversationDoc, ConversationLinks
 from chinvex.sources import (
+    AdapterDefaults,
     AdapterOptions,
     ParsedDoc,
     ParseReport,
@@ -74,7 +75,7 @@ def _skip_category(record: Record) -> str:
     return kind[:60]
 
 
-class ClaudeCodeAdapter:
+class ClaudeCodeAdapter(AdapterDefaults):
     name = "claude_code"
     source_type = SOURCE_TYPE
     parser_version = "claude_code_v2"  # v2: file edits as data

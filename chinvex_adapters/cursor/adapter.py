@@ -19,6 +19,7 @@ from typing import Any
 
 from chinvex.models import ConversationDoc
 from chinvex.sources import (
+    AdapterDefaults,
     AdapterOptions,
     ParsedDoc,
     ParseReport,
@@ -40,7 +41,7 @@ from .workspaces import composer_folders
 STORE_RANK = {"ide_db": 3, "cli_store": 2, "agent_transcript": 1}
 
 
-class CursorAdapter:
+class CursorAdapter(AdapterDefaults):
     name = "cursor"
     label = "Cursor session"
     source_type = SOURCE_TYPE

@@ -59,7 +59,7 @@ from pydantic import ValidationError
 from chinvex.excludes import exclude_spec, is_excluded
 from chinvex.models import CodexAppServerConfig, ConversationDoc
 from chinvex.models.context import CodexReaderMode
-from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
+from chinvex.sources import AdapterDefaults, AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
 from chinvex.walking import inside as _inside
 from chinvex_adapters.cx_sessions_jsonl.adapter import CodexRolloutAdapter
 from chinvex_adapters.cx_sessions_jsonl.discover import SESSION_DIRS, find_rollout_for_thread
@@ -287,7 +287,7 @@ def default_client_factory(settings: AppServerSettings, home: Path) -> Callable[
 # -- the adapter --------------------------------------------------------------------------------
 
 
-class CodexAppServerAdapter:
+class CodexAppServerAdapter(AdapterDefaults):
     name = SOURCE
     source_type = SOURCE_TYPE
     parser_version = f"cx_appserver_v2+{CodexRolloutAdapter.parser_version}"  # v2: fileChange edits

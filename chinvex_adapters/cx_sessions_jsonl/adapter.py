@@ -17,6 +17,7 @@ from typing import Any
 from chinvex.ids import sha256_hex, thread_doc_id
 from chinvex.models import ConversationDoc, ConversationLinks
 from chinvex.sources import (
+    AdapterDefaults,
     AdapterOptions,
     ParseReport,
     SkippedSource,
@@ -44,7 +45,7 @@ from .session_index import thread_name
 STATE_VERSION = 1
 
 
-class CodexRolloutAdapter:
+class CodexRolloutAdapter(AdapterDefaults):
     name = "cx_sessions_jsonl"
     source_type = "codex_session"
     parser_version = "cx_sessions_jsonl_v2"  # v2: apply_patch edits as data

@@ -16,6 +16,7 @@ from typing import Any
 from chinvex.ids import thread_doc_id
 from chinvex.models import ConversationDoc, ConversationLinks, Turn
 from chinvex.sources import (
+    AdapterDefaults,
     AdapterOptions,
     ParsedDoc,
     ParseReport,
@@ -80,7 +81,7 @@ def conversation(
     )
 
 
-class SessionFileAdapter:
+class SessionFileAdapter(AdapterDefaults):
     """Subclasses set `name` (the agent), `label` ("Gemini CLI session") and `parser_version`,
     and implement `accepts`, `recognises` and `parse_file`."""
 

@@ -11,7 +11,7 @@ from typing import Any
 from chinvex.frontmatter import front_matter_date, split_front_matter
 from chinvex.ids import doc_id_for
 from chinvex.models import Document
-from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate
+from chinvex.sources import AdapterDefaults, AdapterOptions, ParseReport, SkippedSource, SourceCandidate
 from chinvex_adapters.notes.obsidian import (
     alias_list,
     first_h1,
@@ -57,7 +57,7 @@ _CREATED_KEYS = ("created", "date", "created_at", "date_created")
 _UPDATED_KEYS = ("updated", "modified", "updated_at", "last_modified", "date_modified")
 
 
-class NotesAdapter:
+class NotesAdapter(AdapterDefaults):
     name = "notes"
     source_type = "note"
     parser_version = "notes_v1"

@@ -10,6 +10,7 @@ from typing import Any
 from chinvex.ids import doc_id_for
 from chinvex.models import Document
 from chinvex.sources import (
+    AdapterDefaults,
     AdapterOptions,
     ParseReport,
     SkippedSource,
@@ -61,7 +62,7 @@ def candidate_rel_path(candidate: SourceCandidate) -> str:
         return path.name
 
 
-class RepoAdapter:
+class RepoAdapter(AdapterDefaults):
     """Enumerates with `git ls-files` inside a work tree (so the user's ignore rules apply
     exactly), else by walking the folder with its .gitignore files."""
 

@@ -35,6 +35,8 @@ EXPECTED = {
     # lines only): one document, from the most complete copy.
     "legacy/sessions/2026/11/22/rollout-2026-11-22T02-29-41-01a20116-7f80-7e82-8754-e5125007d434.jsonl": ("codex_session", {"user": 2, "assistant": 4, "tool": 1}),
     "rollout-2026-11-22T02-29-22-01a20116-364e-7ac1-8d5a-b68a4dbbf7c6.jsonl": ("codex_session", {"user": 4, "assistant": 8, "tool": 1, "system": 1}),
+    "apply-patch/sessions/2026/11/28/rollout-2026-11-28T21-23-09-01a2240a-5ee5-7170-a256-a40cba21d208.jsonl": ("codex_session", {"user": 1, "assistant": 2, "tool": 1}),
+    "apply-patch/sessions/2026/11/28/rollout-2026-11-28T21-23-15-01a2240a-7629-7143-95ba-74722ae2ab78.jsonl": ("codex_session", {"user": 1, "assistant": 2, "tool": 1}),
     "codex-rollout/public/agent-sessions/large.jsonl": ("codex_session", {"user": 6, "assistant": 7, "tool": 1}),
     "codex-rollout/public/agent-sessions/small.jsonl": ("codex_session", {"user": 4, "assistant": 8, "tool": 33, "system": 16}),
     # turn-1.jsonl is a prefix of turn-2.jsonl (same thread): one document, the longer copy.
