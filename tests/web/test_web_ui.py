@@ -168,17 +168,27 @@ def running_ui(base_dir: Path) -> Iterator[UiRun]:
     ingested = run_cli("ingest", "--context", "web", "--json", env=env)
     assert ingested.json["sources"]["indexed"] >= 7, ingested
     _add_memory(home)
+    with serving_ui("web", home, base_dir / "ui-stderr.log", corpus) as run:
+        yield run
+
+
+@contextmanager
+def serving_ui(context: str, home: Path, log: Path, corpus: dict[str, Path] | None = None) -> Iterator[UiRun]:
+    """`chinvex ui --context CONTEXT --port 0 --no-open` over the contexts of `home`, until the
+    block ends; its stderr goes to `log`."""
+    env = {"CHINVEX_HOME": str(home), "ANONYMIZED_TELEMETRY": "False"}
     full_env = {k: v for k, v in os.environ.items() if k not in ("CHINVEX_CONTEXT",)}
     full_env.update(env)
-    log = base_dir / "ui-stderr.log"  # a file, not a pipe nobody reads, which could fill and block
+    # A file, not a pipe nobody reads, which could fill and block.
     with open(log, "w") as stderr:
-        proc = subprocess.Popen([str(CHINVEX_BIN), "ui", "--context", "web", "--port", "0", "--no-open"],
+        proc = subprocess.Popen([str(CHINVEX_BIN), "ui", "--context", context, "--port", "0", "--no-open"],
                                 stdout=subprocess.PIPE, stderr=stderr, text=True, env=full_env)
     try:
         line = _first_line(proc, 60)
         match = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=([\w-]+)", line)
         assert match, f"no URL in {line!r}; stderr: {log.read_text()[-2000:]}"
-        yield UiRun(base=match.group(1), token=match.group(2), home=home, env=env, corpus=corpus, proc=proc, log=log)
+        yield UiRun(base=match.group(1), token=match.group(2), home=home, env=env, corpus=corpus or {}, proc=proc,
+                    log=log)
     finally:
         proc.terminate()
         try:

@@ -6,6 +6,9 @@ highlighted together with the query's words.
 The text shown is the indexed text (redacted where secrets were found), not the file on disk:
 that is what search matched and answers cite, and its line numbers are the ones they give. A
 conversation opens in the conversation viewer instead.
+
+A document that is a local file (a repository file, a note) also shows the agent sessions whose
+edits wrote its lines, beside those lines (`chinvex.web.provenance`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from starlette.routing import Route
 from chinvex.errors import NotFoundError
 from chinvex.web.highlight import Highlighter
 from chinvex.web.pages.common import int_param, reading, selected_config, text_param
+from chinvex.web.provenance import sessions_behind
 from chinvex.web.render import render, segment, url
 
 PAGE_DOCS = 50
@@ -83,17 +87,19 @@ def document_page(request: Request) -> Response:
                                     status_code=303)
         chunks = conn.execute("SELECT chunk_id, chunk_index, text, line_start, line_end FROM chunks "
                               "WHERE doc_id = ? ORDER BY chunk_index", (doc_id,)).fetchall()
-    lines = document_lines(chunks)
-    focus_lines = [line.number for line in lines if line.chunk == focus] if focus else []
-    start = int_param(request, "from", max(1, (focus_lines[0] if focus_lines else 1) - 200), low=1,
-                      high=max(1, len(lines)))
+        lines = document_lines(chunks)
+        focus_lines = [line.number for line in lines if line.chunk == focus] if focus else []
+        start = int_param(request, "from", max(1, (focus_lines[0] if focus_lines else 1) - 200), low=1,
+                          high=max(1, len(lines)))
+        # Once per request, on this connection: git blame of the file and a few queries.
+        behind = sessions_behind(conn, config, doc, lines, start=start, window=WINDOW_LINES)
     window = lines[start - 1:start - 1 + WINDOW_LINES]
     from chinvex.retrieval.lexical import query_terms
 
     with Highlighter(query_terms(query) if query else []) as highlight:
         return render(request, "document.html", page="documents", context=config.name, doc=doc, meta=meta,
                       lines=window, total_lines=len(lines), start=start, window=WINDOW_LINES,
-                      chunk_count=len(chunks), focus=focus, query=query, highlight=highlight)
+                      chunk_count=len(chunks), focus=focus, query=query, highlight=highlight, behind=behind)
 
 
 def documents_page(request: Request) -> Response:
