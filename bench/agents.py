@@ -87,7 +87,7 @@ def full_ingest(agent: str, root: Path, embedder) -> float | None:
     None when the store's layout hides its samples from a plain walk (histories kept in hidden
     folders of a repository), so that a figure never stands for nothing indexed."""
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     home = OUT / agent
     shutil.rmtree(home, ignore_errors=True)

@@ -56,7 +56,7 @@ CURVE_SHIFTS = (-0.10, -0.05, 0.0, 0.05, 0.10)
 
 def _ingest(name: str, includes: dict[str, list[str]]):
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     Registry().create(name, includes=includes, idempotent=True)
     summary = run_ingest(Registry().resolve(name), IngestOptions())

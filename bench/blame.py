@@ -147,7 +147,7 @@ def latency(quick: bool) -> list[Figure]:
 def ingest_share() -> list[Figure]:
     from chinvex.embedding.factory import make_embedder
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.storage import edits
 
     from agents import KINDS

@@ -74,7 +74,7 @@ def replicate(home: Path, name: str, copies: int) -> dict:
     from chinvex.chunking import embed_text
     from chinvex.ids import sha256_hex
     from chinvex.models import Chunk
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.lexical import index_text
     from chinvex.storage import db
     from chinvex.storage.vectors import VectorStore
@@ -155,7 +155,7 @@ def replicate(home: Path, name: str, copies: int) -> dict:
 STORE_PEAK = r"""
 import sys
 from pathlib import Path
-from chinvex.registry import Registry
+from chinvex.context.registry import Registry
 from chinvex.storage import db
 from chinvex.storage.vectors import VectorStore
 config = Registry().resolve(sys.argv[1])

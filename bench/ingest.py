@@ -110,7 +110,7 @@ def no_change_reingest() -> list[Figure]:
     home = OUT / "home-large"
     os.environ["CHINVEX_HOME"] = str(home)
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     registry = Registry()
     if not registry.exists("large"):

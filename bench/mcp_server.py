@@ -67,7 +67,7 @@ def build_index(home: Path, n_chunks: int = N_CHUNKS, seed: int = 7) -> dict[str
     from chinvex.ingest.prepare import PreparedChunk, PreparedDoc
     from chinvex.ingest.writer import IndexWriter
     from chinvex.models import Chunk
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.lexical import index_text
     from chinvex.storage import db
     from chinvex.storage.vectors import VectorStore

@@ -226,7 +226,7 @@ def settings_figures(home: Path, name: str, golden: Path, label: str,
     os.environ["CHINVEX_HOME"] = str(home)
     from chinvex.eval.golden import load_golden
     from chinvex.eval.runner import run_eval
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.lexical_leg import FTS_SCORE_BUDGET
     from chinvex.retrieval.search import Searcher
 

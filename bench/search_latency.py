@@ -43,7 +43,7 @@ from run to run on an idle machine."""
 
 def _warm(home: Path, context: str, queries: list[str], warmup: list[str]) -> tuple[list[float], int]:
     os.environ["CHINVEX_HOME"] = str(home)
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.search import SearchRequest, Searcher
 
     config = Registry().resolve(context)
@@ -65,7 +65,7 @@ def build_100k(copies: int = 10) -> None:
     import numpy as np
 
     os.environ["CHINVEX_HOME"] = str(BIG_HOME)
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.storage import db
     from chinvex.storage.vectors import VectorStore
 

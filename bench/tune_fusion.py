@@ -91,7 +91,7 @@ def collect(name: str, data: Path = DATA) -> Path:
 def context_config(name: str):
     """The context bench/quality.py built for set `name`, as its registry resolves it."""
     from chinvex.paths import Roots
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     home = OUT / name / "home"
     return Registry(Roots(contexts=home / "contexts", indexes=home / "indexes")).resolve(name)

@@ -119,7 +119,7 @@ def build(home: Path, notes: int) -> dict[str, Any]:
     os.environ["CHINVEX_HOME"] = str(home)
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
     from chinvex.mcp import recall as R
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.storage import db
 
     started = time.perf_counter()
@@ -181,7 +181,7 @@ def measure(home: Path, runs: int = RUNS) -> tuple[dict[str, tuple[list[float], 
     os.environ["CHINVEX_HOME"] = str(home)
     from starlette.testclient import TestClient
 
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.storage import db
     from chinvex.web.app import create_app
     from chinvex.web.security import RunSecrets, cookie_name

@@ -39,7 +39,7 @@ def _exchange(n: int, word: str) -> str:
 def run(quick: bool = False) -> list[Figure]:
     import psutil
 
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.search import SearchRequest, Searcher
 
     shutil.rmtree(OUT, ignore_errors=True)

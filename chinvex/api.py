@@ -121,8 +121,8 @@ class Context:
     def get(self, identifier: str) -> dict[str, Any] | None:
         """A conversation by its session or thread id (or a unique prefix of 8+ characters), with
         its turns; else a chunk by id; None when neither is in this context."""
-        from chinvex.chunks import fetch_chunks
-        from chinvex.conversations import conversation, find_thread
+        from chinvex.storage.chunk_reads import fetch_chunks
+        from chinvex.storage.threads import conversation, find_thread
 
         conn = self._connect()
         try:
@@ -173,7 +173,7 @@ class Context:
 
     def stats(self) -> dict[str, Any]:
         """Documents and chunks by source type, conversations by agent, the last run, sizes."""
-        from chinvex.stats import collect_stats
+        from chinvex.ingest.stats import collect_stats
 
         return collect_stats(self.config)
 
@@ -181,9 +181,9 @@ class Context:
 def open(name: str | None = None) -> Context:
     """The context named (or aliased) `name`; without one, CHINVEX_CONTEXT, else the context whose
     source folders contain the current directory. Raises ChinvexError when there is none."""
-    from chinvex.default_context import resolve_default
+    from chinvex.context.default import resolve_default
     from chinvex.errors import UsageError
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     if name is not None:
         return Context(Registry().resolve(name))
@@ -197,8 +197,8 @@ def open(name: str | None = None) -> Context:
 
 def contexts() -> list[str]:
     """The names of every context, in the registry's order."""
-    from chinvex.default_context import context_names
-    from chinvex.registry import Registry
+    from chinvex.context.default import context_names
+    from chinvex.context.registry import Registry
 
     return context_names(Registry())
 
@@ -207,8 +207,8 @@ def create(name: str, *, repos: Sequence[str | os.PathLike[str]] = (), notes: Se
            chat_roots: Sequence[str | os.PathLike[str]] = (), sessions: Sequence[str] = ()) -> Context:
     """A new context over these sources (`sessions`: "auto" or "KIND=PATH" entries), not yet
     ingested: call `ingest()` on it."""
-    from chinvex.registry import Registry
-    from chinvex.sessions import checked_entry
+    from chinvex.context.registry import Registry
+    from chinvex.ingest.session_stores import checked_entry
 
     includes = {"repos": [str(Path(p).expanduser().resolve()) for p in repos],
                 "note_roots": [str(Path(p).expanduser().resolve()) for p in notes],

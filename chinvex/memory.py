@@ -45,7 +45,7 @@ def promote(project: ContextConfig, target: ContextConfig, item_id: str, *,
     """Move item `item_id` of `project` to `target` (the global context). `embedder_for(config)`
     returns the embedder to use (the MCP server passes its warm one)."""
     from chinvex.embedding.factory import make_embedder
-    from chinvex.remove import delete_documents
+    from chinvex.ingest.remove import delete_documents
     from chinvex.locking import context_lock
     from chinvex.mcp import recall
     from chinvex.storage import db

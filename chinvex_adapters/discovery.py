@@ -1,5 +1,5 @@
 """Where each agent keeps its sessions on Linux, macOS and Windows, and which of those stores
-exist (`chinvex sessions detect`, `--sessions auto`; chinvex.sessions counts what they hold).
+exist (`chinvex sessions detect`, `--sessions auto`; chinvex.ingest.session_stores counts what they hold).
 
 Every operating system's default location is looked for under the home folder whatever the
 system (a synced or copied home keeps its layout), plus each tool's own override (CODEX_HOME,

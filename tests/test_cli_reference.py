@@ -1,16 +1,16 @@
-"""docs/CLI.md is generated from the typer app (chinvex.cli_reference) and must never drift from
+"""docs/CLI.md is generated from the typer app (chinvex.dev.cli_reference) and must never drift from
 it: a changed option, default or help text without a regenerated reference fails here."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from chinvex import cli_reference
+from chinvex.dev import cli_reference
 from helpers import run_cli
 
 
 def test_cli_reference_is_up_to_date():
-    assert cli_reference.main(["--check"]) == 0, "run: python -m chinvex.cli_reference"
+    assert cli_reference.main(["--check"]) == 0, "run: python -m chinvex.dev.cli_reference"
 
 
 def test_check_fails_when_the_reference_is_stale(tmp_path: Path):

@@ -1,7 +1,7 @@
 """`--context` is optional: the CLI (a subprocess started in various working directories) picks
 CHINVEX_CONTEXT, else the context with the deepest source folder containing the directory, else
 fails with exit 2 and the list of contexts; the same rule as the MCP server
-(`chinvex/default_context.py`, tested for the server in tests/mcp/test_mcp.py)."""
+(`chinvex/context/default.py`, tested for the server in tests/mcp/test_mcp.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from chinvex.default_context import contexts_containing, resolve_default
-from chinvex.registry import Registry
+from chinvex.context.default import contexts_containing, resolve_default
+from chinvex.context.registry import Registry
 from helpers import assert_no_traceback, run_cli, run_cli_in_process
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from chinvex_adapters.kit.walk import walk
-from adapters.cx_sessions_jsonl.discover import walk_jsonl
+from chinvex_adapters.cx_sessions_jsonl.discover import walk_jsonl
 from chinvex.excludes import exclude_spec, is_excluded
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from chinvex import schema_export
+from chinvex.dev import schema_export
 from helpers import REPO_ROOT
 
 REPO = REPO_ROOT
 
 
 def test_schema_files_are_up_to_date():
-    assert schema_export.main(["--check"]) == 0, "run: python -m chinvex.schema_export"
+    assert schema_export.main(["--check"]) == 0, "run: python -m chinvex.dev.schema_export"
 
 
 def test_check_fails_when_a_schema_file_is_stale(tmp_path: Path):

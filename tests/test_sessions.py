@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from chinvex.sessions import detect, resolve
-from chinvex.watch import may_be_source, source_roots
+from chinvex.ingest.session_stores import detect, resolve
+from chinvex.ingest.watch import may_be_source, source_roots
 from helpers import FIXTURES, assert_no_traceback, run_cli_in_process
 
 CLAUDE_SESSION = (FIXTURES / "claude-code/codemie-code/projects/-tmp-private"
@@ -85,7 +85,7 @@ def test_watch_follows_the_stores_found(tmp_path: Path, chinvex_home: Path, monk
     home = _home(tmp_path)
     monkeypatch.setenv("HOME", str(home))
     run_cli_in_process("context", "create", "W", "--sessions", "auto")
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     roots = source_roots(Registry().resolve("W"))
     assert roots == [((home / ".claude" / "projects").resolve(), "sessions:claude_code")]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from chinvex.watch import IGNORED_DIRS, Target, may_be_source, owners
+from chinvex.ingest.watch import IGNORED_DIRS, Target, may_be_source, owners
 from helpers import CHINVEX_BIN, FIXTURES, assert_no_traceback, run_cli, run_cli_in_process
 
 INCR = FIXTURES / "codex-rollout" / "public" / "codemie-code" / "incremental"

@@ -17,8 +17,8 @@ def _context_for(path: str, given: str | None, *, json_mode: bool):
 
         return context_config(given, json_mode=json_mode)
     from chinvex.cli.context_choice import default_context
-    from chinvex.default_context import contexts_containing
-    from chinvex.registry import Registry
+    from chinvex.context.default import contexts_containing
+    from chinvex.context.registry import Registry
 
     configs = [e.config for e in Registry().entries() if e.config is not None]
     found = contexts_containing(configs, path)

@@ -97,7 +97,7 @@ def stats(
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Documents and chunks by source type, last ingest run, embedder, sizes on disk."""
-    from chinvex.stats import collect_stats, format_stats
+    from chinvex.ingest.stats import collect_stats, format_stats
 
     config = _resolve(context, json_out=json_out)
     data = collect_stats(config)
@@ -241,7 +241,7 @@ def chunk_get(
     json_out: bool = JSON_OPTION,
 ) -> None:
     """A chunk's text, metadata, ranges and its neighbours' ids."""
-    from chinvex.chunks import format_chunk, get_chunks
+    from chinvex.storage.chunk_reads import format_chunk, get_chunks
 
     config = _resolve(context, json_out=json_out)
     found = get_chunks(config, [chunk_id])
@@ -263,10 +263,10 @@ def get_command(
     """A whole conversation by its session or thread id (turns with roles and times), or a chunk."""
     from pathlib import Path
 
-    from chinvex.chunks import fetch_chunks, format_chunk
-    from chinvex.conversations import AmbiguousIdError, conversation, find_thread, format_conversation
+    from chinvex.storage.chunk_reads import fetch_chunks, format_chunk
+    from chinvex.storage.threads import AmbiguousIdError, conversation, find_thread, format_conversation
     from chinvex.errors import NotFoundError, UsageError
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.storage import db
 
     wanted = identifier.strip()
@@ -325,7 +325,7 @@ def eval_cmd(
     from chinvex.errors import UsageError
     from chinvex.eval.golden import load_golden
     from chinvex.eval.runner import run_eval
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     if mode not in ("hybrid", "fts", "vector"):
         raise UsageError(f"--mode {mode!r}: expected hybrid, fts or vector")

@@ -1,7 +1,7 @@
 """`--context` is optional on every command: which context a command line means.
 
 A name given with `--context` is resolved exactly as before (an unknown one is the seed's
-CONTEXT_NOT_FOUND, exit 1). Without one, `chinvex.default_context` applies the rule the MCP server
+CONTEXT_NOT_FOUND, exit 1). Without one, `chinvex.context.default` applies the rule the MCP server
 uses (CHINVEX_CONTEXT, else the context whose source folders contain the current directory);
 nothing found is a usage error (exit 2) that lists the contexts. A context chosen that way is
 named on stderr, so a person always sees which index answered.
@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from chinvex.default_context import ENV_CONTEXT, ENV_PROJECT_PATH, VIA_CWD, resolve_default
+from chinvex.context.default import ENV_CONTEXT, ENV_PROJECT_PATH, VIA_CWD, resolve_default
 from chinvex.errors import ChinvexError, UsageError
 
 if TYPE_CHECKING:
-    from chinvex.default_context import DefaultResolution
+    from chinvex.context.default import DefaultResolution
     from chinvex.models import ContextConfig
 
 ADVICE = "pass --context NAME or set CHINVEX_CONTEXT"
@@ -39,7 +39,7 @@ def _cwd() -> str:
 def default_context(*, json_mode: bool) -> ContextConfig:
     """The context this command line means when it names none (named on stderr), or the error
     to report: CHINVEX_CONTEXT naming a context that does not load keeps that error's code."""
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     found = resolve_default(Registry(), given=None, env=os.environ, cwd=_cwd(), advice=ADVICE)
     if found.config is None:
@@ -68,7 +68,7 @@ def context_config(given: str | None, *, json_mode: bool) -> ContextConfig:
     """The config of `--context NAME` (even an empty NAME is resolved, and fails, rather than
     silently replaced), else of the default context."""
     if given is not None:
-        from chinvex.registry import Registry
+        from chinvex.context.registry import Registry
 
         return Registry().resolve(given)
     return default_context(json_mode=json_mode)

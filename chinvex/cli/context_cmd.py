@@ -27,7 +27,7 @@ _SOURCE_FLAGS = {
 
 
 def _registry():
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     return Registry()
 

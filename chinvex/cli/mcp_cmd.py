@@ -66,7 +66,7 @@ def mcp_config(
     if client not in CLIENTS:
         raise UsageError(f"--client {client!r}: expected claude or codex")
     if context is not None:
-        from chinvex.registry import validate_name
+        from chinvex.context.registry import validate_name
 
         validate_name(context)
     data = snippet(client, context)  # type: ignore[arg-type]

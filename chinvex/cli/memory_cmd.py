@@ -20,7 +20,7 @@ def _contexts(context: Optional[str], scope: str, *, json_out: bool):
     from chinvex.cli.commands import _resolve
     from chinvex.errors import UsageError
     from chinvex.memory import GLOBAL
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     if scope not in ("project", "global", "all"):
         raise UsageError(f"--scope {scope!r}: expected project, global or all")
@@ -90,7 +90,7 @@ def memory_promote(
     from chinvex.cli.commands import _resolve
     from chinvex.errors import ContextNotFoundError
     from chinvex.memory import GLOBAL, promote
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     project = _resolve(context, json_out=json_out)
     registry = Registry()

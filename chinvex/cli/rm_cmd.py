@@ -1,4 +1,4 @@
-"""`chinvex rm` and `chinvex compact` (`chinvex.remove`)."""
+"""`chinvex rm` and `chinvex compact` (`chinvex.ingest.remove`)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def rm_command(
     """Remove documents from a context's index; they stay out on later ingests while unchanged."""
     from chinvex.cli.commands import _resolve
     from chinvex.errors import NotFoundError
-    from chinvex.remove import compact, remove
+    from chinvex.ingest.remove import compact, remove
 
     config = _resolve(context, json_out=json_out)
     done = remove(config, list(targets or []), purge=purge)
@@ -60,7 +60,7 @@ def compact_command(
     """VACUUM and FTS5 optimize of hybrid.db, VACUUM of the Chroma store, tombstones purged;
     prints the bytes before and after."""
     from chinvex.cli.commands import _resolve
-    from chinvex.remove import compact
+    from chinvex.ingest.remove import compact
 
     config = _resolve(context, json_out=json_out)
     result = compact(config)

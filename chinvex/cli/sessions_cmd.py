@@ -22,7 +22,7 @@ def detect(json_out: bool = JSON_OPTION) -> None:
     from rich.markup import escape
 
     from chinvex import fmt
-    from chinvex.sessions import detect as find
+    from chinvex.ingest.session_stores import detect as find
 
     stores = find()
     data = {"stores": [s.as_json() for s in stores],

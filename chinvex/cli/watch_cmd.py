@@ -1,4 +1,4 @@
-"""`chinvex watch`: re-ingest contexts as their sources change (`chinvex.watch`)."""
+"""`chinvex watch`: re-ingest contexts as their sources change (`chinvex.ingest.watch`)."""
 
 from __future__ import annotations
 
@@ -45,8 +45,8 @@ def watch_command(
     per run with --json). Ctrl-C stops after the running ingest; a second Ctrl-C stops at once."""
     from chinvex.cli.commands import _resolve_many
     from chinvex.errors import UsageError
-    from chinvex.registry import Registry
-    from chinvex.watch import Watcher
+    from chinvex.context.registry import Registry
+    from chinvex.ingest.watch import Watcher
 
     if all_contexts and context:
         raise UsageError("--all and --context: give one or the other")

@@ -38,7 +38,7 @@ def diagnose(name: str, *, repair: bool = False, wait: bool | float = False) -> 
     finding (nothing else can be checked without its index paths). `wait`: wait for an ingest
     in progress to end (with `repair`, for the context's lock) instead of reporting a batch in
     flight or failing with LOCKED."""
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     registry = Registry()
     try:

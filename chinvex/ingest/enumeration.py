@@ -79,7 +79,7 @@ class RootEnumeration:
         (agents installed since are picked up), KIND=PATH one store. A malformed entry is an
         error of the run's summary, not the end of the run."""
         from chinvex.errors import UsageError
-        from chinvex.sessions import resolve
+        from chinvex.ingest.session_stores import resolve
 
         roots: list[EnumeratedRoot] = []
         for entry in entries:

@@ -65,14 +65,14 @@ def _candidates(raw: str, cwd: str, roots: list[Path]) -> list[Path]:
 def _roots(config: ContextConfig | None) -> list[Path]:
     if config is None:
         return []
-    from chinvex.watch import source_roots
+    from chinvex.ingest.watch import source_roots
 
     return [root for root, _ in source_roots(config)]
 
 
 def _choose(state: ServerState, raw: str, context: str | None) -> tuple[Path, ContextConfig]:
     """The file and the context to blame it in."""
-    from chinvex.default_context import contexts_containing
+    from chinvex.context.default import contexts_containing
 
     if context is not None and context.strip():
         config = state.resolve(context.strip())

@@ -10,7 +10,7 @@ from chinvex.mcp.state import ServerState
 
 
 def chinvex_get_chunks(state: ServerState, chunk_ids: list[str], context: str | None = None) -> dict[str, Any]:
-    from chinvex.chunks import fetch_chunks
+    from chinvex.storage.chunk_reads import fetch_chunks
 
     ids = limits.require_list("chunk_ids", chunk_ids, max_items=limits.CHUNK_IDS_MAX, max_chars=limits.ID_MAX_CHARS)
     if not ids:

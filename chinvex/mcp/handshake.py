@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from chinvex.regenerated import sync
+from chinvex.dev.regenerated import sync
 
 DATA_PATH = Path(__file__).resolve().parent / "handshake_replies.py"
 REGENERATE = "python -m chinvex.mcp.handshake"

@@ -170,7 +170,7 @@ def _ownership(conn: sqlite3.Connection, config: Any, path: Path, result: dict[s
 
 
 def recall_context(state: ServerState, file_path: str, context_types: list[str] | None = None) -> dict[str, Any]:
-    from chinvex.watch import source_roots
+    from chinvex.ingest.watch import source_roots
 
     raw = limits.require_short("file_path", file_path, max_chars=4096)
     assert raw is not None

@@ -35,7 +35,7 @@ def _parent_content(conn: sqlite3.Connection, doc_id: str) -> str:
 def _thread(conn: sqlite3.Connection, thread_id: str, context: str) -> dict[str, Any] | None:
     """A conversation by its Codex thread / Claude Code session / ChatGPT conversation id, in
     recall_get's shape (the turns as `content`, each also in `turns`)."""
-    from chinvex.conversations import AmbiguousIdError, conversation, find_thread
+    from chinvex.storage.threads import AmbiguousIdError, conversation, find_thread
 
     try:
         row = find_thread(conn, thread_id)
@@ -53,7 +53,7 @@ def _thread(conn: sqlite3.Connection, thread_id: str, context: str) -> dict[str,
 
 
 def recall_get(state: ServerState, id: str, include_parent: bool = False) -> dict[str, Any]:
-    from chinvex.chunks import fetch_chunks
+    from chinvex.storage.chunk_reads import fetch_chunks
 
     item_id = limits.require_short("id", id, max_chars=limits.ID_MAX_CHARS)
     assert item_id is not None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chinvex.default_context import ENV_CONTEXT
+from chinvex.context.default import ENV_CONTEXT
 from chinvex.mcp import limits
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState

@@ -14,13 +14,13 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from chinvex.default_context import DefaultResolution, resolve_default
+from chinvex.context.default import DefaultResolution, resolve_default
 from chinvex.mcp.limits import CONTEXT_NOT_FOUND, RETRIEVAL_ERROR, ToolFailure
 from chinvex.retrieval.shared import SharedSearcher
 
 if TYPE_CHECKING:
     from chinvex.models import ContextConfig
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.search import Searcher
 
 GLOBAL_CONTEXT = "global"
@@ -74,7 +74,7 @@ class ServerState:
     # -- contexts ---------------------------------------------------------------------------
 
     def registry(self) -> Registry:
-        from chinvex.registry import Registry
+        from chinvex.context.registry import Registry
 
         return Registry()
 
@@ -91,7 +91,7 @@ class ServerState:
     def resolution(self) -> DefaultResolution:
         """The project context: --context, else CHINVEX_CONTEXT, else the context with the
         deepest source folder containing the working directory (or EDI_PROJECT_PATH); the same
-        rule as the CLI's (`chinvex.default_context`)."""
+        rule as the CLI's (`chinvex.context.default`)."""
         return resolve_default(self.registry(), given=self.flag_context, env=self.env, cwd=self.cwd,
                                advice=NAME_ADVICE, lead="No default context: no context was named")
 

@@ -18,7 +18,7 @@ from chinvex.web.security import RunSecrets
 
 if TYPE_CHECKING:
     from chinvex.models import ContextConfig
-    from chinvex.registry import ContextEntry
+    from chinvex.context.registry import ContextEntry
     from chinvex.retrieval.search import Searcher
 
 
@@ -35,7 +35,7 @@ class UiState:
         return self._shared.get()
 
     def entries(self) -> list[ContextEntry]:
-        from chinvex.registry import Registry
+        from chinvex.context.registry import Registry
 
         return Registry().entries()
 
@@ -46,7 +46,7 @@ class UiState:
         """The context a page was asked for (name or alias), else the default one, else the
         first there is. Unknown names raise the registry's CONTEXT_NOT_FOUND."""
         from chinvex.errors import NotFoundError
-        from chinvex.registry import Registry
+        from chinvex.context.registry import Registry
 
         registry = Registry()
         wanted = (name or "").strip() or self.default_context

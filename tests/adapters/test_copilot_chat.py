@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from chinvex.models import ConversationDoc
-from chinvex.sessions import detect
+from chinvex.ingest.session_stores import detect
 from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, UnrecognisedSource
 from chinvex_adapters.copilot_chat import STORES
 from chinvex_adapters.copilot_chat.adapter import CopilotChatAdapter

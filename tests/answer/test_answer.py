@@ -17,7 +17,7 @@ from chinvex.answer.units import split_evidence
 
 SCHEMA = json.loads((REPO_ROOT / "schemas" / "answer_response.schema.json").read_text("utf-8"))
 LOCOMO = BENCH_DATA / "locomo"
-CODE_FILES = ("chinvex/ids.py", "chinvex/jsonio.py", "chinvex/registry.py", "chinvex/retrieval/fusion.py",
+CODE_FILES = ("chinvex/ids.py", "chinvex/jsonio.py", "chinvex/context/registry.py", "chinvex/retrieval/fusion.py",
               "chinvex/retrieval/lexical.py", "chinvex/retrieval/search.py")
 
 
@@ -203,7 +203,7 @@ def test_human_output_and_source_type_filter(code_context):
 
 def test_answer_function_is_deterministic_and_never_raises_for_empty_queries(code_context, monkeypatch):
     from chinvex.answer.service import answer
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.search import Searcher
 
     monkeypatch.setenv("CHINVEX_HOME", str(code_context["home"]))

@@ -27,7 +27,7 @@ KEY = "sk-ant-loopback-test-key"
 def lore(tmp_path_factory):
     """A context over a real ChatGPT export (3 chunks), ingested once for this module."""
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     home = tmp_path_factory.mktemp("answer_generators_home")
     with pytest.MonkeyPatch.context() as mp:

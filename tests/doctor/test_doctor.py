@@ -37,7 +37,7 @@ class Index:
     Codex rollout and a rollout with no turn yet (the last two kinds have no chunks by right)."""
 
     def __init__(self, base: Path):
-        from chinvex.registry import Registry
+        from chinvex.context.registry import Registry
 
         self.repo, self.notes, self.chat, self.codex = (base / n for n in ("repo", "notes", "chat", "codex"))
         for folder in (self.repo, self.notes, self.chat, self.codex):
@@ -62,7 +62,7 @@ class Index:
 
     @property
     def config(self):
-        from chinvex.registry import Registry
+        from chinvex.context.registry import Registry
 
         return Registry().resolve("Doc")
 

@@ -96,7 +96,7 @@ class Scenario:
         os.environ["CHINVEX_HOME"] = str(self.home)
         self.corpus = corpus_mod.build(base / "corpus", seed=seed, modules=modules, notes=notes,
                                        sections=2)
-        from chinvex.registry import Registry
+        from chinvex.context.registry import Registry
 
         Registry().create(CONTEXT, includes=self.corpus.roots())
         self.config = Registry().resolve(CONTEXT)

@@ -20,7 +20,7 @@ import orjson
 
 def main() -> None:
     context, out_path, stop_path, *queries = sys.argv[1:]
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.search import SearchRequest, Searcher
 
     config = Registry().resolve(context)

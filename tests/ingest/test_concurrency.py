@@ -133,7 +133,7 @@ def test_searches_during_an_ingest_see_only_committed_chunks(tmp_path: Path, chi
 def test_a_warm_searcher_sees_what_a_later_ingest_committed(tmp_path: Path, chinvex_home: Path):
     """The MCP server keeps one Searcher for its lifetime; an ingest run meanwhile by the CLI
     (another process) must show up in both legs, vector included."""
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.search import SearchRequest, Searcher
 
     notes = indexed_notes(tmp_path / "notes", "Warm",
@@ -191,7 +191,7 @@ collection.upsert(ids=[new_id], embeddings=[got["embeddings"][0]], metadatas=[go
 
 
 def _warm_context(tmp_path: Path):
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     indexed_notes(tmp_path / "notes", "Raw", {
         "a.md": "# Garden\n\nTomatoes, basil and peppers need full sun.\n",

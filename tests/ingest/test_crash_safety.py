@@ -441,7 +441,7 @@ def _vectors_not_matching_their_rows(home: Path, context: str) -> list[str]:
 
     from chinvex.doctor import STALE_COSINE
     from chinvex.embedding.factory import make_embedder
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.storage import consistency as cons
     from chinvex.storage import db
     from chinvex.storage.vectors import VectorStore

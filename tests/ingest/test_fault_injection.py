@@ -75,7 +75,7 @@ def test_file_size_limit_during_writes_leaves_the_index_intact(tmp_path: Path, c
 
     from chinvex.doctor import diagnose
     from chinvex.ingest.pipeline import run_ingest
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     repo = tmp_path / "repo"
     repo.mkdir()

@@ -19,7 +19,7 @@ ROLLOUT = "rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.json
 
 @pytest.fixture
 def ctx(tmp_path: Path, chinvex_home: Path):
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     repo, chat, codex = tmp_path / "repo", tmp_path / "chat", tmp_path / "codex"
     for folder in (repo, chat, codex):
@@ -38,7 +38,7 @@ def ctx(tmp_path: Path, chinvex_home: Path):
 
 
 def _config():
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     return Registry().resolve("Fresh")
 

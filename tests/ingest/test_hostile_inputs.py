@@ -76,7 +76,7 @@ def _ingest(home: Path, *extra: str) -> subprocess.CompletedProcess:
 
 
 def test_hostile_corpus_ingests_and_reports_every_bad_source(tmp_path: Path, chinvex_home: Path):
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     h = generate.build(tmp_path / "hostile")
     Registry().create("Hostile", includes=h.includes())

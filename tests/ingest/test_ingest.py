@@ -287,7 +287,7 @@ def test_bad_files_are_reported_and_the_index_stays_intact(chinvex_home: Path, r
 def test_file_vanishing_between_scan_and_read(chinvex_home: Path, repo: Path):
     """The progress sink's start() runs after enumeration and before any file is read."""
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     (repo / "ghost.py").write_text("def ghost():\n    return 'boo'\n")
     Registry().create("Ghost", includes={"repos": [str(repo)]})
@@ -356,7 +356,7 @@ def test_unreadable_file_is_an_error_and_keeps_what_was_indexed(chinvex_home: Pa
 
 def test_concurrent_ingest_gets_a_clear_busy_message(chinvex_home: Path, repo: Path):
     from chinvex.locking import context_lock
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     assert run_cli_in_process("context", "create", "Busy", "--repo", str(repo)).code == 0
     with context_lock(Registry().resolve("Busy"), purpose="test"):

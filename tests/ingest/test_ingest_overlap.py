@@ -40,7 +40,7 @@ def small_batches(monkeypatch):
 
 
 def _context(root: Path):
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     registry = Registry()
     registry.create("Ov", includes={"note_roots": [str(root)]})

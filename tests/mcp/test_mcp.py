@@ -450,7 +450,7 @@ def test_scopes_and_default_context(world):
 
 
 def test_server_and_cli_infer_the_same_default_context(tmp_path):
-    """One rule (chinvex/default_context.py) for both: for each working directory the server's
+    """One rule (chinvex/context/default.py) for both: for each working directory the server's
     default context (and how it was found) is the one `chinvex context show` picks there —
     the deepest source root of any include kind wins, a symlinked root still contains the real
     directory, and EDI_PROJECT_PATH helps a server started elsewhere."""

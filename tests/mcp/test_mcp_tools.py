@@ -16,7 +16,7 @@ from chinvex.mcp import recall_get as recall_get_tool
 from chinvex.mcp import tools as T
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
-from chinvex.registry import Registry
+from chinvex.context.registry import Registry
 
 
 def _ok(fn, state, **kwargs):

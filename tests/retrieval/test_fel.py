@@ -222,7 +222,7 @@ _expressions = st.recursive(_predicates, lambda inner: st.one_of(
 def test_filtered_search_is_exactly_the_unfiltered_results_that_satisfy_it(filtered_index, expression):
     import os
 
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.search import SearchRequest, Searcher
 
     os.environ["CHINVEX_HOME"] = str(filtered_index["home"])

@@ -50,7 +50,7 @@ def index(tmp_path_factory):
 
 
 def _search(home, monkeypatch, **kw):
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.search import SearchRequest, Searcher
 
     monkeypatch.setenv("CHINVEX_HOME", str(home))

@@ -91,7 +91,7 @@ def _set_rerank(home: Path, context: str, rerank: dict | None) -> None:
 
 
 def _search(context: str, **request):
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.search import SearchRequest, Searcher
 
     searcher = Searcher()

@@ -222,7 +222,7 @@ def ctx(tmp_path_factory):
     from datetime import datetime, timezone
 
     from chinvex.paths import Roots
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.rql_run import RqlSearcher
 
     base = tmp_path_factory.mktemp("rql")

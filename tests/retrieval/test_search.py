@@ -99,7 +99,7 @@ def test_first_in_process_search_of_a_fresh_interpreter_is_hybrid(corpus):
 
     script = (
         "import json, os\n"
-        "from chinvex.registry import Registry\n"
+        "from chinvex.context.registry import Registry\n"
         "from chinvex.retrieval.search import SearchRequest, Searcher\n"
         "response = Searcher().search([Registry().resolve('Main')], SearchRequest(query='retry with backoff', k=3))\n"
         "print(json.dumps({'mode': response.stats.mode, 'warnings': response.stats.warnings}))\n"
@@ -113,7 +113,7 @@ def test_first_in_process_search_of_a_fresh_interpreter_is_hybrid(corpus):
 
 
 def _warm_searcher(corpus, monkeypatch):
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.search import Searcher
 
     monkeypatch.setenv("CHINVEX_HOME", str(corpus["home"]))
@@ -268,7 +268,7 @@ FTS_TRAPS = ['"', "'", "(", ")", "foo.bar(x)", "AND", "OR NOT", "-", "--x", "a*"
 @given(query=st.one_of(st.text(max_size=200), st.sampled_from(FTS_TRAPS),
                        st.lists(st.sampled_from(FTS_TRAPS), max_size=6).map(" ".join)))
 def test_no_query_string_makes_search_raise(corpus, query, monkeypatch):
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.search import SearchRequest, Searcher
 
     monkeypatch.setenv("CHINVEX_HOME", str(corpus["home"]))
@@ -326,7 +326,7 @@ def deep(tmp_path_factory):
 
 
 def _deep_search(deep, monkeypatch, **kw):
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.search import SearchRequest, Searcher
 
     monkeypatch.setenv("CHINVEX_HOME", str(deep["home"]))
@@ -441,7 +441,7 @@ def test_a_vector_missing_from_the_store_does_not_fail_a_filtered_search(deep, t
     as a whole; the leg searches the ids that are present instead of falling back to FTS."""
     import sqlite3
 
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval import coverage as C
     from chinvex.retrieval import filters
     from chinvex.storage.vectors import VectorStore

@@ -12,7 +12,7 @@ import sys
 
 CHILD = """
 import gc, json, sys
-from chinvex.registry import Registry
+from chinvex.context.registry import Registry
 from chinvex.retrieval.search import SearchRequest
 from chinvex.retrieval.shared import SharedSearcher
 

@@ -101,7 +101,7 @@ def test_terms_are_counted_up_to_the_budget_by_default(index):
 def test_a_warm_searcher_counts_each_term_once(tmp_path, monkeypatch):
     """The searcher keeps one memory per context: a second query sharing words counts only
     its new ones, and an ingest by another connection makes it count again."""
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.retrieval import term_counts
     from chinvex.retrieval.search import Searcher
 

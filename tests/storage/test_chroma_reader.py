@@ -76,7 +76,7 @@ WARM_SEARCH = """
 import json, sys
 import chinvex.storage.chroma_writer as writer
 writer.open_writer = lambda path: None  # the reference: chromadb's own client
-from chinvex.registry import Registry
+from chinvex.context.registry import Registry
 from chinvex.retrieval.search import SearchRequest, Searcher
 config = Registry().resolve("fixtures")
 response = Searcher().search([config], SearchRequest(query=sys.argv[1], k=8))
@@ -112,7 +112,7 @@ def test_neighbours_come_with_the_vectors_a_lookup_by_id_gives(fixtures_context,
 
     import numpy as np
 
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.storage import db
     from chinvex.storage.vectors import VectorStore
 

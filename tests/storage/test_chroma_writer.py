@@ -161,7 +161,7 @@ def test_a_collection_of_an_older_chinvex_is_switched_to_saving_every_write(tmp_
     writer's `modify` before the first write, and the write lands."""
     from chromadb.api.shared_system_client import SharedSystemClient
 
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
     from chinvex.storage import db
     from chinvex.storage.vectors import VectorStore, collection_name
     from helpers import indexed_notes

@@ -20,7 +20,7 @@ from hostile import corpus as corpus_mod
 
 
 def _config():
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
     return Registry().resolve("Heal")
 
@@ -232,7 +232,7 @@ def test_no_change_ingest_does_not_open_chroma(healed: Path, chinvex_home: Path)
     """The cheap check: with a complete figure for the store that is there, a run where nothing
     changed costs no Chroma start-up (chromadb is never imported)."""
     code = ("import sys\n"
-            "from chinvex.registry import Registry\n"
+            "from chinvex.context.registry import Registry\n"
             "from chinvex.ingest.pipeline import run_ingest\n"
             "s = run_ingest(Registry().resolve('Heal'))\n"
             "print(s.sources.unchanged, 'chromadb' in sys.modules)\n")

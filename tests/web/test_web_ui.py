@@ -120,7 +120,7 @@ class UiRun:
         return client
 
     def config(self):
-        from chinvex.registry import load_config_file
+        from chinvex.context.registry import load_config_file
 
         return load_config_file(self.home / "contexts" / "web" / "context.json")
 
@@ -128,7 +128,7 @@ class UiRun:
 def _add_memory(run_home: Path) -> str:
     """One knowledge item, as `recall_add` stores it, with planted markup in its content."""
     from chinvex.mcp import recall as R
-    from chinvex.registry import load_config_file
+    from chinvex.context.registry import load_config_file
     from chinvex.storage import db
 
     config = load_config_file(run_home / "contexts" / "web" / "context.json")

@@ -1,7 +1,7 @@
 """Contexts: every context's sources, what its index holds, when it was last ingested, whether
 its sources changed since (stale), which ones fail, and how many chunks have a vector.
 
-The figures are those of `chinvex stats` (`chinvex.stats.collect_stats`) and of `chinvex
+The figures are those of `chinvex stats` (`chinvex.ingest.stats.collect_stats`) and of `chinvex
 doctor`'s source checks (`check_stale_sources`, `check_failed_sources`); the vector coverage is
 the figure search reads (`chinvex.storage.coverage.current_coverage`).
 """
@@ -24,7 +24,7 @@ from chinvex.web.render import render
 def context_panel(config: ContextConfig) -> dict[str, Any]:
     """Everything the page shows about one context."""
     from chinvex.doctor import check_failed_sources, check_stale_sources
-    from chinvex.stats import collect_stats
+    from chinvex.ingest.stats import collect_stats
     from chinvex.storage.coverage import current_coverage
 
     panel: dict[str, Any] = {

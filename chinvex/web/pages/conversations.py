@@ -2,7 +2,7 @@
 times, tool calls and their outputs folded away (`<details>`), patches shown as diffs, and a
 page of turns at a time so a 5,000-turn session opens at once.
 
-The turns are those `chinvex get THREAD_ID` prints (`chinvex.conversations`); a search hit or a
+The turns are those `chinvex get THREAD_ID` prints (`chinvex.storage.threads`); a search hit or a
 citation links here with `?turn=N#turn-N` (turns numbered from 1, as chunk texts and metadata
 number them), and the page holding that turn is the one served, with the turn unfolded.
 """
@@ -91,7 +91,7 @@ def turn_view(turn: dict[str, Any], target: int | None) -> dict[str, Any]:
 
 def conversation_page(request: Request) -> Response:
     """GET /conversation/{thread_id}: a thread id or unique prefix, as `chinvex get` takes it."""
-    from chinvex.conversations import AmbiguousIdError, conversation, find_thread
+    from chinvex.storage.threads import AmbiguousIdError, conversation, find_thread
 
     config = selected_config(request)
     thread = request.path_params["thread_id"]

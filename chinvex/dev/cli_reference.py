@@ -4,7 +4,7 @@ Help texts live next to the code that implements each option; a hand-written ref
 drift from them at the first change. This walks the click command tree that typer builds (every
 command and group, in the order `--help` lists them) and renders each one's usage, description,
 arguments and options with their defaults, using click's own help records (the same names and
-metavars `chinvex … --help` prints). `python -m chinvex.cli_reference` rewrites the file;
+metavars `chinvex … --help` prints). `python -m chinvex.dev.cli_reference` rewrites the file;
 `--check` exits 1 when it differs, and a test runs that, so a changed option without a
 regenerated reference fails CI (as `schema_export` does for the JSON Schemas).
 
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chinvex.regenerated import sync
+from chinvex.dev.regenerated import sync
 
-DEFAULT_PATH = Path(__file__).resolve().parent.parent / "docs" / "CLI.md"
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / "docs" / "CLI.md"
 PROGRAM = "chinvex"
-REGENERATE = "python -m chinvex.cli_reference"
+REGENERATE = "python -m chinvex.dev.cli_reference"
 
 
 @dataclass(frozen=True)

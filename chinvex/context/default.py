@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from chinvex.errors import ChinvexError
     from chinvex.models import ContextConfig
-    from chinvex.registry import Registry
+    from chinvex.context.registry import Registry
 
 ENV_CONTEXT = "CHINVEX_CONTEXT"
 ENV_PROJECT_PATH = "EDI_PROJECT_PATH"

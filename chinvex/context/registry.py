@@ -138,7 +138,7 @@ def _require_source(key: str, path: str) -> str:
 
 
 def _session_entry(entry: str) -> str:
-    from chinvex.sessions import checked_entry
+    from chinvex.ingest.session_stores import checked_entry
 
     return checked_entry(entry)
 

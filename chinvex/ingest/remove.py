@@ -130,8 +130,8 @@ def tombstones(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 
 
 def index_bytes(config: ContextConfig) -> dict[str, int]:
-    """`chinvex.stats.index_bytes` with a total (a store not there counts 0)."""
-    from chinvex.stats import index_bytes as on_disk
+    """`chinvex.ingest.stats.index_bytes` with a total (a store not there counts 0)."""
+    from chinvex.ingest.stats import index_bytes as on_disk
 
     sizes = {k: v or 0 for k, v in on_disk(config).items()}
     return {**sizes, "total": sum(sizes.values())}

@@ -1,6 +1,6 @@
 """Generate the JSON Schemas in `schemas/` from the pydantic models.
 
-`python -m chinvex.schema_export` rewrites them; `--check` exits 1 when a file is missing or
+`python -m chinvex.dev.schema_export` rewrites them; `--check` exits 1 when a file is missing or
 differs, which a test runs so that a model change without regenerated schemas fails CI.
 """
 
@@ -33,7 +33,7 @@ SCHEMAS = {
     "golden_file.schema.json": GoldenFile,
 }
 
-DEFAULT_DIR = Path(__file__).resolve().parent.parent / "schemas"
+DEFAULT_DIR = Path(__file__).resolve().parents[2] / "schemas"
 
 
 def render(name: str) -> bytes:
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrote {target}")
     if stale:
         print(
-            "out of date: " + ", ".join(stale) + " (run: python -m chinvex.schema_export)",
+            "out of date: " + ", ".join(stale) + " (run: python -m chinvex.dev.schema_export)",
             file=sys.stderr,
         )
         return 1

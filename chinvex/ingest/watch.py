@@ -69,7 +69,7 @@ def source_roots(config: ContextConfig) -> list[tuple[Path, str]]:
             continue
         if key == SESSIONS_KEY:
             from chinvex.errors import UsageError
-            from chinvex.sessions import resolve
+            from chinvex.ingest.session_stores import resolve
 
             for value in values:
                 try:
