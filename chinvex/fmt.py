@@ -104,3 +104,24 @@ def text(value: Any, *, missing: str = MISSING) -> str:
     if isinstance(value, float):
         return number(value)
     return str(value)
+
+
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_VISIBLE = {0x1B: "␛", 0x7F: "␡"}
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code in _VISIBLE:
+        return _VISIBLE[code]
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Control Pictures block: ␀ ␇ ␍ ...
+    return f"\\x{code:02x}"  # C1 controls (0x80-0x9f) have no pictures
+
+
+def visible_controls(text: str) -> str:
+    """Text safe to print on a terminal: C0 and C1 control characters (escape sequences that
+    could write to the clipboard, retitle the window or clear the screen, a carriage return that
+    overwrites a line) shown as visible symbols, newlines and tabs kept. Indexed files and
+    sessions are untrusted text; JSON output keeps them as they are."""
+    return _CONTROLS.sub(_visible, text) if not text.isprintable() else text

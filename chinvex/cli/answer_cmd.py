@@ -126,7 +126,7 @@ def _print_human(response) -> None:
     errors = {e.code: e.detail for e in response.errors}
     for code in ("EMPTY_QUERY", "CONTEXT_NOT_FOUND", "RETRIEVAL_ERROR", "GENERATOR_ERROR"):
         if code in errors:
-            sys.stderr.write(f"error: {errors[code]}\n")
+            sys.stderr.write(f"error: {fmt.visible_controls(errors[code])}\n")
             return
     chunks = {c.chunk_id: c for c in response.evidence_pack.chunks}
     numbers = {c.chunk_id: n for n, c in enumerate(response.citations, start=1)}

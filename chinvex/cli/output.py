@@ -34,9 +34,17 @@ def emit(data: Any, *, json_mode: bool, human: str | None = None) -> None:
 
 
 def console(stderr: bool = False):
+    """A rich console whose printed strings have their control characters made visible
+    (`fmt.visible_controls`): indexed text reaches the terminal only through here."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    from chinvex.fmt import visible_controls
+
+    class SafeConsole(Console):
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            super().print(*(visible_controls(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+    return SafeConsole(stderr=stderr, highlight=False, soft_wrap=True)
 
 
 def warn(message: str, *, json_mode: bool) -> None:
@@ -50,7 +58,9 @@ def report_error(code: str, message: str, *, json_mode: bool) -> None:
     if json_mode:
         print_json({"ok": False, "error": {"code": code, "message": message}})
     else:
-        sys.stderr.write(f"error: {message}\n")
+        from chinvex.fmt import visible_controls
+
+        sys.stderr.write(f"error: {visible_controls(message)}\n")
         sys.stderr.flush()
 
 

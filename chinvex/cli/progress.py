@@ -18,7 +18,9 @@ class RichProgress:
 
         self.verbose = verbose
         self.console = Console(stderr=True)
-        self.out = Console(highlight=False, soft_wrap=True)
+        from chinvex.cli.output import console
+
+        self.out = console()
         self.show_bar = show_bar and is_terminal() and self.console.is_terminal
         self._progress = None
         self._task = None
@@ -54,7 +56,9 @@ class RichProgress:
         detail = f" ({decision.detail})" if decision.detail else ""
         line = f"{decision.action}: {decision.reason}  {decision.source_uri}{detail}"
         target = self._progress.console if self._progress is not None else self.out
-        target.print(escape(line), highlight=False, soft_wrap=True)
+        from chinvex.fmt import visible_controls
+
+        target.print(escape(visible_controls(line)), highlight=False, soft_wrap=True)
 
     def finish(self) -> None:
         if self._progress is not None:

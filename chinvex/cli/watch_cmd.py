@@ -56,7 +56,9 @@ def watch_command(
         entries = Registry().entries()
         for entry in entries:
             if entry.config is None:
-                sys.stderr.write(f"warning: {entry.path}: {entry.error}; not watched\n")
+                from chinvex.fmt import visible_controls
+
+                sys.stderr.write(visible_controls(f"warning: {entry.path}: {entry.error}; not watched") + "\n")
         configs = [e.config for e in entries if e.config is not None]
         if not configs:
             raise UsageError("--all: there are no contexts; create one with 'chinvex context create'")
