@@ -295,7 +295,9 @@ def _xml_elements(text: str) -> Iterator[Span]:
             yield span
 
 
-_AWS_WORD = re.compile(r"aws|AWS|Aws")
+_AWS_ANCHOR = re.compile(r"aws|AWS|Aws|(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])")
+"""Where an AWS secret key may stand near: the word `aws` (with `secret` close by), or an access
+key id, whose secret is the 40-character key given beside it ("key AKIA... with secret ...")."""
 _AWS_BARE_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _AWS_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+=")
 _AWS_NEAR = 48
@@ -306,19 +308,22 @@ _AWS_REACH = 160
 
 def aws_bare_secret_spans(text: str) -> Iterator[Span]:
     """A 40-character AWS secret access key with no name before it, in prose next to the words
-    "aws" and "secret" ("my aws secret is ...", "AWS secret key: ..."). 40 random characters of
+    "aws" and "secret" ("my aws secret is ...", "AWS secret key: ...") or next to an access key
+    id ("the break-glass key is AKIA... with secret ..."). 40 random characters of
     the AWS alphabet with both cases and a digit: a git SHA (lowercase hex) never qualifies.
-    Searched from the rare literal `aws`, so text that never says it costs one scan."""
+    Searched from the rare anchors, so text that holds neither costs one scan."""
     pos = 0
     last_end = 0  # keys already yielded for an earlier mention
     n = len(text)
-    while (m := _AWS_WORD.search(text, pos)) is not None:
+    while (m := _AWS_ANCHOR.search(text, pos)) is not None:
         pos = m.end()
-        if m.start() and text[m.start() - 1].isalpha():
-            continue  # `laws`, `draws`
-        near = text[max(0, m.start() - _AWS_NEAR):min(n, m.end() + _AWS_NEAR)].lower()
-        if "secret" not in near:
-            continue
+        if m.start() and text[m.start() - 1].isalnum():
+            continue  # `laws`, `draws`, a longer token
+        if m.group().lower() == "aws":
+            near = text[max(0, m.start() - _AWS_NEAR):min(n, m.end() + _AWS_NEAR)].lower()
+            if "secret" not in near:
+                continue
+        # else an access key id: the secret of its pair is the 40-character key beside it
         lo, hi = max(last_end, m.start() - _AWS_REACH), min(n, m.end() + _AWS_REACH)
         # Widen to whole runs of the key alphabet, so that no 40-character slice of a longer
         # run (a base64 blob) passes for a key at the edge of the window.

@@ -46,7 +46,7 @@ __all__ = ["REDACTION_VERSION", "RedactionResult", "redact", "secret_spans", "re
 
 # Bump whenever detection changes: it is part of every source fingerprint, so a new version
 # makes the next ingest re-read and re-redact everything.
-REDACTION_VERSION = "2"  # 2: titles, metadata, state, uris; `pw: hunter2-x`; bare AWS keys
+REDACTION_VERSION = "3"  # 2: titles, metadata, state, uris; `pw: hunter2-x`; bare AWS keys. 3: an AWS secret beside its access key id in prose
 
 KINDS = (
     "aws_access_key", "aws_secret_key", "github_token", "openai_key", "anthropic_key",

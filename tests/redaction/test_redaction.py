@@ -687,3 +687,21 @@ def test_redacted_uris_are_stable(parts: list[str]):
     once = redact_uri(uri)
     assert redact_uri(once) == once
     assert redact(once).text == once, "text redaction leaves a uri marker alone"
+
+
+@pytest.mark.parametrize("text", [
+    "The AWS break-glass key is {access} with secret {secret} in the vault.",
+    "break-glass key {access} with secret {secret}",
+    "creds: {session} / {secret}",
+    "{secret} goes with {access}",
+])
+def test_an_aws_secret_beside_its_access_key_id_in_prose_is_redacted(text):
+    result = redact(text.format(access=AWS_ACCESS, session=AWS_SESSION, secret=AWS_SECRET))
+    assert AWS_SECRET not in result.text and "[REDACTED:aws_secret_key]" in result.text
+    assert AWS_ACCESS not in result.text and AWS_SESSION not in result.text
+
+
+def test_a_git_sha_beside_an_access_key_id_is_kept():
+    sha = "3f9a2c1d4e5b6a7c8d9e0f1a2b3c4d5e6f7a8b9c"
+    result = redact(f"fixed in commit {sha} (rotated {AWS_ACCESS})")
+    assert sha in result.text and AWS_ACCESS not in result.text
