@@ -205,7 +205,7 @@ def import_file(config: ContextConfig, path: Path) -> dict[str, Any]:
             db.set_meta(conn, "embedder", embedder.name)
             db.set_meta(conn, "embedding_provider", embedder.provider)
             db.set_meta(conn, "embedding_model", embedder.model)
-            importer = _Importer(config, conn, path, embedder, reuse)
+            importer = _Importer(config, conn, path, embedder, reuse, from_context=header.get("context"))
             for _, record in _records(path):
                 importer.add(record)
             importer.close()
@@ -246,8 +246,12 @@ class _Importer:
     record; a document is written with its chunks once the next document starts, in batches
     (IMPORT_BATCH_*), so memory stays bounded whatever the file's size."""
 
-    def __init__(self, config: ContextConfig, conn: sqlite3.Connection, path: Path, embedder: Any, reuse: bool):
+    def __init__(self, config: ContextConfig, conn: sqlite3.Connection, path: Path, embedder: Any, reuse: bool,
+                 from_context: str | None = None):
         from chinvex.ingest.writer import IndexWriter
+        from chinvex.timeutil import now_iso
+
+        self.from_context, self.stamp = from_context, now_iso()
         from chinvex.storage.vectors import VectorStore
 
         self.config, self.conn, self.path, self.reuse = config, conn, path, reuse
@@ -283,6 +287,10 @@ class _Importer:
             f"INSERT INTO source_fingerprints(context_name, {', '.join(FINGERPRINT_COLUMNS)}) "
             f"VALUES(?, {', '.join('?' * len(FINGERPRINT_COLUMNS))}) ON CONFLICT DO NOTHING",
             [self.config.name, *values])
+        from chinvex.storage import imported
+
+        imported.record(self.conn, self.config.name, record["source_uri"], record.get("source_root"),
+                        self.from_context, self.stamp)
         self.stats["sources"] += 1
 
     def _document(self, record: dict[str, Any]) -> None:

@@ -138,3 +138,32 @@ def test_export_to_stdout_and_bad_input(exported, tmp_path):
     assert streamed.code == 0 and streamed.stdout.splitlines()[0].startswith('{"v":1,"kind":"header"')
     missing = run_cli("import", str(tmp_path / "nope.jsonl"), "--context", "fixtures", env=env)
     assert missing.code == 2 and "nope.jsonl" in missing.stderr
+
+
+def test_an_ingest_after_an_import_keeps_what_was_imported(tmp_path):
+    """A context created without sources, an export imported into it, then a plain ingest: the
+    imported documents stay (their folders are not this context's), and the ingest says so;
+    `chinvex rm` is how one leaves."""
+    env = {"CHINVEX_HOME": str(tmp_path / "home")}
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for n in range(3):
+        (notes / f"note{n}.md").write_text(f"# Note {n}\n\nthe quartz lantern runbook part {n}\n", encoding="utf-8")
+    assert run_cli_in_process("context", "create", "src", "--note-root", str(notes), env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "src", env=env).code == 0
+    out = tmp_path / "src.jsonl"
+    assert run_cli_in_process("export", "--context", "src", "--out", str(out), env=env).code == 0
+    assert run_cli_in_process("context", "create", "copy", env=env).code == 0
+    assert run_cli_in_process("import", str(out), "--context", "copy", env=env).code == 0
+    before = run_cli_in_process("stats", "--context", "copy", "--json", env=env).json["totals"]["documents"]
+    assert before == 3
+    ingested = run_cli_in_process("ingest", "--context", "copy", "--json", env=env)
+    assert ingested.code == 0 and ingested.json["sources"]["removed"] == 0 and ingested.json["imported_kept"] == 3
+    human = run_cli_in_process("ingest", "--context", "copy", env=env)
+    assert "kept 3 imported sources" in human.stdout
+    assert run_cli_in_process("stats", "--context", "copy", "--json", env=env).json["totals"]["documents"] == 3
+    # The folder added to the context: from then on the ingest owns those sources like any other.
+    assert run_cli_in_process("context", "add-source", "copy", "--note-root", str(notes), env=env).code == 0
+    (notes / "note2.md").unlink()
+    owned = run_cli_in_process("ingest", "--context", "copy", "--json", env=env).json
+    assert owned["sources"]["removed"] == 1 and owned["imported_kept"] == 0

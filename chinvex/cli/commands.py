@@ -58,6 +58,9 @@ def ingest(
         from chinvex.ingest.summary import skip_lines
 
         lines.extend(skip_lines(s.skipped))
+        if summary.imported_kept:
+            lines.append(f"kept {summary.imported_kept} imported sources from outside this context's folders "
+                         "('chinvex rm' removes them)")
         if summary.paths:
             from collections import Counter
 

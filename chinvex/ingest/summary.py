@@ -52,6 +52,9 @@ class IngestSummary(BaseModel):
     adapter_counts: dict[str, dict[str, int]] = Field(default_factory=dict)
     errors: list[SourceMessage] = Field(default_factory=list)
     warnings: list[SourceMessage] = Field(default_factory=list)
+    imported_kept: int = Field(default=0, description=(
+        "Sources imported with `chinvex import` from outside this context's folders: kept, not "
+        "removed as vanished (`chinvex rm` removes them)."))
     unrecognised: list[SourceMessage] = Field(default_factory=list, description=(
         "Files skipped this run because they are not a session of their root's kind, and why."))
     decisions: list[Decision] = Field(default_factory=list)

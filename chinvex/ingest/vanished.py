@@ -57,16 +57,35 @@ class VanishedSources:
         # with it (a thread that moved from its rollout file to codex://thread/<id>).
         self.writer.flush()
         fingerprinted = {uri: fp.source_root for uri, fp in self.known.items()}
+        kept = self._imported_elsewhere(roots)
         for uri in removal.vanished(fingerprinted, view):
+            if uri in kept:
+                continue
             self._remove_source(uri, self.known[uri].adapter, _removal_reason(uri, skipped))
         pending_roots = {uri: p.source_root for uri, p in self.pending.items()}
         untracked = removal.untracked_vanished(self._unrecorded_origins(), fingerprinted,
                                                pending_roots, view)
         for uri in untracked:
+            if uri in kept:
+                continue
             pending = self.pending.get(uri)
             self._remove_source(uri, pending.adapter if pending else None,
                                 _removal_reason(uri, skipped),
                                 "its documents were written but never recorded")
+
+    def _imported_elsewhere(self, roots: list[EnumeratedRoot]) -> set[str]:
+        """Imported sources whose root is none of this context's: an ingest keeps them (it
+        cannot see them, and the user never asked to drop them); `chinvex rm` removes them, and
+        adding their folder to the context hands them to the ingest."""
+        from chinvex.storage import imported
+
+        own = {r.root for r in roots} | {removal._norm(r.root) for r in roots}
+        found = imported.imported(self.conn, self.config.name)
+        kept = {uri for uri, root in found.items()
+                if not (root and (root in own or removal._norm(root) in own))}
+        if kept:
+            self.summary.imported_kept = len(kept)
+        return kept
 
     def _unrecorded_origins(self) -> set[str]:
         """Sources the index holds documents or ledger entries of but no fingerprint, plus the
