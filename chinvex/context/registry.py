@@ -59,6 +59,30 @@ def validate_name(name: str, *, what: str = "context name") -> str:
     return name
 
 
+def name_key(name: str) -> str:
+    """How names are compared for clashes: NFC-normalised and case-folded. Names are folder
+    names, and a case-insensitive file system (macOS, Windows) or a normalising one (macOS's NFD
+    file names) would put `Work` and `work`, or `café` typed two ways, in one folder."""
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def _look_alike(name: str, claimed: dict[str, str]) -> tuple[str, str] | None:
+    """A name in use that differs from `name` only by case or Unicode normalisation, with its
+    owner; None when there is none (an exact match is the caller's own error)."""
+    key = name_key(name)
+    return next(((used, owner) for used, owner in claimed.items() if used != name and name_key(used) == key), None)
+
+
+def _refuse_look_alike(name: str, claimed: dict[str, str]) -> None:
+    clash = _look_alike(name, claimed)
+    if clash is not None:
+        used, owner = clash
+        held = f"the context {owner!r}" if used == owner else f"an alias of context {owner!r}"
+        raise AliasConflictError(
+            f"Context {name!r} differs from {used!r} ({held}) only by case or Unicode normalisation; "
+            "on a case-insensitive file system they would share a folder: choose another name.")
+
+
 def _is_valid_name(name: str) -> bool:
     try:
         validate_name(name)
@@ -270,6 +294,7 @@ class Registry:
         claimed = self._claimed_names()
         if name in claimed:
             raise AliasConflictError(f"{name!r} is already an alias of context {claimed[name]!r}.")
+        _refuse_look_alike(name, claimed)
         aliases = self._check_aliases(name, aliases, ignore=None)
 
         index_dir = self.roots.index_dir(name)
@@ -373,6 +398,8 @@ class Registry:
         claimed = self._claimed_names(ignore=current)
         if new in claimed:
             raise AliasConflictError(f"{new!r} is already used by context {claimed[new]!r}.")
+        if name_key(new) != name_key(current):  # renaming `work` to `Work` is the user's own business
+            _refuse_look_alike(new, claimed)
 
         from chinvex.locking import context_lock
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import assert_no_traceback, run_cli
+from helpers import assert_no_traceback, run_cli, run_cli_in_process
 
 SEED_UNKNOWN = "Unknown context: {}. Use 'chinvex context list' to see available contexts."
 
@@ -275,3 +275,17 @@ def test_usage_errors_are_exit_2_with_json(tmp_path: Path):
     assert result.code == 2 and result.json["error"]["code"] == "USAGE_ERROR"
     assert run_cli("context").code == 2
     assert run_cli("--version").stdout.startswith("chinvex ")
+
+
+@pytest.mark.parametrize("first, second", [("Work", "work"), ("caf\u00e9", "cafe\u0301"), ("Stra\u00dfe", "STRASSE")])
+def test_names_differing_only_by_case_or_normalisation_are_refused(first, second, tmp_path):
+    """Names are folder names: on a case-insensitive (or normalising) file system these would be
+    one folder, so the second is refused with one line, and nothing is created."""
+    assert run_cli_in_process("context", "create", first).code == 0
+    clash = run_cli_in_process("context", "create", second)
+    assert clash.code == 1, clash.stdout + clash.stderr
+    assert "only by case or Unicode normalisation" in clash.stderr and len(clash.stderr.strip().splitlines()) == 1
+    assert [c["name"] for c in run_cli_in_process("context", "list", "--json").json["contexts"]] == [first]
+    assert run_cli_in_process("context", "create", "other").code == 0
+    renamed = run_cli_in_process("context", "rename", "other", second)
+    assert renamed.code == 1 and "only by case" in renamed.stderr
