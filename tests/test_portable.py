@@ -167,3 +167,13 @@ def test_an_ingest_after_an_import_keeps_what_was_imported(tmp_path):
     (notes / "note2.md").unlink()
     owned = run_cli_in_process("ingest", "--context", "copy", "--json", env=env).json
     assert owned["sources"]["removed"] == 1 and owned["imported_kept"] == 0
+
+
+def test_import_into_an_unknown_context_says_to_create_it(tmp_path):
+    env = {"CHINVEX_HOME": str(tmp_path / "home")}
+    export = tmp_path / "x.jsonl"
+    export.write_text("{}\n", encoding="utf-8")
+    done = run_cli_in_process("import", str(export), "--context", "nope", env=env)
+    assert done.code == 1 and "chinvex context create nope" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert_no_traceback(done)

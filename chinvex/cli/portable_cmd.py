@@ -58,7 +58,15 @@ def import_command(
     path = Path(file)
     if not path.is_file():
         raise UsageError(f"{file}: no such file")
-    config = _resolve(context, json_out=json_out)
+    from chinvex.errors import ChinvexError, ContextNotFoundError
+
+    try:
+        config = _resolve(context, json_out=json_out)
+    except ContextNotFoundError as exc:
+        if context is None:
+            raise
+        raise ChinvexError(f"Unknown context: {exc.name}. Create it first ('chinvex context create "
+                           f"{exc.name}'), then import into it.", code=exc.code, exit_code=exc.exit_code) from None
     result = import_file(config, path)
     emit(result, json_mode=json_out,
          human=(f"imported {path} into {config.name}: {result['documents_imported']} documents "
