@@ -144,7 +144,7 @@ class Context:
 
     def blame(self, path: str | os.PathLike[str], lines: int | tuple[int, int] | None = None) -> dict[str, Any]:
         """The commit and the agent sessions behind each line of a file (`chinvex blame --json`)."""
-        from chinvex.blame.service import Target, blame
+        from chinvex.blame.service import Target, blame_in
         from chinvex.errors import UsageError
 
         first, last = (lines, lines) if isinstance(lines, int) else (lines or (None, None))
@@ -152,8 +152,7 @@ class Context:
             raise UsageError("lines must be N or (FIRST, LAST) with 1 <= FIRST <= LAST")
         conn = self._connect()
         try:
-            return blame(conn, Target(Path(path).expanduser(), first, last), context=self.name,
-                         source_roots=list(self.config.includes.repos) + list(self.config.includes.note_roots))
+            return blame_in(conn, self.config, Target(Path(path).expanduser(), first, last))
         finally:
             conn.close()
 
@@ -182,8 +181,8 @@ def open(name: str | None = None) -> Context:
     """The context named (or aliased) `name`; without one, CHINVEX_CONTEXT, else the context whose
     source folders contain the current directory. Raises ChinvexError when there is none."""
     from chinvex.context.default import resolve_default
-    from chinvex.errors import UsageError
     from chinvex.context.registry import Registry
+    from chinvex.errors import UsageError
 
     if name is not None:
         return Context(Registry().resolve(name))

@@ -96,6 +96,13 @@ def duration_ms(value: float | None, *, missing: str = MISSING) -> str:
     return f"{value / 1000:.1f} s"
 
 
+def flat(value: Any, limit: int) -> str:
+    """Text on one line (whitespace runs collapsed), cut to `limit` characters with an ellipsis:
+    a request or a reply quoted in a list."""
+    text = " ".join(str(value or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def text(value: Any, *, missing: str = MISSING) -> str:
     """Any value for display: None (or empty text) becomes `missing`, floats go through
     `number`."""

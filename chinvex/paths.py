@@ -4,6 +4,7 @@ so that tests and users can point one process at several homes."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,3 +49,18 @@ def roots() -> Roots:
 def absolute(path: str | os.PathLike[str]) -> str:
     """Absolute, user-expanded, but not symlink-resolved: stored as the user would recognise it."""
     return os.path.abspath(os.path.expanduser(os.fspath(path)))
+
+
+_SEPARATORS = re.compile(r"[\\/]+")
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def recorded_parts(path: str) -> list[str]:
+    """The components of a path as another machine recorded it (a session's cwd, an edit's file),
+    POSIX or Windows alike: compared as strings, never touched on this disk."""
+    return [p for p in _SEPARATORS.split(path) if p and p != "."]
+
+
+def recorded_absolute(path: str) -> bool:
+    """Whether a recorded path is absolute on its own system (`/x`, `\\\\server\\x`, `C:\\x`, `d:/x`)."""
+    return path.startswith(("/", "\\")) or bool(_DRIVE.match(path))

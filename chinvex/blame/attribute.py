@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from chinvex.blame.lines import is_trivial, line_hash, normalise
+from chinvex.timeutil import to_utc
 
 COMMIT_SLACK_S = 15 * 60
 """An edit up to this long after its commit's author date still counts as before it (clocks of
@@ -38,12 +38,8 @@ class LineInput:
 
 
 def epoch(ts: str | None) -> float | None:
-    if not ts:
-        return None
-    try:
-        return datetime.fromisoformat(ts).timestamp()
-    except ValueError:
-        return None
+    moment = to_utc(ts)
+    return moment.timestamp() if moment is not None else None
 
 
 def order(candidates: Sequence[Candidate], commit_date: str | None) -> list[Candidate]:

@@ -3,6 +3,7 @@ grouped on one row, then each session with the request behind it and the chunks 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from chinvex import fmt
@@ -56,20 +57,19 @@ def blame_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _spans(numbers: list[int]) -> str:
-    out: list[str] = []
-    start = prev = None
-    for n in numbers:
-        if start is None:
-            start = prev = n
-        elif n == prev + 1:
-            prev = n
+def line_runs(numbers: Sequence[int]) -> list[tuple[int, int]]:
+    """Line numbers as runs of consecutive lines: [3, 4, 5, 9] -> [(3, 5), (9, 9)]."""
+    runs: list[tuple[int, int]] = []
+    for n in sorted(numbers):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], n)
         else:
-            out.append(_span(start, prev))
-            start = prev = n
-    if start is not None:
-        out.append(_span(start, prev))
-    return ", ".join(out)
+            runs.append((n, n))
+    return runs
+
+
+def _spans(numbers: list[int]) -> str:
+    return ", ".join(_span(first, last) for first, last in line_runs(numbers))
 
 
 def timeline_text(report: dict[str, Any]) -> str:

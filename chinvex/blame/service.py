@@ -15,13 +15,18 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chinvex.blame import git
 from chinvex.blame.attribute import Candidate, LineInput, attribute
 from chinvex.errors import UsageError
+from chinvex.fmt import flat
+from chinvex.paths import recorded_absolute, recorded_parts
 from chinvex.storage import conversation_rows as rows
 from chinvex.storage import edits as stored
+
+if TYPE_CHECKING:
+    from chinvex.models import ContextConfig
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 CONTEXT_LINES = 3
@@ -75,14 +80,6 @@ def read_lines(path: Path) -> list[str]:
     return Redactor().text(raw.decode("utf-8", errors="replace")).splitlines()
 
 
-def _parts(path: str) -> list[str]:
-    return [p for p in re.split(r"[\\/]+", path) if p and p != "."]
-
-
-def _absolute(path: str) -> bool:
-    return path.startswith(("/", "\\")) or bool(re.match(r"^[A-Za-z]:[\\/]", path))
-
-
 class _Projects:
     """A session's project folder, read only for the edits that need it (a file at the top of
     a repository), once per session."""
@@ -104,20 +101,20 @@ def path_matches(edit: stored.EditRow, target: str, names: list[str], project: C
     component) must also sit at the top of the session's project folder: every project has a
     README.md."""
     where = edit.abs_path or edit.path
-    if edit.abs_path and _parts(edit.abs_path) == _parts(target):
+    if edit.abs_path and recorded_parts(edit.abs_path) == recorded_parts(target):
         return True
-    mine = _parts(where)
+    mine = recorded_parts(where)
     for name in names:
-        rel = _parts(name)
+        rel = recorded_parts(name)
         if not rel:
             continue
-        if _absolute(where):
+        if recorded_absolute(where):
             if mine[-len(rel):] != rel:
                 continue
             if len(rel) > 1:
                 return True
             top = project(edit.doc_id)
-            if top is not None and _parts(top) == mine[:-1]:
+            if top is not None and recorded_parts(top) == mine[:-1]:
                 return True
         elif rel[-len(mine):] == mine and (len(mine) > 1 or len(rel) == 1):
             return True
@@ -138,11 +135,6 @@ def _names(target: Path, root: Path | None, blamed: list[git.BlamedLine] | None,
     return ["/".join(target.parts[-2:])]
 
 
-def _words(text: Any, limit: int = WORDS_CHARS) -> str:
-    text = " ".join(str(text or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _session(conn: sqlite3.Connection, row: rows.ConversationRow, edits: list[stored.EditRow],
              explained: list[int]) -> dict[str, Any]:
     """What a reader needs to see why: the user's request that led to the first edit, the
@@ -160,14 +152,14 @@ def _session(conn: sqlite3.Connection, row: rows.ConversationRow, edits: list[st
                 break
             continue
         if turn.get("role") == "user" and str(turn.get("text") or "").strip():
-            request = {"turn": index + 1, "text": _words(turn["text"]), "chunk_id": rows.chunk_of_turn(chunks, index)}
+            request = {"turn": index + 1, "text": flat(turn["text"], WORDS_CHARS), "chunk_id": rows.chunk_of_turn(chunks, index)}
             break
     around = []
     lo = request["turn"] if request else max(first.turn_index - CONTEXT_LINES, 0)
     for index in range(lo, first.turn_index + CONTEXT_LINES + 1):
         turn = window.get(index)
         if turn and turn.get("role") == "assistant" and str(turn.get("text") or "").strip():
-            around.append({"turn": index + 1, "text": _words(turn["text"], 300),
+            around.append({"turn": index + 1, "text": flat(turn["text"], 300),
                            "chunk_id": rows.chunk_of_turn(chunks, index)})
     around = around[-CONTEXT_LINES:]
     edit_chunks = [rows.chunk_of_turn(chunks, e.turn_index) for e in edits]
@@ -236,7 +228,7 @@ def blame(conn: sqlite3.Connection, target: Target, *, context: str,
                          per_doc_lines[d]) for d in ranked]
     unexplained = [entry["line"] for entry in out_lines if not entry["sessions"] and entry["text"].strip()]
     return {"context": context, "path": str(path), "repository": str(root) if root else None,
-            "git": blamed is not None, "first": first, "last": last, "lines": out_lines,
+            "git": blamed is not None, "first": first, "last": last, "total_lines": total, "lines": out_lines,
             "sessions": sessions, "unexplained": unexplained,
             "edits_considered": len(candidates)}
 
@@ -250,3 +242,10 @@ def _gap(ts: str | None, date: str | None) -> float:
 
     a, b = epoch(ts), epoch(date)
     return float("inf") if a is None or b is None else a - b
+
+
+def blame_in(conn: sqlite3.Connection, config: ContextConfig, target: Target) -> dict[str, Any]:
+    """`blame` in a context: its name, and its repositories and note folders as the roots a file
+    without git is placed under."""
+    return blame(conn, target, context=config.name,
+                 source_roots=[*config.includes.repos, *config.includes.note_roots])

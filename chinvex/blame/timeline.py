@@ -12,9 +12,11 @@ from typing import Any
 
 from chinvex.blame import git
 from chinvex.errors import UsageError
+from chinvex.fmt import flat
+from chinvex.paths import recorded_parts
 from chinvex.storage import conversation_rows as rows
 from chinvex.storage import edits as stored
-from chinvex.timeutil import iso_z
+from chinvex.timeutil import iso_z, to_utc
 
 _RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -43,25 +45,15 @@ def parse_when(value: str | None, option: str, now: datetime | None = None) -> s
 def _under(path: str | None, folder: Path) -> bool:
     if not path:
         return False
-    parts = [p for p in re.split(r"[\\/]+", path) if p]
-    mine = [p for p in folder.parts if p not in ("/", "\\")]
-    return parts[:len(mine)] == mine
+    mine = recorded_parts(str(folder))
+    return recorded_parts(path)[:len(mine)] == mine
 
 
 def _minutes(start: str | None, end: str | None) -> int | None:
-    try:
-        a = datetime.fromisoformat(str(start))
-        b = datetime.fromisoformat(str(end))
-    except ValueError:
+    a, b = to_utc(start), to_utc(end)
+    if a is None or b is None:
         return None
     return max(round((b - a).total_seconds() / 60), 0)
-
-
-def _one_line(text: str | None, limit: int = REQUEST_CHARS) -> str | None:
-    if not text:
-        return None
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _repositories(repos: list[str], project: Path | None) -> list[Path]:
@@ -102,7 +94,7 @@ def timeline(conn: sqlite3.Connection, *, context: str, repos: list[str], since:
             "kind": "session", "time": row.created_at or row.updated_at, "end": row.updated_at,
             "agent": agent_of(row.source), "session_id": row.thread_id, "doc_id": row.doc_id,
             "title": row.title, "project": row.project, "source_uri": row.source_uri,
-            "first_request": _one_line(rows.first_user_text(conn, row.doc_id)),
+            "first_request": flat(rows.first_user_text(conn, row.doc_id), REQUEST_CHARS) or None,
             "files_edited": files, "duration_min": _minutes(row.created_at, row.updated_at),
         })
     commits = 0

@@ -53,15 +53,13 @@ def blame(
     from rich.markup import escape
 
     from chinvex.blame.render import blame_text
-    from chinvex.blame.service import blame as run
-    from chinvex.blame.service import parse_target
+    from chinvex.blame.service import blame_in, parse_target
 
     wanted = parse_target(target)
     config = _context_for(str(wanted.path.resolve()), context, json_mode=json_out)
     conn = _open(config)
     try:
-        report = run(conn, wanted, context=config.name, source_roots=list(config.includes.repos)
-                     + list(config.includes.note_roots))
+        report = blame_in(conn, config, wanted)
     finally:
         conn.close()
     emit(report, json_mode=json_out, human=None if json_out else escape(blame_text(report)))

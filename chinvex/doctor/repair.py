@@ -12,7 +12,6 @@ from chinvex.models import ContextConfig
 from chinvex.storage import consistency as cons
 from chinvex.storage import db
 
-
 EMBED_BATCH = 128
 
 

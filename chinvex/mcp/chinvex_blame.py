@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chinvex.mcp import limits
+from chinvex.mcp.arguments import file_candidates, source_folders
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
 
@@ -55,31 +56,16 @@ def parse_lines(lines: str | None) -> tuple[int | None, int | None]:
     return first, last
 
 
-def _candidates(raw: str, cwd: str, roots: list[Path]) -> list[Path]:
-    given = Path(raw).expanduser()
-    if given.is_absolute():
-        return [given.resolve()]
-    return list(dict.fromkeys([(Path(cwd) / given).resolve(), *((root / given).resolve() for root in roots)]))
-
-
-def _roots(config: ContextConfig | None) -> list[Path]:
-    if config is None:
-        return []
-    from chinvex.ingest.watch import source_roots
-
-    return [root for root, _ in source_roots(config)]
-
-
 def _choose(state: ServerState, raw: str, context: str | None) -> tuple[Path, ContextConfig]:
     """The file and the context to blame it in."""
     from chinvex.context.default import contexts_containing
 
     if context is not None and context.strip():
         config = state.resolve(context.strip())
-        candidates = _candidates(raw, state.cwd, _roots(config))
+        candidates = file_candidates(raw, state.cwd, source_folders(config))
         return next((p for p in candidates if p.exists()), candidates[0]), config
     project = state.resolution().config
-    candidates = _candidates(raw, state.cwd, _roots(project))
+    candidates = file_candidates(raw, state.cwd, source_folders(project))
     path = next((p for p in candidates if p.exists()), candidates[0])
     configs = [e.config for e in state.registry().entries() if e.config is not None]
     found = contexts_containing(configs, str(path))
@@ -106,19 +92,6 @@ def _split_suffix(raw: str, state: ServerState) -> tuple[str, str | None]:
     return match["path"], f"{first}-{last}" if last else first
 
 
-def _line_count(path: Path) -> int | None:
-    """Lines of the file, or None when the blame itself will refuse it (a folder, too big,
-    unreadable) and say why."""
-    from chinvex.blame.service import MAX_FILE_BYTES
-
-    try:
-        if not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
-            return None
-        return len(path.read_bytes().decode("utf-8", errors="replace").splitlines())
-    except OSError:
-        return None
-
-
 def _trim(text: str) -> str:
     text = text.strip()
     return text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"
@@ -126,13 +99,9 @@ def _trim(text: str) -> str:
 
 def _ranges(numbers: list[int]) -> str:
     """[3, 4, 5, 9] -> "3-5,9"."""
-    out: list[str] = []
-    for n in numbers:
-        if out and n == int(out[-1].rsplit("-", 1)[-1]) + 1:
-            out[-1] = f"{out[-1].split('-')[0]}-{n}"
-        else:
-            out.append(str(n))
-    return ",".join(out)
+    from chinvex.blame.render import line_runs
+
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in line_runs(numbers))
 
 
 def compact(report: dict[str, Any]) -> dict[str, Any]:
@@ -168,8 +137,7 @@ def compact(report: dict[str, Any]) -> dict[str, Any]:
 
 def chinvex_blame(state: ServerState, path: str, lines: str | None = None,
                   context: str | None = None) -> dict[str, Any]:
-    from chinvex.blame.service import Target
-    from chinvex.blame.service import blame as run
+    from chinvex.blame.service import Target, blame_in
     from chinvex.errors import ChinvexError, NotFoundError, UsageError
 
     raw = limits.require_short("path", path, max_chars=PATH_MAX_CHARS)
@@ -185,19 +153,13 @@ def chinvex_blame(state: ServerState, path: str, lines: str | None = None,
     if not Path(config.index.sqlite_path).exists():
         raise ToolFailure(limits.NOT_FOUND, f"context {config.name!r} has no index yet; run "
                           f"'chinvex ingest --context {config.name}'", context=config.name)
-    total = _line_count(target_path)
-    start, end = first or 1, last if last is not None else total
-    if end is not None and total is not None:
-        end = min(end, total)
-    cut = end is not None and end - start + 1 > MAX_LINES
-    if cut:
-        end = start + MAX_LINES - 1
+    start = first or 1
+    end = last if last is not None and last - start + 1 <= MAX_LINES else start + MAX_LINES - 1
     target = Target(path=target_path, first=start, last=end)
     h = state.handle(config)
     try:
         with h.lock:
-            report = run(h.conn, target, context=config.name,
-                         source_roots=list(config.includes.repos) + list(config.includes.note_roots))
+            report = blame_in(h.conn, config, target)
     except NotFoundError as exc:
         raise ToolFailure(limits.NOT_FOUND, exc.message) from None
     except UsageError as exc:
@@ -205,7 +167,8 @@ def chinvex_blame(state: ServerState, path: str, lines: str | None = None,
     except ChinvexError as exc:
         raise ToolFailure(exc.code, exc.message) from None
     result = compact(report)
-    if cut and total is not None:  # (without a count the file was refused above)
+    total = report["total_lines"]
+    if min(last or total, total) > report["last"]:  # the range asked for goes on past the cap
         shown, following = f"{result['first']}-{result['last']}", result["last"] + 1
         result["cut"] = (f"at most {MAX_LINES} lines per call: lines {shown} of {total}; ask for "
                          f"lines={following}-{min(following + MAX_LINES - 1, total)} next")

@@ -19,8 +19,8 @@ from typing import Any
 
 import orjson
 
-from chinvex.mcp import limits
-from chinvex.mcp import recall
+from chinvex.mcp import limits, recall
+from chinvex.mcp.arguments import file_candidates, source_folders
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
 from chinvex.walking import within
@@ -31,13 +31,6 @@ CONTEXT_TYPES = ("related_code", "documentation", "adrs", "recent_changes", "own
 DEFAULT_TYPES = ("related_code", "documentation", "adrs")
 MENTION_SCAN = 400
 RECENT_DAYS = 14
-
-
-def _candidates(raw: str, cwd: str, roots: list[Path]) -> list[Path]:
-    given = Path(raw).expanduser()
-    if given.is_absolute():
-        return [given.resolve()]
-    return [(Path(cwd) / given).resolve()] + [(root / given).resolve() for root in roots]
 
 
 def _own_document(conn: sqlite3.Connection, paths: list[Path]) -> sqlite3.Row | None:
@@ -149,12 +142,11 @@ def _in_repository(event: dict[str, Any], root: Path | None) -> bool:
 def _ownership(conn: sqlite3.Connection, config: Any, path: Path, result: dict[str, Any]) -> dict[str, Any] | None:
     """Who wrote the file's lines: git authors and the agent sessions behind them (blame), by
     number of lines; None (with a note) when the file cannot be read."""
-    from chinvex.blame.service import Target, blame
+    from chinvex.blame.service import Target, blame_in
     from chinvex.errors import ChinvexError
 
     try:
-        report = blame(conn, Target(path, None, None), context=config.name,
-                       source_roots=list(config.includes.repos) + list(config.includes.note_roots))
+        report = blame_in(conn, config, Target(path, None, None))
     except ChinvexError as exc:
         result.setdefault("notes", []).append(f"ownership: {exc.message}")
         return None
@@ -170,8 +162,6 @@ def _ownership(conn: sqlite3.Connection, config: Any, path: Path, result: dict[s
 
 
 def recall_context(state: ServerState, file_path: str, context_types: list[str] | None = None) -> dict[str, Any]:
-    from chinvex.ingest.watch import source_roots
-
     raw = limits.require_short("file_path", file_path, max_chars=4096)
     assert raw is not None
     wanted = limits.require_list("context_types", context_types, max_items=8, max_chars=32) or list(DEFAULT_TYPES)
@@ -180,8 +170,8 @@ def recall_context(state: ServerState, file_path: str, context_types: list[str] 
         raise ToolFailure(limits.INVALID_ARGUMENT, f"context_types: unknown {', '.join(unknown)}; "
                           f"expected {', '.join(CONTEXT_TYPES)}")
     config = state.project()
-    roots = [root for root, _ in source_roots(config)]
-    candidates = _candidates(raw, state.cwd, roots)
+    roots = source_folders(config)
+    candidates = file_candidates(raw, state.cwd, roots)
     h = state.handle(config)
     with h.lock:
         own = _own_document(h.conn, candidates)

@@ -3,7 +3,6 @@ their turns, the chunk that holds a turn, and the conversations active in a peri
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -11,7 +10,8 @@ from typing import Any
 
 import orjson
 
-_ABSOLUTE = re.compile(r"^(?:/|\\\\|[A-Za-z]:[\\\\/])")
+from chinvex.paths import recorded_absolute
+
 _CONVERSATION = "json_extract(metadata_json, '$.doc_type') = 'conversation'"
 
 
@@ -40,7 +40,7 @@ class ConversationRow:
         if isinstance(cwd, str) and cwd:
             return cwd
         paths = (self.metadata.get("links") or {}).get("repo_paths") or []
-        return next((p for p in paths if isinstance(p, str) and _ABSOLUTE.match(p)), None)
+        return next((p for p in paths if isinstance(p, str) and recorded_absolute(p)), None)
 
 
 def _row(row: Sequence[Any]) -> ConversationRow:

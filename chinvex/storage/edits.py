@@ -77,6 +77,9 @@ def backfill(conn: sqlite3.Connection) -> int:
     return written
 
 
+_EDIT_COLUMNS = "edit_id, doc_id, turn_index, seq, ts, op, path, abs_path, lines_added"
+
+
 @dataclass(frozen=True)
 class EditRow:
     edit_id: int
@@ -97,8 +100,7 @@ def edits_named(conn: sqlite3.Connection, names: Iterable[str]) -> list[EditRow]
         return []
     marks = ",".join("?" * len(keys))
     rows = conn.execute(
-        f"""SELECT edit_id, doc_id, turn_index, seq, ts, op, path, abs_path, lines_added
-            FROM file_edits WHERE file_name IN ({marks})""", keys)
+        f"SELECT {_EDIT_COLUMNS} FROM file_edits WHERE file_name IN ({marks})", keys)
     return [EditRow(*row) for row in rows]
 
 
@@ -114,33 +116,14 @@ def line_hashes(conn: sqlite3.Connection, edit_ids: Sequence[int]) -> dict[int, 
     return out
 
 
-def edits_between(conn: sqlite3.Connection, since: str | None, until: str | None) -> dict[str, list[EditRow]]:
-    """doc id -> its edits made in [since, until) (ISO times; None is open)."""
-    clauses, params = [], []
-    if since:
-        clauses.append("ts >= ?")
-        params.append(since)
-    if until:
-        clauses.append("ts < ?")
-        params.append(until)
-    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    out: dict[str, list[EditRow]] = {}
-    for row in conn.execute(
-            f"""SELECT edit_id, doc_id, turn_index, seq, ts, op, path, abs_path, lines_added
-                FROM file_edits {where} ORDER BY doc_id, turn_index, seq""", params):
-        edit = EditRow(*row)
-        out.setdefault(edit.doc_id, []).append(edit)
-    return out
-
-
 def edits_of_docs(conn: sqlite3.Connection, doc_ids: Sequence[str]) -> dict[str, list[EditRow]]:
     out: dict[str, list[EditRow]] = {}
     for start in range(0, len(doc_ids), 500):
         part = list(doc_ids[start:start + 500])
         marks = ",".join("?" * len(part))
         for row in conn.execute(
-                f"""SELECT edit_id, doc_id, turn_index, seq, ts, op, path, abs_path, lines_added
-                    FROM file_edits WHERE doc_id IN ({marks}) ORDER BY doc_id, turn_index, seq""", part):
+                f"SELECT {_EDIT_COLUMNS} FROM file_edits WHERE doc_id IN ({marks}) "
+                "ORDER BY doc_id, turn_index, seq", part):
             edit = EditRow(*row)
             out.setdefault(edit.doc_id, []).append(edit)
     return out

@@ -24,7 +24,3 @@ def imported(conn: sqlite3.Connection, context: str) -> dict[str, str | None]:
     """source uri -> its recorded root, for the sources imported into `context`."""
     return dict(conn.execute("SELECT source_uri, source_root FROM imported_sources WHERE context_name=?",
                              (context,)).fetchall())
-
-
-def forget(conn: sqlite3.Connection, context: str, source_uri: str) -> None:
-    conn.execute("DELETE FROM imported_sources WHERE source_uri=? AND context_name=?", (source_uri, context))

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chinvex import fmt
+from chinvex.blame.render import line_runs
 from chinvex.errors import ChinvexError
 from chinvex.web.render import segment, url
 
@@ -154,16 +155,6 @@ def short_ids(ids: Sequence[str]) -> dict[str, str]:
     return cut
 
 
-def _runs(numbers: Sequence[int]) -> list[tuple[int, int]]:
-    runs: list[tuple[int, int]] = []
-    for n in sorted(numbers):
-        if runs and n == runs[-1][1] + 1:
-            runs[-1] = (runs[-1][0], n)
-        else:
-            runs.append((n, n))
-    return runs
-
-
 def _turn_link(context: str, session_id: str | None, doc_id: str, turn: int | None) -> str:
     if not session_id:
         return url(f"/document/{segment(doc_id)}", context=context)
@@ -213,11 +204,10 @@ def sessions_behind(conn: sqlite3.Connection, config: ContextConfig, doc: Mappin
     behind.note = _precheck(path)
     if behind.note is not None:
         return behind
-    from chinvex.blame.service import Target, blame
+    from chinvex.blame.service import Target, blame_in
 
     try:
-        report = blame(conn, Target(path=path, first=None, last=None), context=config.name,
-                       source_roots=[*config.includes.repos, *config.includes.note_roots])
+        report = blame_in(conn, config, Target(path=path, first=None, last=None))
     except ChinvexError as exc:
         behind.note = NOT_SHOWN + exc.message
         return behind
@@ -265,7 +255,7 @@ def _fill(behind: Behind, report: Mapping[str, Any], lines: Sequence[Any], *, co
             view.request, view.request_turn = request.get("text"), request.get("turn")
             view.request_href = _turn_link(context, session_id, s["doc_id"], request.get("turn"))
         mine = [n for n in s.get("lines") or () if n in marked and marked[n][0] == s["doc_id"]]
-        view.ranges = [Range(a, b, line_link(a)) for a, b in _runs(mine)]
+        view.ranges = [Range(a, b, line_link(a)) for a, b in line_runs(mine)]
         view.line_count = len(mine)
         views[s["doc_id"]] = view
     behind.sessions = list(views.values())

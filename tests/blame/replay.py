@@ -11,14 +11,14 @@ find."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
-from helpers import FIXTURES, git, init_repo, parse_file
+from helpers import git, init_repo, parse_file
+
+from chinvex.paths import recorded_absolute, recorded_parts
 
 PERSON = "person"
 
@@ -72,32 +72,25 @@ class Replay:
     added: dict[str, set[str]] = field(default_factory=dict)  # rel -> normalised lines sessions added
 
 
-def _parts(path: str) -> list[str]:
-    return [p for p in re.split(r"[\\/]+", path) if p and p != "."]
-
-
 def rel_in_repo(path: str, project: str | None) -> str:
     """The edit's file relative to the session's project folder; a file outside it (or a session
     without one) keeps its last two components."""
-    mine = _parts(path)
+    mine = recorded_parts(path)
     if project:
-        root = _parts(project)
+        root = recorded_parts(project)
         if [p.lower() for p in mine[:len(root)]] == [p.lower() for p in root] and len(mine) > len(root):
             return "/".join(mine[len(root):])
-    absolute = path.startswith(("/", "\\")) or bool(re.match(r"^[A-Za-z]:", path))
-    return "/".join(mine[-2:]) if absolute else "/".join(mine)
+    return "/".join(mine[-2:]) if recorded_absolute(path) else "/".join(mine)
 
 
 def session_edits(adapter_name: str, path: Path) -> tuple[list[SessionEdit], list[str]]:
     """The edits of a real session file, in time order, and its thread ids."""
     from chinvex.ingest.adapters import adapter
-    from chinvex.storage.conversation_rows import _ABSOLUTE
-
     docs, _ = parse_file(adapter(adapter_name), path)
     edits: list[SessionEdit] = []
     for doc in docs:
         project = doc.metadata.get("cwd") or next(
-            (p for p in doc.links.repo_paths if _ABSOLUTE.match(p)), None)
+            (p for p in doc.links.repo_paths if recorded_absolute(p)), None)
         for turn in doc.turns:
             for edit in turn.meta.get("edits") or ():
                 where = edit.get("abs_path") or edit.get("path")

@@ -12,9 +12,17 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from replay import ADAPTER, CODEX_JITTER, ONE_PER_AGENT, PERSON, Replayer, git, oracle, session_edits
-
 from helpers import FIXTURES, run_cli_in_process
+from replay import (
+    ADAPTER,
+    CODEX_JITTER,
+    ONE_PER_AGENT,
+    PERSON,
+    Replayer,
+    git,
+    oracle,
+    session_edits,
+)
 
 pytestmark = pytest.mark.slow
 

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from chinvex.blame.lines import added_hashes, added_lines, is_trivial, line_hash, normalise
+from chinvex.blame.lines import (
+    added_hashes,
+    added_lines,
+    is_trivial,
+    line_hash,
+    normalise,
+)
 
 
 def test_whitespace_does_not_change_a_line():

@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import pytest
-
 from helpers import FIXTURES, assert_no_traceback, git, init_repo, run_cli_in_process
 
 SESSIONS = FIXTURES / "codex-rollout/generated-0.169.0/apply-patch/sessions"
