@@ -12,14 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from chinvex.models import (
-    Citation,
-    EvidenceChunk,
-    EvidencePack,
-    EvidenceScores,
-    Range,
-    SearchResult,
-)
+from chinvex.models import Citation, EvidenceChunk, EvidencePack, EvidenceScores, Range, SearchResult
 
 # Chunk metadata worth passing on (the rest is chunker bookkeeping).
 _CHUNK_KEYS = (

@@ -16,30 +16,18 @@ from collections.abc import Callable, Iterable
 from datetime import date
 
 from chinvex.answer.base import Generated, GenerationRequest, GeneratorError
-from chinvex.answer.dates import header_date, parse_date
-from chinvex.answer.evidence import (
-    Evidence,
-    build_evidence,
-    citation_for,
-    evidence_pack,
-    relative_path,
-)
 from chinvex.answer.generators import generator_name, make_generator
+from chinvex.answer.evidence import Evidence, build_evidence, citation_for, evidence_pack, relative_path
+from chinvex.answer.roles import role_weight
 from chinvex.answer.grounding import REFUSAL, validate
 from chinvex.answer.question import analyse_question
-from chinvex.answer.roles import role_weight
 from chinvex.answer.support import RELATED_COSINE, analyse, judge
+from chinvex.embedding.factory import provider_of
+from chinvex.answer.dates import header_date, parse_date
 from chinvex.answer.text import DocumentFrequencies, Stemmer, TermWeights
 from chinvex.answer.units import Unit
-from chinvex.embedding.factory import provider_of
 from chinvex.errors import ChinvexError, UsageError
-from chinvex.models import (
-    AnswerError,
-    AnswerResponse,
-    ContextConfig,
-    Retrieval,
-    SearchResult,
-)
+from chinvex.models import AnswerError, AnswerResponse, ContextConfig, Retrieval, SearchResult
 from chinvex.retrieval.search import RetrievalError, Searcher, SearchRequest
 
 

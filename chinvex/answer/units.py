@@ -14,8 +14,8 @@ support.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
+from dataclasses import dataclass, field
 
 from chinvex.answer.text import content_words
 from chinvex.retrieval.lexical import index_text

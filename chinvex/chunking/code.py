@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from tree_sitter import Node, Parser, QueryCursor
 
 from .base import (
-    TAIL_JOIN_RATIO,
     Draft,
     LineIndex,
     Piece,
-    build_header,
     choose_windows,
+    TAIL_JOIN_RATIO,
+    build_header,
     text_budget,
     window_drafts,
 )

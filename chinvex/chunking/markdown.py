@@ -89,9 +89,7 @@ class FrontMatterBlock:
 
 def front_matter_block(idx: LineIndex) -> FrontMatterBlock:
     """Where the front matter of `idx.text` ends and what it says, as the chunker uses it."""
-    from chinvex.frontmatter import (
-        split_front_matter,  # PyYAML only when a text has front matter
-    )
+    from chinvex.frontmatter import split_front_matter  # PyYAML only when a text has front matter
 
     if not idx.text.startswith(("---", "\ufeff---")):
         return FrontMatterBlock()

@@ -11,27 +11,27 @@ import sys
 
 import typer
 
+from chinvex.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, ChinvexError
+
+from chinvex.cli.app import app  # noqa: F401  (re-exported: `from chinvex.cli import app`)
+
 # Importing a command module registers its commands on `app`, in this order (the order of --help).
 from chinvex.cli import context_cmd  # noqa: E402
-from chinvex.cli.app import app  # noqa: F401  (re-exported: `from chinvex.cli import app`)
-from chinvex.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, ChinvexError
 
 app.add_typer(context_cmd.app, name="context")
 
-from chinvex.cli import (
-    answer_cmd,  # noqa: E402,F401
-    blame_cmd,  # noqa: E402,F401
-    commands,  # noqa: E402,F401
-    doctor_cmd,  # noqa: E402,F401
-    mcp_cmd,  # noqa: E402,F401
-    memory_cmd,  # noqa: E402,F401
-    pack_cmd,  # noqa: E402,F401
-    portable_cmd,  # noqa: E402,F401
-    query_cmd,  # noqa: E402,F401
-    rm_cmd,  # noqa: E402,F401
-    sessions_cmd,  # noqa: E402,F401
-    watch_cmd,  # noqa: E402,F401
-)
+from chinvex.cli import commands  # noqa: E402,F401
+from chinvex.cli import doctor_cmd  # noqa: E402,F401
+from chinvex.cli import mcp_cmd  # noqa: E402,F401
+from chinvex.cli import answer_cmd  # noqa: E402,F401
+from chinvex.cli import pack_cmd  # noqa: E402,F401
+from chinvex.cli import watch_cmd  # noqa: E402,F401
+from chinvex.cli import memory_cmd  # noqa: E402,F401
+from chinvex.cli import rm_cmd  # noqa: E402,F401
+from chinvex.cli import portable_cmd  # noqa: E402,F401
+from chinvex.cli import query_cmd  # noqa: E402,F401
+from chinvex.cli import sessions_cmd  # noqa: E402,F401
+from chinvex.cli import blame_cmd  # noqa: E402,F401
 from chinvex.cli.ui_cmd import ui_command  # noqa: E402
 
 app.command("ui")(ui_command)

@@ -157,12 +157,7 @@ def search(
 ) -> None:
     """Hybrid (full-text + vector) search, ranked with source weights."""
     from chinvex.errors import UsageError
-    from chinvex.retrieval.search import (
-        InvalidFilterError,
-        Searcher,
-        SearchRequest,
-        prefetch_vector_store,
-    )
+    from chinvex.retrieval.search import InvalidFilterError, SearchRequest, Searcher, prefetch_vector_store
 
     if not query.strip():
         raise UsageError("QUERY is empty.")
@@ -271,16 +266,11 @@ def get_command(
     """A whole conversation by its session or thread id (turns with roles and times), or a chunk."""
     from pathlib import Path
 
-    from chinvex.context.registry import Registry
-    from chinvex.errors import NotFoundError, UsageError
-    from chinvex.storage import db
     from chinvex.storage.chunk_reads import fetch_chunks, format_chunk
-    from chinvex.storage.threads import (
-        AmbiguousIdError,
-        conversation,
-        find_thread,
-        format_conversation,
-    )
+    from chinvex.storage.threads import AmbiguousIdError, conversation, find_thread, format_conversation
+    from chinvex.errors import NotFoundError, UsageError
+    from chinvex.context.registry import Registry
+    from chinvex.storage import db
 
     wanted = identifier.strip()
     if not wanted:
@@ -335,10 +325,10 @@ def eval_cmd(
     from rich.markup import escape
 
     from chinvex import fmt
-    from chinvex.context.registry import Registry
     from chinvex.errors import UsageError
     from chinvex.eval.golden import load_golden
     from chinvex.eval.runner import run_eval
+    from chinvex.context.registry import Registry
 
     if mode not in ("hybrid", "fts", "vector"):
         raise UsageError(f"--mode {mode!r}: expected hybrid, fts or vector")

@@ -12,12 +12,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from chinvex.context.default import (
-    ENV_CONTEXT,
-    ENV_PROJECT_PATH,
-    VIA_CWD,
-    resolve_default,
-)
+from chinvex.context.default import ENV_CONTEXT, ENV_PROJECT_PATH, VIA_CWD, resolve_default
 from chinvex.errors import ChinvexError, UsageError
 
 if TYPE_CHECKING:

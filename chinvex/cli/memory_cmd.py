@@ -18,9 +18,9 @@ app.add_typer(memory_app, name="memory")
 
 def _contexts(context: Optional[str], scope: str, *, json_out: bool):
     from chinvex.cli.commands import _resolve
-    from chinvex.context.registry import Registry
     from chinvex.errors import UsageError
     from chinvex.memory import GLOBAL
+    from chinvex.context.registry import Registry
 
     if scope not in ("project", "global", "all"):
         raise UsageError(f"--scope {scope!r}: expected project, global or all")
@@ -88,9 +88,9 @@ def memory_promote(
     """Move a project's knowledge item to the global context; the project keeps a pointer, so
     its id still resolves."""
     from chinvex.cli.commands import _resolve
-    from chinvex.context.registry import Registry
     from chinvex.errors import ContextNotFoundError
     from chinvex.memory import GLOBAL, promote
+    from chinvex.context.registry import Registry
 
     project = _resolve(context, json_out=json_out)
     registry = Registry()

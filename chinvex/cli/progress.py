@@ -29,13 +29,7 @@ class RichProgress:
     def start(self, total: int) -> None:
         if not self.show_bar:
             return
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self._progress = Progress(
             TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(),

@@ -44,8 +44,8 @@ def watch_command(
     """Keep contexts current: ingest each one again whenever its sources change (one JSON line
     per run with --json). Ctrl-C stops after the running ingest; a second Ctrl-C stops at once."""
     from chinvex.cli.commands import _resolve_many
-    from chinvex.context.registry import Registry
     from chinvex.errors import UsageError
+    from chinvex.context.registry import Registry
     from chinvex.ingest.watch import Watcher
 
     if all_contexts and context:

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from chinvex.context.registry import Registry
     from chinvex.errors import ChinvexError
     from chinvex.models import ContextConfig
+    from chinvex.context.registry import Registry
 
 ENV_CONTEXT = "CHINVEX_CONTEXT"
 ENV_PROJECT_PATH = "EDI_PROJECT_PATH"

@@ -16,6 +16,7 @@ from chinvex.doctor.runs import is_path
 from chinvex.models import ContextConfig
 from chinvex.storage import consistency as cons
 
+
 SINGLE_DOCUMENT_ADAPTERS = frozenset({"repo", "notes", "cx_sessions_jsonl", "cx_appserver"})
 """Adapters that turn every source they accept into exactly one document (or raise). The others
 may legitimately produce none: an export without conversations, a transcript with no turn yet."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+
 MID_WRITE_CHECKS = frozenset({
     "vectors_missing", "vectors_orphaned", "fingerprints_without_documents",
     "documents_without_chunks", "origins_without_documents", "documents_without_origins",

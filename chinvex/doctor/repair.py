@@ -12,6 +12,7 @@ from chinvex.models import ContextConfig
 from chinvex.storage import consistency as cons
 from chinvex.storage import db
 
+
 EMBED_BATCH = 128
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+
 Status = Literal["ok", "warning", "error"]
 MAX_EXAMPLES = 5
 

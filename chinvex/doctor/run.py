@@ -14,34 +14,20 @@ from chinvex.doctor.documents import (
     check_untracked_documents,
 )
 from chinvex.doctor.files import check_config, check_index_files
-from chinvex.doctor.findings import MID_WRITE_CHECKS, Findings
-from chinvex.doctor.repair import (
-    reembed_documents,
-    repair_rows,
-    repair_runs,
-    repair_vectors,
-)
+from chinvex.doctor.findings import Findings, MID_WRITE_CHECKS
+from chinvex.doctor.repair import reembed_documents, repair_rows, repair_runs, repair_vectors
 from chinvex.doctor.report import Check, DoctorReport
 from chinvex.doctor.runs import (
     check_failed_sources,
+    check_skipped_sources,
     check_last_run,
     check_lock,
-    check_skipped_sources,
     check_stale_sources,
     ingest_running,
     wait_for_writer,
 )
-from chinvex.doctor.sqlite import (
-    check_foreign_keys,
-    check_fts,
-    check_integrity,
-    rebuild_advice,
-)
-from chinvex.doctor.vectors import (
-    check_embedder_and_store,
-    check_stale_vectors,
-    check_vectors,
-)
+from chinvex.doctor.sqlite import check_foreign_keys, check_fts, check_integrity, rebuild_advice
+from chinvex.doctor.vectors import check_embedder_and_store, check_stale_vectors, check_vectors
 from chinvex.errors import ChinvexError, ConfigError
 from chinvex.models import ContextConfig
 from chinvex.storage import db

@@ -13,6 +13,7 @@ from chinvex.models import ContextConfig
 from chinvex.storage import consistency as cons
 from chinvex.storage import db
 
+
 STALE_SAMPLE = 24
 STALE_COSINE = 0.98
 """The same text embeds to cosine ~1.0 (0.999+ across batch shapes); a changed header drops it
@@ -31,13 +32,8 @@ def check_embedder_and_store(config: ContextConfig, conn: sqlite3.Connection,
         configured = None  # reported by context_config
     store = None
     store_error = None
-    from chinvex.storage.vectors import (
-        DamagedStoreError,
-        MissingStoreError,
-        ReadOnlyStoreError,
-        VectorStore,
-        is_damage,
-    )
+    from chinvex.storage.vectors import (DamagedStoreError, MissingStoreError, ReadOnlyStoreError,
+                                         VectorStore, is_damage)
 
     try:
         if db.get_meta(conn, "chroma_collection") is not None:

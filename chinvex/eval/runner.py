@@ -12,7 +12,7 @@ import orjson
 
 from chinvex.eval.metrics import path_matches, percentile, score_ranking
 from chinvex.models import ContextConfig, GoldenFile
-from chinvex.retrieval.search import Searcher, SearchRequest
+from chinvex.retrieval.search import SearchRequest, Searcher
 
 DEFAULT_K = 10
 

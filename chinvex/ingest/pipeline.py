@@ -36,7 +36,6 @@ from chinvex.storage.access import check_writable
 from chinvex.storage.vectors import VectorStore, check_store_file
 from chinvex.timeutil import now_iso
 
-
 class ProgressSink(Protocol):
     def start(self, total: int) -> None: ...
     def advance(self, label: str) -> None: ...

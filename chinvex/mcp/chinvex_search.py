@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chinvex.mcp import budget, limits
+from chinvex.mcp import budget
+from chinvex.mcp import limits
 from chinvex.mcp.arguments import checked_filter
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState

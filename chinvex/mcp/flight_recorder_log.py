@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chinvex.mcp import limits, recall
+from chinvex.mcp import limits
+from chinvex.mcp import recall
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
 

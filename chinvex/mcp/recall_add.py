@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from chinvex.mcp import limits, recall
+from chinvex.mcp import limits
+from chinvex.mcp import recall
 from chinvex.mcp.item_indexing import index_items
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.scopes import scope_contexts
 from chinvex.mcp.state import ServerState
+
 
 LOCK_WAIT_S = 3.0
 """How long recall_add waits for a context an ingest is writing before storing the item as

@@ -31,8 +31,8 @@ def recall_index(state: ServerState, path: str, recursive: bool = False,
                  type_hint: str | None = None) -> dict[str, Any]:
     from chinvex.errors import ChinvexError, LockedError
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
-    from chinvex.ingest.watch import source_roots
     from chinvex.storage.db import like_prefix
+    from chinvex.ingest.watch import source_roots
 
     raw = limits.require_short("path", path, max_chars=4096)
     assert raw is not None

@@ -21,7 +21,8 @@ from typing import Any
 
 import orjson
 
-from chinvex.mcp import limits, recall
+from chinvex.mcp import limits
+from chinvex.mcp import recall
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from chinvex.mcp import budget, limits, recall
+from chinvex.mcp import budget
+from chinvex.mcp import limits
+from chinvex.mcp import recall
 from chinvex.mcp.arguments import checked_filter
 from chinvex.mcp.item_indexing import index_pending
 from chinvex.mcp.scopes import scope_contexts
 from chinvex.mcp.state import ServerState
+
 
 MAX_LISTED_CONTENT = 16 * 1024
 """recall_search returns a knowledge item's whole content up to this size, else the matching

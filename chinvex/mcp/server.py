@@ -24,7 +24,9 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from chinvex import __version__
-from chinvex.mcp import budget, limits, tools
+from chinvex.mcp import budget
+from chinvex.mcp import limits
+from chinvex.mcp import tools
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
 

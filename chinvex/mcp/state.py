@@ -19,8 +19,8 @@ from chinvex.mcp.limits import CONTEXT_NOT_FOUND, RETRIEVAL_ERROR, ToolFailure
 from chinvex.retrieval.shared import SharedSearcher
 
 if TYPE_CHECKING:
-    from chinvex.context.registry import Registry
     from chinvex.models import ContextConfig
+    from chinvex.context.registry import Registry
     from chinvex.retrieval.search import Searcher
 
 GLOBAL_CONTEXT = "global"

@@ -23,11 +23,7 @@ from typing import BinaryIO
 import anyio
 import anyio.to_thread
 import mcp_types as types
-from mcp.shared._context_streams import (
-    ContextReceiveStream,
-    ContextSendStream,
-    create_context_streams,
-)
+from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream, create_context_streams
 from mcp.shared.message import SessionMessage
 
 from chinvex.mcp.limits import LINE_MAX_BYTES

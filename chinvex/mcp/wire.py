@@ -23,13 +23,7 @@ import orjson
 from pydantic import ValidationError
 
 from chinvex import fmt
-from chinvex.mcp.limits import (
-    DEPTH_MAX,
-    INT_MAX_DIGITS,
-    INVALID_REQUEST,
-    LINE_MAX_BYTES,
-    PARSE_ERROR,
-)
+from chinvex.mcp.limits import DEPTH_MAX, INT_MAX_DIGITS, INVALID_REQUEST, LINE_MAX_BYTES, PARSE_ERROR
 
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 ID_MAX_CHARS = 256

@@ -51,7 +51,7 @@ def build_pack(configs: Sequence[ContextConfig], task: str, *, budget: int = DEF
                searcher=None, filter_expression: str | None = None) -> PackResponse:
     from chinvex.answer.evidence import Evidence
     from chinvex.embedding.tokenizer import count_tokens
-    from chinvex.retrieval.search import Searcher, SearchRequest
+    from chinvex.retrieval.search import SearchRequest, Searcher
 
     searcher = searcher or Searcher()
     response = searcher.search(list(configs), SearchRequest(query=task, k=search_depth(budget),

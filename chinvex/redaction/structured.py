@@ -21,8 +21,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from chinvex.redaction.assignments import pair_spans
 from chinvex.redaction.text import redact_uri, replace_spans, secret_spans
+from chinvex.redaction.assignments import pair_spans
 from chinvex.redaction.tokens import Span
 
 _ELLIPSES = ("\u2026", "...")

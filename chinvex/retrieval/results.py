@@ -15,18 +15,10 @@ from chinvex.models import ContextConfig, Range, Scores, SearchResult
 from chinvex.retrieval import filters
 from chinvex.retrieval.filters import SearchFilter
 from chinvex.retrieval.freshness import freshness
-from chinvex.retrieval.fusion import (
-    FTS_WEIGHT,
-    PLATEAU,
-    Candidate,
-    QuerySignals,
-    fts_share,
-    query_signals,
-)
+from chinvex.retrieval.fusion import FTS_WEIGHT, PLATEAU, Candidate, QuerySignals, fts_share, query_signals
 from chinvex.retrieval.lexical_leg import LexicalPlan
 from chinvex.retrieval.request import GLOBAL_CONTEXT, SearchRequest
 from chinvex.retrieval.roles import role_of
-
 
 @dataclass
 class Hit:

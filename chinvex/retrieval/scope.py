@@ -16,7 +16,6 @@ from chinvex.retrieval import filters
 from chinvex.retrieval.filters import SearchFilter
 from chinvex.retrieval.request import InvalidFilterError, RetrievalError
 
-
 @contextmanager
 def read_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
     """One read transaction (WAL: it never blocks the writer), so every read of a context's

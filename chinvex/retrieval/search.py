@@ -48,37 +48,21 @@ import orjson
 
 from chinvex.errors import ChinvexError, StorageError, UsageError
 from chinvex.models import ContextConfig, SearchResponse, SearchStats
-from chinvex.retrieval import coverage, exact, filters
+from chinvex.retrieval import coverage
+from chinvex.retrieval import exact
+from chinvex.retrieval import filters
 from chinvex.retrieval.coverage import VectorCoverage
 from chinvex.retrieval.fusion import Fused, at_most_per_document, fuse
 from chinvex.retrieval.lexical import query_terms
 from chinvex.retrieval.lexical_leg import LexicalLeg, fts_leg, fts_scores_for
-from chinvex.retrieval.request import (
-    GLOBAL_CONTEXT,
-    MAX_K,
-    InvalidFilterError,
-    Mode,
-    RetrievalError,
-    SearchRequest,
-)
-from chinvex.retrieval.results import (
-    Hit,
-    candidate_of,
-    fts_share_for,
-    overall_mode,
-    passes_filters,
-    result_rows,
-    search_result,
-)
+from chinvex.retrieval.request import (GLOBAL_CONTEXT, MAX_K, InvalidFilterError, Mode, RetrievalError,
+                                       SearchRequest)
+from chinvex.retrieval.results import (Hit, candidate_of, fts_share_for, overall_mode, passes_filters, result_rows,
+                                       search_result)
 from chinvex.retrieval.roles import about_tests
 from chinvex.retrieval.scope import Allowed, allowed_for, fel_passing, read_snapshot
 from chinvex.retrieval.term_counts import TermCounts
-from chinvex.retrieval.vector_leg import (
-    filtered_neighbours,
-    is_small,
-    nearest_with_vectors,
-    neighbours,
-)
+from chinvex.retrieval.vector_leg import filtered_neighbours, is_small, nearest_with_vectors, neighbours
 from chinvex.storage import db
 
 __all__ = ["GLOBAL_CONTEXT", "MAX_K", "InvalidFilterError", "Mode", "RetrievalError", "SearchRequest", "Searcher",
@@ -340,12 +324,7 @@ class Searcher:
         settings = next((c.retrieval.rerank for c in configs if c.retrieval), None)
         if req.rerank is False or (settings is None and not req.rerank):
             return fused, {}, None
-        from chinvex.retrieval.rerank import (
-            RerankerError,
-            checked_scores,
-            make_reranker,
-            reranked_order,
-        )
+        from chinvex.retrieval.rerank import RerankerError, checked_scores, make_reranker, reranked_order
 
         if settings is None:
             raise UsageError(f"No reranker is configured for context {configs[0].name}: set retrieval.rerank "

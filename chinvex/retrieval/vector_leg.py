@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from chinvex.errors import StorageError
-from chinvex.retrieval import exact, filters
+from chinvex.retrieval import exact
+from chinvex.retrieval import filters
 from chinvex.retrieval.filters import SearchFilter
 from chinvex.retrieval.scope import Allowed, allowed_among, every_allowed_chunk
 

@@ -32,14 +32,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from chinvex.storage.chroma_reader import (
-    DATABASE,
-    READ_CALLS,
-    TENANT,
-    ReadClient,
-    ReadCollection,
-    open_bindings,
-)
+from chinvex.storage.chroma_reader import (DATABASE, READ_CALLS, TENANT, ReadClient, ReadCollection,
+                                           open_bindings)
 
 WRITE_CALLS: dict[str, tuple[str, ...]] = {
     **READ_CALLS,

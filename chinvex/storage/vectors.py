@@ -48,12 +48,7 @@ from urllib.parse import urlparse
 
 from chinvex.errors import StorageError
 from chinvex.models import ContextConfig
-from chinvex.storage.coverage import (
-    CHROMA_DB_FILE,
-    COLLECTION_META_KEY,
-    GATE_FILE,
-    store_identity,
-)
+from chinvex.storage.coverage import CHROMA_DB_FILE, COLLECTION_META_KEY, GATE_FILE, store_identity
 from chinvex.storage.db import get_meta, set_meta
 
 try:  # POSIX: shared and exclusive locks

@@ -19,15 +19,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from chinvex.errors import ChinvexError, NotFoundError, UsageError
-from chinvex.web.pages import (
-    ask,
-    contexts,
-    conversations,
-    documents,
-    ingest,
-    memories,
-    search,
-)
+from chinvex.web.pages import ask, contexts, conversations, documents, ingest, memories, search
 from chinvex.web.security import Guard
 from chinvex.web.state import UiState
 

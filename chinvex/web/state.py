@@ -17,8 +17,8 @@ from chinvex.web.jobs import IngestJobs
 from chinvex.web.security import RunSecrets
 
 if TYPE_CHECKING:
-    from chinvex.context.registry import ContextEntry
     from chinvex.models import ContextConfig
+    from chinvex.context.registry import ContextEntry
     from chinvex.retrieval.search import Searcher
 
 
@@ -45,8 +45,8 @@ class UiState:
     def config(self, name: str | None) -> ContextConfig:
         """The context a page was asked for (name or alias), else the default one, else the
         first there is. Unknown names raise the registry's CONTEXT_NOT_FOUND."""
-        from chinvex.context.registry import Registry
         from chinvex.errors import NotFoundError
+        from chinvex.context.registry import Registry
 
         registry = Registry()
         wanted = (name or "").strip() or self.default_context

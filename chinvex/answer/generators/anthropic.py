@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from chinvex.answer.base import Generated, GenerationRequest, GeneratorError
+from chinvex.answer.base import GenerationRequest, Generated, GeneratorError
 from chinvex.answer.prompt import SYSTEM_PROMPT, user_prompt
 
 DEFAULT_MODEL = "claude-sonnet-5-5"

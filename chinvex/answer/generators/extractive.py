@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from chinvex.answer.base import Generated, GenerationRequest
+from chinvex.answer.base import GenerationRequest, Generated
 from chinvex.answer.compose import compose
 from chinvex.answer.grounding import REFUSAL
 from chinvex.answer.question import analyse_question

@@ -7,7 +7,7 @@ so the same evidence gives the same answer as far as the model allows.
 
 from __future__ import annotations
 
-from chinvex.answer.base import Generated, GenerationRequest, GeneratorError
+from chinvex.answer.base import GenerationRequest, Generated, GeneratorError
 from chinvex.answer.prompt import SYSTEM_PROMPT, user_prompt
 
 DEFAULT_MODEL = "llama3.2"
