@@ -58,7 +58,7 @@ def parse_only(agent: str, root: Path) -> tuple[float, int, int]:
     they hold. Files are read through the agent's adapter; multi-file sessions (task folders,
     storage trees, databases) through its enumeration of `root`."""
     from chinvex.ingest.adapters import adapter as load_adapter
-    from chinvex.sources import AdapterOptions, ParseReport, SourceCandidate
+    from chinvex.models.sources import AdapterOptions, ParseReport, SourceCandidate
     from chinvex_adapters.discovery import kinds
 
     reader = load_adapter(kinds()[agent].reader)

@@ -78,7 +78,7 @@ def _timed(fn):
 
 def run(quick: bool = False) -> list[Figure]:
     from chinvex.models import CodexAppServerConfig
-    from chinvex.sources import AdapterOptions, ParseReport, SourceCandidate
+    from chinvex.models.sources import AdapterOptions, ParseReport, SourceCandidate
     from chinvex_adapters.cx_appserver.adapter import CodexAppServerAdapter
     from chinvex_adapters.cx_appserver.source import AppServerSource, client_factory_from
     from chinvex_adapters.cx_sessions_jsonl import CodexRolloutAdapter

@@ -22,7 +22,7 @@ CHILD = r"""
 import json, sys, time
 from pathlib import Path
 from chinvex_adapters.chat_export.adapter import ChatExportAdapter
-from chinvex.sources import AdapterOptions, ParseReport
+from chinvex.models.sources import AdapterOptions, ParseReport
 from chinvex.ingest.prepare import prepare
 path = Path(sys.argv[1])
 adapter = ChatExportAdapter()

@@ -21,7 +21,7 @@ from uuid import UUID
 
 import orjson
 
-from chinvex.textsafe import clean_str, is_clean
+from chinvex.files.text import clean_str, is_clean
 
 MAX_DEPTH = 200
 """Nesting kept by `jsonable` (orjson refuses more than 254 levels); deeper values are replaced

@@ -290,7 +290,7 @@ def write(root: Path, rel: str, data: bytes | str) -> Path:
 def enumerated(adapter: Any, root: Path, options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """What an adapter enumerates under `root`: candidates and skips, each keyed by its path
     relative to `root` (POSIX); a path listed twice fails the test."""
-    from chinvex.sources import SkippedSource
+    from chinvex.models.sources import SkippedSource
 
     cands: dict[str, Any] = {}
     skips: dict[str, Any] = {}
@@ -356,7 +356,7 @@ def write_plugin_package(site: Path, module: str, source: str, entry_points: str
 def parse_file(adapter: Any, path: Path) -> tuple[list, Any]:
     """Every document a session adapter reads from the file `path`, handed to it as a
     candidate of its own (as its enumeration would), and the report of the read."""
-    from chinvex.sources import ParseReport, SourceCandidate
+    from chinvex.models.sources import ParseReport, SourceCandidate
 
     report = ParseReport()
     cand = SourceCandidate(source_uri=str(path), source_type="agent_session", adapter=adapter.name,

@@ -8,7 +8,7 @@ import pytest
 
 from chinvex_adapters.kit.walk import walk
 from chinvex_adapters.cx_sessions_jsonl.discover import walk_jsonl
-from chinvex.excludes import exclude_spec, is_excluded
+from chinvex.files.excludes import exclude_spec, is_excluded
 
 
 @pytest.mark.parametrize(("rel", "patterns", "is_dir", "expected"), [

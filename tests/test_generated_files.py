@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from chinvex.excludes import may_match_inside
+from chinvex.files.excludes import may_match_inside
 from chinvex.ingest.summary import skip_lines
-from chinvex.sources import AdapterOptions, SkippedSource, SourceCandidate
+from chinvex.models.sources import AdapterOptions, SkippedSource, SourceCandidate
 from chinvex_adapters.repo import RepoAdapter, generated
 from helpers import assert_no_traceback, run_cli, run_cli_in_process, write
 

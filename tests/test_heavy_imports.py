@@ -1,4 +1,4 @@
-"""chinvex.heavy_imports: large stacks import one thread at a time, and what has finished
+"""chinvex.embedding.heavy_imports: large stacks import one thread at a time, and what has finished
 importing is free for every other thread (a cold search overlaps chromadb's import with the
 model load only because of the second property)."""
 
@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from chinvex import heavy_imports
+from chinvex.embedding import heavy_imports
 
 
 @contextmanager
@@ -83,7 +83,7 @@ def test_the_real_stacks_import_cleanly_from_several_threads_at_once():
     that once silently lost its vector leg."""
     script = r"""
 import threading
-from chinvex import heavy_imports
+from chinvex.embedding import heavy_imports
 
 errors = []
 barrier = threading.Barrier(4)
@@ -114,7 +114,7 @@ print("ok")
 def test_prefetch_leaves_the_embedder_stack_imported_and_starts_chromadb():
     script = r"""
 import sys, time
-from chinvex import heavy_imports
+from chinvex.embedding import heavy_imports
 
 heavy_imports.prefetch_search_stack(embedder=True)
 assert {"numpy", "onnxruntime", "tokenizers"} <= set(sys.modules), "embedder stack not imported"
@@ -130,7 +130,7 @@ print("ok")
 def test_prefetch_without_the_builtin_embedder_skips_its_stack():
     script = r"""
 import sys
-from chinvex import heavy_imports
+from chinvex.embedding import heavy_imports
 
 heavy_imports.prefetch_search_stack(embedder=False)
 assert "onnxruntime" not in heavy_imports._loaded

@@ -6,7 +6,7 @@ under the headings they share; a section that does not fit is cut between its bl
 or quote between its items, a table between its rows), so a code fence stays whole unless it
 alone exceeds the budget, in which case it, like an overlong paragraph, becomes windows.
 
-Front matter (YAML between `---` lines at the very start, read by `chinvex.frontmatter`) is
+Front matter (YAML between `---` lines at the very start, read by `chinvex.files.frontmatter`) is
 the document's properties, not a passage: its lines are in no chunk, and a summary of it (title,
 aliases, tags, description, other short properties; dates are left to the document's metadata)
 ends every chunk's header, so a search for a tag or a title finds the note's own passages
@@ -89,7 +89,7 @@ class FrontMatterBlock:
 
 def front_matter_block(idx: LineIndex) -> FrontMatterBlock:
     """Where the front matter of `idx.text` ends and what it says, as the chunker uses it."""
-    from chinvex.frontmatter import split_front_matter  # PyYAML only when a text has front matter
+    from chinvex.files.frontmatter import split_front_matter  # PyYAML only when a text has front matter
 
     if not idx.text.startswith(("---", "\ufeff---")):
         return FrontMatterBlock()

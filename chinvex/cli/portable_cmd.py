@@ -1,4 +1,4 @@
-"""`chinvex export` and `chinvex import` (`chinvex.portable`)."""
+"""`chinvex export` and `chinvex import` (`chinvex.context.portable`)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def export_command(
     """Write a context's index as JSONL (schemas/export_record.schema.json), streamed."""
     from chinvex.cli.commands import _resolve
     from chinvex.errors import UsageError
-    from chinvex.portable import export
+    from chinvex.context.portable import export
 
     config = _resolve(context, json_out=False)
     if out is None:
@@ -53,7 +53,7 @@ def import_command(
     nothing; importing the same file twice changes nothing."""
     from chinvex.cli.commands import _resolve
     from chinvex.errors import UsageError
-    from chinvex.portable import import_file
+    from chinvex.context.portable import import_file
 
     path = Path(file)
     if not path.is_file():

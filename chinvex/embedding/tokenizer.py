@@ -12,7 +12,7 @@ from functools import lru_cache
 from importlib import resources
 
 from chinvex.errors import EmbedderError
-from chinvex.textsafe import replace_surrogates
+from chinvex.files.text import replace_surrogates
 
 MODEL_MAX_TOKENS = 256
 """The window the built-in embedder is run with (sentence-transformers' max_seq_length)."""
@@ -42,7 +42,7 @@ def verified_tokenizer(data: bytes) -> str:
 @lru_cache(maxsize=1)
 def _counting_tokenizer():
     """A copy without truncation or padding, for measuring."""
-    from chinvex.heavy_imports import load
+    from chinvex.embedding.heavy_imports import load
 
     load("tokenizers")
     from tokenizers import Tokenizer
@@ -56,7 +56,7 @@ def _counting_tokenizer():
 def load_tokenizer(max_tokens: int = MODEL_MAX_TOKENS):
     """A fresh tokenizer configured the way the embedder runs it: truncation at `max_tokens`,
     padding to the longest sequence of a batch."""
-    from chinvex.heavy_imports import load
+    from chinvex.embedding.heavy_imports import load
 
     load("tokenizers")
     from tokenizers import Tokenizer

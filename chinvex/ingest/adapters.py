@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from chinvex import plugins
-from chinvex.sources import Adapter, complete
+from chinvex.models.sources import Adapter, complete
 
 GROUP = "chinvex.adapters"
 

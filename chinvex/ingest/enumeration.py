@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from chinvex.ingest.adapters import adapter as load_adapter
 from chinvex.ingest.adapters import adapters_for
 from chinvex.models.context import SESSIONS_KEY
-from chinvex.sources import SkippedSource, SourceCandidate, SourceError
+from chinvex.models.sources import SkippedSource, SourceCandidate, SourceError
 
 if TYPE_CHECKING:
     from collections import Counter
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from chinvex.ingest.summary import IngestSummary
     from chinvex.models import ContextConfig
     from chinvex.redaction import Redactor
-    from chinvex.sources import AdapterOptions
+    from chinvex.models.sources import AdapterOptions
 
 ERROR_SKIP_REASONS = {"unreadable"}
 """Skips that are not a choice but a failure: reported as errors, and what was indexed from the

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from chinvex.sources import SourceCandidate
+from chinvex.models.sources import SourceCandidate
 
 # Reason codes (DESIGN.md §5), plus new_thread / full_reingest / unchanged.
 NEW_FILE = "new_file"

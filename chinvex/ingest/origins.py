@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from chinvex.sources import complete
+from chinvex.models.sources import complete
 
 
 def precedence_of(adapter: Any, doc: Any) -> str:

@@ -30,7 +30,7 @@ from chinvex.ingest.vanished import VanishedSources
 from chinvex.ingest.writer import IndexWriter
 from chinvex.locking import context_lock
 from chinvex.models import ContextConfig
-from chinvex.sources import AdapterOptions
+from chinvex.models.sources import AdapterOptions
 from chinvex.storage import db
 from chinvex.storage.access import check_writable
 from chinvex.storage.vectors import VectorStore, check_store_file

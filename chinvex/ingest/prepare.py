@@ -19,7 +19,7 @@ from chinvex.ids import sha256_hex
 from chinvex.jsonio import jsonable
 from chinvex.models import Chunk, ConversationDoc, Document, Turn
 from chinvex.retrieval.lexical import index_text
-from chinvex.textsafe import clean_str, replace_surrogates
+from chinvex.files.text import clean_str, replace_surrogates
 from chinvex.timeutil import iso_z
 
 

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from chinvex.errors import UsageError
-from chinvex.sources import AdapterOptions, SourceCandidate
+from chinvex.models.sources import AdapterOptions, SourceCandidate
 
 AUTO = "auto"
 SESSION_TYPES = ("agent_session", "codex_session", "chat")

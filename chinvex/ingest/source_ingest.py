@@ -22,7 +22,7 @@ from chinvex.ingest.prepare import prepare
 from chinvex.ingest.summary import SourceMessage
 from chinvex.ingest.writer import stored_turns
 from chinvex.models import ConversationDoc
-from chinvex.sources import ParseReport, SourceCandidate, SourceError, UnrecognisedSource
+from chinvex.models.sources import ParseReport, SourceCandidate, SourceError, UnrecognisedSource
 
 if TYPE_CHECKING:
     from chinvex.ingest.origins import OriginLedger

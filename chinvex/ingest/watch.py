@@ -31,7 +31,7 @@ from typing import Any
 from chinvex.models import ContextConfig
 from chinvex.models.context import SESSIONS_KEY
 from chinvex.timeutil import now_iso
-from chinvex.walking import within
+from chinvex.files.walk import within
 
 DEFAULT_DEBOUNCE_MS = 400
 IGNORED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".tox",

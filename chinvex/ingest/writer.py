@@ -335,7 +335,7 @@ class IndexWriter:
         """The texts' vectors, computed on a worker thread with `overlap`, else now. The worker
         is a daemon thread: an interrupted run does not wait for it at exit (the batch is then
         unwritten, as after a crash). Heavy imports happen here, on the caller's thread, so
-        the worker imports nothing that the caller may be importing too (chinvex.heavy_imports)."""
+        the worker imports nothing that the caller may be importing too (chinvex.embedding.heavy_imports)."""
         future: Future = Future()
         if not self._worker_ready():
             future.set_result(self._embed(texts))

@@ -23,7 +23,7 @@ from chinvex.mcp import limits, recall
 from chinvex.mcp.arguments import file_candidates, source_folders
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
-from chinvex.walking import within
+from chinvex.files.walk import within
 
 SECTION_LIMIT = 10
 SNIPPET_CHARS = 240

@@ -17,7 +17,7 @@ from typing import Any
 from chinvex.mcp import limits
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
-from chinvex.walking import within
+from chinvex.files.walk import within
 
 INGEST_WAIT_S = 30.0
 """How long the tool waits for another writer of the context (an ingest, `chinvex watch`)."""

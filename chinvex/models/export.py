@@ -1,4 +1,4 @@
-"""One line of a `chinvex export` file (chinvex.portable): the records, as a discriminated union
+"""One line of a `chinvex export` file (chinvex.context.portable): the records, as a discriminated union
 on `kind`. `schemas/export_record.schema.json` is generated from these models; `chinvex import`
 checks every line against them before it writes anything."""
 

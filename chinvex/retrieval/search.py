@@ -82,10 +82,10 @@ def prefetch_vector_store(configs: Sequence[ContextConfig]) -> None:
     """Get a cold, read-only search process (`chinvex search`, `chinvex answer`) ready to search
     `configs`: it will read vector stores and never write one, so embedded stores are opened
     through Chroma's bindings alone (chinvex.storage.vectors.read_only_process); and the imports
-    start (chinvex.heavy_imports): the built-in embedder's stack when a context uses it, the
+    start (chinvex.embedding.heavy_imports): the built-in embedder's stack when a context uses it, the
     store's in the background."""
     from chinvex.embedding.factory import provider_of
-    from chinvex.heavy_imports import prefetch_search_stack
+    from chinvex.embedding.heavy_imports import prefetch_search_stack
     from chinvex.storage.vectors import read_only_process
 
     read_only_process()
@@ -492,7 +492,7 @@ class Searcher:
 
         The embedder's stack is imported here, before the worker starts, so that the worker
         imports nothing heavy: opening the vector store next imports more of chromadb on this
-        thread, lazily and outside chinvex.heavy_imports' lock, and the two threads would race
+        thread, lazily and outside chinvex.embedding.heavy_imports' lock, and the two threads would race
         over numpy (see there why). The CLI's prefetch has done it already; an in-process
         searcher (MCP, eval) pays ~0.1 s here once."""
         try:
@@ -503,7 +503,7 @@ class Searcher:
             return None
         if embedder.name in query_vectors or db.get_meta(h.conn, "embedder") != embedder.name:
             return None
-        from chinvex.heavy_imports import EMBEDDER_STACK, load
+        from chinvex.embedding.heavy_imports import EMBEDDER_STACK, load
 
         try:
             load(*EMBEDDER_STACK)

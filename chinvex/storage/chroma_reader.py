@@ -120,7 +120,7 @@ class ReadClient:
 def bindings_available() -> bool:
     """Whether the installed bindings have the shape `open_reader` drives."""
     try:
-        from chinvex.heavy_imports import load
+        from chinvex.embedding.heavy_imports import load
 
         load("chromadb_rust_bindings")
         import chromadb_rust_bindings as rust

@@ -154,7 +154,7 @@ def _client(config: ContextConfig):
             raise open_error(config, exc) from None
         if direct is not None:
             return direct
-    from chinvex.heavy_imports import load
+    from chinvex.embedding.heavy_imports import load
 
     load("chromadb")  # a prefetch thread may be importing it, an embed thread onnxruntime
     import chromadb

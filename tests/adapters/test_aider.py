@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chinvex.sources import AdapterOptions, ParseReport, SourceCandidate, UnrecognisedSource
+from chinvex.models.sources import AdapterOptions, ParseReport, SourceCandidate, UnrecognisedSource
 from chinvex_adapters.aider.adapter import AiderAdapter
 from chinvex_adapters.aider.parser import split_sessions
 from chinvex_adapters.repo.adapter import RepoAdapter

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, UnrecognisedSource
+from chinvex.models.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, UnrecognisedSource
 from chinvex_adapters.amp import STORES
 from chinvex_adapters.amp.adapter import AmpAdapter
 from chinvex_adapters.kit.registry import Where

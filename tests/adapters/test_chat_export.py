@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from chinvex.ids import thread_doc_id
 from chinvex.models import ConversationDoc, Document
-from chinvex.sources import (
+from chinvex.models.sources import (
     AdapterOptions,
     ParseReport,
     SkippedSource,
@@ -460,7 +460,7 @@ def generate_export(path: Path, target_bytes: int) -> int:
 MEASURE = """
 import gc, json, sys, time
 import psutil
-from chinvex.sources import ParseReport
+from chinvex.models.sources import ParseReport
 from chinvex_adapters.chat_export.adapter import parse_conversations
 path = sys.argv[1]
 gc.collect()

@@ -13,7 +13,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from chinvex.sources import ParseReport, SourceCandidate
+from chinvex.models.sources import ParseReport, SourceCandidate
 from chinvex_adapters.chat_export.adapter import ChatExportAdapter
 from helpers import FIXTURES, assert_no_traceback, run_cli, run_cli_in_process
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from chinvex.ids import thread_doc_id
 from chinvex.models import ConversationDoc
-from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
+from chinvex.models.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
 from chinvex_adapters.claude_code import ClaudeCodeAdapter, parse_transcript
 from helpers import FIXTURES, TEST_FIXTURES, dicts_in, run_cli_in_process
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, UnrecognisedSource
+from chinvex.models.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, UnrecognisedSource
 from chinvex_adapters.cline.adapter import ClineAdapter
 from chinvex_adapters.kit.registry import Where
 from helpers import FIXTURES, assert_no_traceback, parse_file, run_cli, run_cli_in_process, tool_turns

@@ -50,7 +50,7 @@ from chinvex.models import ConversationDoc, Turn
 from chinvex.ingest.adapters import adapter as registered_adapter
 from chinvex.ingest.adapters import adapters_for
 from chinvex.ingest.origins import precedence_of
-from chinvex.sources import Adapter, AdapterOptions, ParseReport, SkippedSource, SourceCandidate
+from chinvex.models.sources import Adapter, AdapterOptions, ParseReport, SkippedSource, SourceCandidate
 from chinvex_adapters.cx_appserver.adapter import AppServerSettings, CodexAppServerAdapter, codex_home_for
 from chinvex_adapters.cx_appserver.source import AppServerSource, client_factory_from
 from chinvex_adapters.cx_sessions_jsonl import CodexRolloutAdapter
@@ -328,7 +328,7 @@ def test_settings_validation() -> None:
                                             environ={"CHINVEX_CODEX_BIN": "/opt/codex"})
     assert (custom.legacy_read, custom.binary, custom.config.command) == ("appserver", "/opt/codex", ["x", "app-server"])
     assert AppServerSettings.from_options(opts({}), environ={"CHINVEX_CODEX_BIN": ""}).binary is None
-    from chinvex.sources import SourceError
+    from chinvex.models.sources import SourceError
 
     with pytest.raises(SourceError, match='legacy_read must be "rollout" or "appserver"'):
         AppServerSettings.from_options(opts({"legacy_read": "server"}), environ={})
@@ -507,7 +507,7 @@ def test_unavailable_server_one_warning_per_root(tmp_path: Path) -> None:
 
 
 def test_fallback_without_a_rollout_file_is_a_clear_source_error(codex_bin, tmp_path: Path) -> None:
-    from chinvex.sources import SourceError
+    from chinvex.models.sources import SourceError
 
     home = seed_home(tmp_path / ".codex", with_codemie=False)
     adapter, options, items = _enumerate(home, {}, codex_bin)

@@ -15,7 +15,7 @@ import pytest
 
 from chinvex.models import ConversationDoc
 from chinvex.ingest.session_stores import detect
-from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, UnrecognisedSource
+from chinvex.models.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, UnrecognisedSource
 from chinvex_adapters.copilot_chat import STORES
 from chinvex_adapters.copilot_chat.adapter import CopilotChatAdapter
 from chinvex_adapters.kit.registry import Where

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, UnrecognisedSource
+from chinvex.models.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, UnrecognisedSource
 from chinvex_adapters.copilot_cli import STORES
 from chinvex_adapters.copilot_cli.adapter import CopilotCliAdapter
 from chinvex_adapters.kit.registry import Where

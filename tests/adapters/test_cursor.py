@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from chinvex.ingest import fingerprints as fps
-from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError, UnrecognisedSource
+from chinvex.models.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError, UnrecognisedSource
 from chinvex_adapters.cursor import STORES
 from chinvex_adapters.kit import sqlite as kit_sqlite
 from chinvex_adapters.cursor.adapter import CursorAdapter

@@ -52,7 +52,7 @@ from typing import Any
 import pytest
 
 from chinvex.models import CodexAppServerConfig
-from chinvex.sources import ParseReport, SourceCandidate
+from chinvex.models.sources import ParseReport, SourceCandidate
 from chinvex_adapters.cx_appserver.client import (
     AppServerClient,
     AppServerDied,

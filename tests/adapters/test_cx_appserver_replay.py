@@ -23,7 +23,7 @@ from typing import Any, Callable
 import pytest
 
 from chinvex.ids import thread_doc_id
-from chinvex.sources import ParseReport
+from chinvex.models.sources import ParseReport
 from chinvex_adapters.cx_appserver import schemas as s
 from chinvex_adapters.cx_appserver.client import (
     AppServerClient,

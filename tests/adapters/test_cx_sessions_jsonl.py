@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from chinvex.ids import thread_doc_id
 from chinvex.models import ConversationDoc
 from chinvex.ingest.adapters import adapter as registered_adapter
-from chinvex.sources import (
+from chinvex.models.sources import (
     Adapter,
     AdapterOptions,
     ParseReport,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, UnrecognisedSource
+from chinvex.models.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, UnrecognisedSource
 from chinvex_adapters.gemini import STORES
 from chinvex_adapters.gemini.adapter import GeminiAdapter
 from chinvex_adapters.kit.registry import Where

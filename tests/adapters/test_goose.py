@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError, UnrecognisedSource
+from chinvex.models.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError, UnrecognisedSource
 from chinvex_adapters.goose import STORES
 from chinvex_adapters.goose import store as goose_store
 from chinvex_adapters.kit import sqlite as kit_sqlite

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from chinvex.sources import (AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError,
+from chinvex.models.sources import (AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError,
                              UnrecognisedSource)
 from chinvex_adapters.kimi.adapter import KimiAdapter
 from chinvex_adapters.kit.registry import Where

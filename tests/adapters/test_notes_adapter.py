@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chinvex.frontmatter import split_front_matter
+from chinvex.files.frontmatter import split_front_matter
 from chinvex.ids import doc_id_for
 from chinvex.models import Document
-from chinvex.sources import Adapter, AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
+from chinvex.models.sources import Adapter, AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
 from chinvex_adapters.notes import NotesAdapter
 from chinvex_adapters.notes.obsidian import inline_tags, mask_code, wikilinks
 from helpers import FIXTURES, enumerated, run_cli_in_process, write
@@ -384,7 +384,7 @@ def test_yaml_nesting_bound_is_never_below_the_real_depth(value, flow, indent) -
     written in (block, flow, mixed), or a deep document could slip through to the C parser."""
     import yaml
 
-    from chinvex.frontmatter import nesting_bound
+    from chinvex.files.frontmatter import nesting_bound
 
     text = yaml.safe_dump(value, default_flow_style=flow, indent=indent, allow_unicode=True)
     assert nesting_bound(text) >= _yaml_depth(yaml.safe_load(text))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from chinvex.sources import (AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError,
+from chinvex.models.sources import (AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError,
                              UnrecognisedSource)
 from chinvex_adapters.kit.registry import Where
 from chinvex_adapters.pi.adapter import PiAdapter

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, UnrecognisedSource
+from chinvex.models.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, UnrecognisedSource
 from chinvex_adapters.claude_code.adapter import ClaudeCodeAdapter
 from chinvex_adapters.kit.registry import Where
 from chinvex_adapters.qwen import STORES

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from chinvex.ids import doc_id_for
-from chinvex.sources import (
+from chinvex.models.sources import (
     Adapter,
     AdapterOptions,
     ParseReport,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from chinvex.sources import AdapterOptions, ParseReport, SourceCandidate, UnrecognisedSource
+from chinvex.models.sources import AdapterOptions, ParseReport, SourceCandidate, UnrecognisedSource
 from chinvex_adapters.repo.adapter import RepoAdapter
 from chinvex_adapters.specstory.adapter import SpecStoryAdapter
 from helpers import FIXTURES, assert_no_traceback, run_cli, run_cli_in_process

@@ -14,7 +14,7 @@ import pytest
 
 from chinvex.ingest import fingerprints as fps
 from chinvex.ingest.fingerprints import Decision, Fingerprint, Versions, decide, verified
-from chinvex.sources import SourceCandidate
+from chinvex.models.sources import SourceCandidate
 
 VERSIONS = Versions(parser_version="repo-3", chunker_version="chunk-7+redact-2",
                     embedded_model="builtin:all-MiniLM-L6-v2-int8")

@@ -141,7 +141,7 @@ _PARSE_ONE = """
 import json, sys, time
 from pathlib import Path
 from chinvex.ingest.adapters import adapter
-from chinvex.sources import AdapterOptions, ParseReport, SourceCandidate, SourceError
+from chinvex.models.sources import AdapterOptions, ParseReport, SourceCandidate, SourceError
 name, root, target = sys.argv[1:4]
 ad = adapter(name)
 [cand] = [c for c in ad.enumerate(Path(root), AdapterOptions(context_name="x"))
@@ -190,7 +190,7 @@ def test_a_lone_surrogate_costs_one_character_not_the_source(tmp_path: Path, kin
     in half). The source must still be indexed, everything after the bad character included."""
     from chinvex.ingest.adapters import adapter
     from chinvex.ingest.prepare import prepare
-    from chinvex.sources import AdapterOptions, ParseReport, SourceCandidate, SourceError
+    from chinvex.models.sources import AdapterOptions, ParseReport, SourceCandidate, SourceError
 
     h = generate.build(tmp_path / "h", tiny_conversations=1)
     root = {"chat_export": h.roots["chat"], "cx_sessions_jsonl": h.roots["codex"],
@@ -237,7 +237,7 @@ import sys, time
 from pathlib import Path
 from chinvex.ingest.adapters import adapter
 from chinvex.ingest.prepare import prepare
-from chinvex.sources import AdapterOptions, ParseReport
+from chinvex.models.sources import AdapterOptions, ParseReport
 
 def memory(key):  # VmHWM, not ru_maxrss: the latter keeps the forked parent's mark before exec
     return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith(key)) // 1024
@@ -380,7 +380,7 @@ def test_engine_replaces_lone_surrogates_from_any_adapter(kind: str):
 # -- the helpers every adapter and the engine share -------------------------------------------
 
 def test_clean_str_costs_one_character_per_lone_surrogate():
-    from chinvex.textsafe import clean_str, replace_surrogates
+    from chinvex.files.text import clean_str, replace_surrogates
 
     plain = "plain ascii"
     assert clean_str(plain) is plain
@@ -404,7 +404,7 @@ def test_json_escape_repair_is_the_same_in_pieces(body: str, cuts: list[int]):
     backslashes and everything else are left alone, and the result is JSON orjson reads."""
     import orjson
 
-    from chinvex.textsafe import JsonEscapeRepairer, repair_json_escapes
+    from chinvex.files.text import JsonEscapeRepairer, repair_json_escapes
 
     data = ('["' + body + '"]').encode()
     whole = repair_json_escapes(data)
@@ -415,7 +415,7 @@ def test_json_escape_repair_is_the_same_in_pieces(body: str, cuts: list[int]):
     assert b"".join(repairer.feed(p) for p in pieces) + repairer.flush() == whole
     [decoded] = orjson.loads(whole)
     [reference] = json.loads(data)  # the stdlib keeps lone surrogates: compare after cleaning
-    from chinvex.textsafe import clean_str
+    from chinvex.files.text import clean_str
 
     assert decoded == clean_str(reference)
 

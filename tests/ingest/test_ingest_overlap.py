@@ -130,7 +130,7 @@ def test_a_batch_is_embedded_while_the_next_sources_are_parsed(chinvex_home: Pat
 def test_an_embedder_without_import_stack_runs_on_the_callers_thread(chinvex_home: Path, notes: Path,
                                                                     small_batches, monkeypatch):
     """A third-party embedder that cannot import its stack ahead is never run on a worker
-    thread (two threads importing one package can deadlock, see chinvex.heavy_imports)."""
+    thread (two threads importing one package can deadlock, see chinvex.embedding.heavy_imports)."""
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
 
     prepared = _count_prepare(monkeypatch)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chinvex.sources import SourceError, UnrecognisedSource
+from chinvex.models.sources import SourceError, UnrecognisedSource
 from chinvex_adapters.kit.sqlite import columns, read_only, tables
 
 
