@@ -1,4 +1,4 @@
-"""From a walked file (`chinvex.walking.WalkedFile`) to the adapter contract: the walker's own
+"""From a walked file (`chinvex.files.walk.WalkedFile`) to the adapter contract: the walker's own
 verdict (excluded, unreadable, ...) as a SkippedSource, a kept file as a SourceCandidate.
 Shared by the adapters that enumerate with a `SortedWalk` (chat exports, Claude Code, Codex
 session files)."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from chinvex.sources import SkippedSource, SourceCandidate
-from chinvex.walking import WalkedFile
+from chinvex.models.sources import SkippedSource, SourceCandidate
+from chinvex.files.walk import WalkedFile
 
 
 def walked_sources(

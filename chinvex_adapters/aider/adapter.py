@@ -12,7 +12,7 @@ from typing import Any
 
 from chinvex.ids import sha256_hex
 from chinvex.models import ConversationDoc, ToolCall
-from chinvex.sources import ParseReport, SourceCandidate, SourceError, UnrecognisedSource
+from chinvex.models.sources import ParseReport, SourceCandidate, SourceError, UnrecognisedSource
 from chinvex_adapters.kit.walk import WalkEntry
 from chinvex_adapters.kit.sessionfile import SessionFileAdapter, conversation
 from chinvex_adapters.kit.sniff import head_bytes

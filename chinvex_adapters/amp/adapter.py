@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, UnrecognisedSource
+from chinvex.models.sources import AdapterOptions, ParseReport, SkippedSource, SourceCandidate, UnrecognisedSource
 from chinvex.timeutil import iso_z, to_utc
-from chinvex.walking import absolute_root
+from chinvex.files.walk import absolute_root
 from chinvex_adapters.kit.jsonfile import read_json
 from chinvex_adapters.kit.sessionfile import SessionFileAdapter, conversation
 from chinvex_adapters.kit.sniff import head_bytes, json_shape

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import (
+from chinvex.models.sources import (
     AdapterDefaults,
     AdapterOptions,
     ParsedDoc,

@@ -17,7 +17,7 @@ from typing import Any
 
 from chinvex.ids import sha256_hex, thread_doc_id
 from chinvex.models import Attachment, ConversationDoc, ToolCall, Turn
-from chinvex.sources import ParseReport
+from chinvex.models.sources import ParseReport
 from chinvex.timeutil import to_utc
 
 from .chatgpt_content import Rendered, render_content

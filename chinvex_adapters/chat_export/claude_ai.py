@@ -16,7 +16,7 @@ from typing import Any
 
 from chinvex.ids import sha256_hex, thread_doc_id
 from chinvex.models import Attachment, ConversationDoc
-from chinvex.sources import ParseReport
+from chinvex.models.sources import ParseReport
 from chinvex.timeutil import to_utc
 from chinvex_adapters.kit.text import as_str, clean_text, json_safe, one_line, truncate_middle
 from chinvex_adapters.kit.turns import ConversationBuilder

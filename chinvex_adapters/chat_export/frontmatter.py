@@ -2,7 +2,7 @@
 
 Exporters write front matter by string templates (pionxzh: `Source: https://…`, convoviz:
 quoted scalars), so invalid YAML happens; it must not cost the file, only its metadata. The
-block is found and parsed by `chinvex.frontmatter`, the parser notes and the markdown chunker
+block is found and parsed by `chinvex.files.frontmatter`, the parser notes and the markdown chunker
 use too (it refuses pathological nesting before libyaml can overflow the C stack or spend
 minutes on it); this module adds what only chat exports need: lenient key lookup and the
 conversation id.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from chinvex.frontmatter import split_front_matter as _parse
+from chinvex.files.frontmatter import split_front_matter as _parse
 
 from chinvex_adapters.kit.text import json_safe
 

@@ -31,7 +31,7 @@ from typing import IO, Any
 
 import ijson
 
-from chinvex.textsafe import JsonEscapeRepairer
+from chinvex.files.text import JsonEscapeRepairer
 
 BUF_SIZE = 64 * 1024
 SNIFF_BYTES = 64 * 1024

@@ -25,7 +25,7 @@ from typing import Any
 
 from chinvex.ids import doc_id_for, sha256_hex, thread_doc_id
 from chinvex.models import Attachment, ConversationDoc, Document, ToolCall, Turn
-from chinvex.sources import ParseReport
+from chinvex.models.sources import ParseReport
 from chinvex.timeutil import to_utc
 
 from .frontmatter import conversation_id_from, lookup, split_front_matter

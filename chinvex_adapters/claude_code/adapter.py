@@ -17,7 +17,7 @@ from typing import Any
 
 from chinvex.ids import thread_doc_id
 from chinvex.models import ConversationDoc, ConversationLinks
-from chinvex.sources import (
+from chinvex.models.sources import (
     AdapterDefaults,
     AdapterOptions,
     ParsedDoc,
@@ -27,7 +27,7 @@ from chinvex.sources import (
     SourceError,
     UnrecognisedSource,
 )
-from chinvex.walking import absolute_root
+from chinvex.files.walk import absolute_root
 from chinvex_adapters.kit.sniff import first_objects
 from chinvex_adapters.kit.text import as_str, clean_text, json_safe, one_line
 from chinvex_adapters.kit.walk import WalkEntry, walk

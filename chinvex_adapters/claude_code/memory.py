@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import Document
-from chinvex.sources import ParseReport, SourceCandidate
+from chinvex.models.sources import ParseReport, SourceCandidate
 from chinvex_adapters.notes.adapter import note_document
 from chinvex_adapters.repo.textfile import read_candidate
 

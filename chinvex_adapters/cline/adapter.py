@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import (
+from chinvex.models.sources import (
     AdapterOptions,
     ParseReport,
     SkippedSource,
     SourceCandidate,
     UnrecognisedSource,
 )
-from chinvex.walking import WalkedFile
+from chinvex.files.walk import WalkedFile
 from chinvex_adapters.kit.sessionfile import SessionFileAdapter
 
 from .formats import shape_of

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from chinvex.sources import SourceError
+from chinvex.models.sources import SourceError
 from chinvex_adapters.kit.jsonfile import read_json
 
 MAX_INDEX_BYTES = 64 * 1024 * 1024

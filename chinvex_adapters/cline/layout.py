@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chinvex.walking import WalkedFile
+from chinvex.files.walk import WalkedFile
 from chinvex_adapters.kit.registry import VSCODE_APPS, Where
 from chinvex_adapters.kit.walk import walk
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import ParseReport, SourceError, UnrecognisedSource
+from chinvex.models.sources import ParseReport, SourceError, UnrecognisedSource
 from chinvex_adapters.kit.jsonfile import expect_object, read_json
 from chinvex_adapters.kit.sessionfile import conversation
 from chinvex_adapters.kit.text import as_str, one_line

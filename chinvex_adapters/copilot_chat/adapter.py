@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import AdapterOptions, ParsedDoc, ParseReport, SkippedSource, SourceCandidate
+from chinvex.models.sources import AdapterOptions, ParsedDoc, ParseReport, SkippedSource, SourceCandidate
 from chinvex.timeutil import to_utc
 from chinvex_adapters.kit.sessionfile import SessionFileAdapter, conversation
 from chinvex_adapters.kit.text import as_str

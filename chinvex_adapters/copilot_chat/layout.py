@@ -24,8 +24,8 @@ from urllib.parse import unquote, urlparse
 import orjson
 from pathspec import GitIgnoreSpec
 
-from chinvex.excludes import exclude_spec, is_excluded
-from chinvex.walking import absolute_root
+from chinvex.files.excludes import exclude_spec, is_excluded
+from chinvex.files.walk import absolute_root
 from chinvex_adapters.kit.registry import VSCODE_APPS, Where
 
 CHAT_FOLDERS = ("chatSessions", "emptyWindowChatSessions")

@@ -20,7 +20,7 @@ from typing import Any
 
 import ijson
 
-from chinvex.sources import SourceError, UnrecognisedSource
+from chinvex.models.sources import SourceError, UnrecognisedSource
 from chinvex_adapters.kit.jsonfile import read_json
 from chinvex_adapters.kit.jsonl import read_jsonl
 from chinvex_adapters.kit.sniff import head_bytes

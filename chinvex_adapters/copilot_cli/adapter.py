@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import (
+from chinvex.models.sources import (
     AdapterOptions,
     ParsedDoc,
     ParseReport,

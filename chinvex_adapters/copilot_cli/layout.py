@@ -22,8 +22,8 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-from chinvex.excludes import exclude_spec, is_excluded
-from chinvex.walking import absolute_root, inside
+from chinvex.files.excludes import exclude_spec, is_excluded
+from chinvex.files.walk import absolute_root, inside
 from chinvex_adapters.kit.registry import Where
 
 SESSION_STATE = "session-state"

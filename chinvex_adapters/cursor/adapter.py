@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import (
+from chinvex.models.sources import (
     AdapterDefaults,
     AdapterOptions,
     ParsedDoc,
@@ -28,7 +28,7 @@ from chinvex.sources import (
     SourceError,
     UnrecognisedSource,
 )
-from chinvex.walking import WalkedFile
+from chinvex.files.walk import WalkedFile
 from chinvex_adapters.kit.sessionfile import SOURCE_TYPE, a
 
 from . import ide

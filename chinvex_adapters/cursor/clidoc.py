@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import ParseReport
+from chinvex.models.sources import ParseReport
 from chinvex_adapters.kit.sessionfile import conversation
 from chinvex_adapters.kit.text import as_str
 from chinvex_adapters.kit.turns import ConversationBuilder

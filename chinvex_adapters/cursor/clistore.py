@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chinvex.sources import UnrecognisedSource
+from chinvex.models.sources import UnrecognisedSource
 from chinvex.timeutil import to_utc
 from chinvex_adapters.kit.text import as_str
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import ParseReport, UnrecognisedSource
+from chinvex.models.sources import ParseReport, UnrecognisedSource
 from chinvex.timeutil import iso_z, to_utc
 from chinvex_adapters.kit.sessionfile import conversation
 from chinvex_adapters.kit.text import as_str

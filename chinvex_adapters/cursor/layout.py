@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from chinvex.walking import WalkedFile, absolute_root
+from chinvex.files.walk import WalkedFile, absolute_root
 from chinvex_adapters.kit.registry import Where
 from chinvex_adapters.kit.walk import walk
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import ConversationDoc, Turn
-from chinvex.sources import ParseReport, SourceError, UnrecognisedSource
+from chinvex.models.sources import ParseReport, SourceError, UnrecognisedSource
 from chinvex_adapters.kit.jsonl import read_jsonl
 from chinvex_adapters.kit.sessionfile import conversation
 from chinvex_adapters.kit.sniff import first_objects, head_bytes

@@ -16,7 +16,7 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from chinvex.sources import SourceError
+from chinvex.models.sources import SourceError
 
 from .db import read_only, text_of
 

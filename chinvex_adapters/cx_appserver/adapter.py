@@ -56,11 +56,11 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from chinvex.excludes import exclude_spec, is_excluded
+from chinvex.files.excludes import exclude_spec, is_excluded
 from chinvex.models import CodexAppServerConfig, ConversationDoc
 from chinvex.models.context import CodexReaderMode
-from chinvex.sources import AdapterDefaults, AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
-from chinvex.walking import inside as _inside
+from chinvex.models.sources import AdapterDefaults, AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
+from chinvex.files.walk import inside as _inside
 from chinvex_adapters.cx_sessions_jsonl.adapter import CodexRolloutAdapter
 from chinvex_adapters.cx_sessions_jsonl.discover import SESSION_DIRS, find_rollout_for_thread
 

@@ -33,7 +33,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import ParseReport, SourceError
+from chinvex.models.sources import ParseReport, SourceError
 from chinvex.timeutil import iso_z, to_utc
 
 from . import schemas

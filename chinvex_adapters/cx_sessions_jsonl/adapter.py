@@ -16,7 +16,7 @@ from typing import Any
 
 from chinvex.ids import sha256_hex, thread_doc_id
 from chinvex.models import ConversationDoc, ConversationLinks
-from chinvex.sources import (
+from chinvex.models.sources import (
     AdapterDefaults,
     AdapterOptions,
     ParseReport,
@@ -25,7 +25,7 @@ from chinvex.sources import (
     SourceError,
     UnrecognisedSource,
 )
-from chinvex.walking import absolute_root
+from chinvex.files.walk import absolute_root
 from chinvex_adapters.walked import source_candidate, walked_sources
 
 from .content import truncate_title

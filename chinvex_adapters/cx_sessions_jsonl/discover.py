@@ -15,8 +15,8 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-from chinvex.excludes import exclude_spec, is_excluded
-from chinvex.walking import SortedWalk, WalkedFile, absolute_root
+from chinvex.files.excludes import exclude_spec, is_excluded
+from chinvex.files.walk import SortedWalk, WalkedFile, absolute_root
 
 ROLLOUT_NAME = re.compile(
     r"^rollout-(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2})-"
@@ -44,7 +44,7 @@ def thread_id_from_name(name: str) -> str | None:
 
 
 Found = WalkedFile
-"""A rollout-like file found under the root (the walkers' shared record, `chinvex.walking`)."""
+"""A rollout-like file found under the root (the walkers' shared record, `chinvex.files.walk`)."""
 
 
 def walk_jsonl(root: Path, excludes: Iterable[str] = ()) -> Iterator[Found]:

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 import orjson
 
-from chinvex.textsafe import repair_json_escapes
+from chinvex.files.text import repair_json_escapes
 
 CHUNK_BYTES = 1 << 20
 HEAD_FINGERPRINT_BYTES = 4096

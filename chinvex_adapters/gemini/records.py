@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chinvex.sources import SourceError, UnrecognisedSource
+from chinvex.models.sources import SourceError, UnrecognisedSource
 from chinvex_adapters.kit.jsonfile import read_json
 from chinvex_adapters.kit.jsonl import read_jsonl
 from chinvex_adapters.kit.sniff import first_objects, head_bytes, json_shape

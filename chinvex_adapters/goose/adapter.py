@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import (
+from chinvex.models.sources import (
     AdapterOptions,
     ParsedDoc,
     ParseReport,
@@ -26,7 +26,7 @@ from chinvex.sources import (
     UnrecognisedSource,
 )
 from chinvex.timeutil import iso_z, to_utc
-from chinvex.walking import absolute_root
+from chinvex.files.walk import absolute_root
 from chinvex_adapters.kit.sessionfile import SessionFileAdapter
 from chinvex_adapters.kit.walk import WalkEntry, walk
 from chinvex_adapters.walked import source_candidate

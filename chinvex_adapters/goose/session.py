@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import ParseReport
+from chinvex.models.sources import ParseReport
 from chinvex.timeutil import iso_z, to_utc
 from chinvex_adapters.kit.jsonl import loads_lenient
 from chinvex_adapters.kit.sessionfile import conversation

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import ConversationDoc, Turn
-from chinvex.sources import ParseReport, SourceError
+from chinvex.models.sources import ParseReport, SourceError
 from chinvex.timeutil import to_utc
 from chinvex_adapters.kit.edits import MAX_EDIT_CHARS, FileEdit, resolve
 from chinvex_adapters.kit.jsonl import read_jsonl

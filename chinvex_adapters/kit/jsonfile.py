@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from chinvex.sources import SourceError, UnrecognisedSource
+from chinvex.models.sources import SourceError, UnrecognisedSource
 from chinvex_adapters.kit.jsonl import loads_lenient
 
 MAX_JSON_BYTES = 512 * 1024 * 1024

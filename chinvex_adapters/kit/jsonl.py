@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from chinvex.textsafe import repair_json_escapes
+from chinvex.files.text import repair_json_escapes
 
 
 def loads_lenient(line: bytes) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 
 from chinvex.ids import thread_doc_id
 from chinvex.models import ConversationDoc, ConversationLinks, Turn
-from chinvex.sources import (
+from chinvex.models.sources import (
     AdapterDefaults,
     AdapterOptions,
     ParsedDoc,

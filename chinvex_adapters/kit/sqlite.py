@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from chinvex.sources import SourceError, UnrecognisedSource
+from chinvex.models.sources import SourceError, UnrecognisedSource
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 3.0

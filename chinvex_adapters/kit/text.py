@@ -14,7 +14,7 @@ from datetime import date, datetime
 from typing import Any
 
 from chinvex.models import Turn
-from chinvex.textsafe import clean_str
+from chinvex.files.text import clean_str
 
 # A data: URI carrying base64 (inline images in markdown, tool outputs, ...).
 _DATA_URI = re.compile(r"data:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=\s]{16,}")

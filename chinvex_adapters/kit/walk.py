@@ -13,11 +13,11 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-from chinvex.excludes import exclude_spec, is_excluded
-from chinvex.walking import SortedWalk, WalkedFile, absolute_root
+from chinvex.files.excludes import exclude_spec, is_excluded
+from chinvex.files.walk import SortedWalk, WalkedFile, absolute_root
 
 WalkEntry = WalkedFile
-"""A file found under the root (the walkers' shared record, `chinvex.walking`)."""
+"""A file found under the root (the walkers' shared record, `chinvex.files.walk`)."""
 
 
 FolderRule = Callable[[Path, str, os.DirEntry[str]], "WalkEntry | bool | None"]

@@ -8,10 +8,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from chinvex.frontmatter import front_matter_date, split_front_matter
+from chinvex.files.frontmatter import front_matter_date, split_front_matter
 from chinvex.ids import doc_id_for
 from chinvex.models import Document
-from chinvex.sources import AdapterDefaults, AdapterOptions, ParseReport, SkippedSource, SourceCandidate
+from chinvex.models.sources import AdapterDefaults, AdapterOptions, ParseReport, SkippedSource, SourceCandidate
 from chinvex_adapters.notes.obsidian import (
     alias_list,
     first_h1,

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import (
+from chinvex.models.sources import (
     AdapterOptions,
     ParsedDoc,
     ParseReport,
@@ -32,9 +32,9 @@ from chinvex.sources import (
     SourceError,
     UnrecognisedSource,
 )
-from chinvex.excludes import exclude_spec
+from chinvex.files.excludes import exclude_spec
 from chinvex.timeutil import iso_z, to_utc
-from chinvex.walking import absolute_root
+from chinvex.files.walk import absolute_root
 from chinvex_adapters.kit.sessionfile import SOURCE_TYPE, SessionFileAdapter
 from chinvex_adapters.kit.walk import WalkEntry
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-from chinvex.excludes import is_excluded
-from chinvex.sources import SkippedSource
+from chinvex.files.excludes import is_excluded
+from chinvex.models.sources import SkippedSource
 from chinvex_adapters.kit.registry import Where
 
 from .tree import is_storage

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import SourceError, UnrecognisedSource
+from chinvex.models.sources import SourceError, UnrecognisedSource
 from chinvex_adapters.kit.jsonfile import expect_object, read_json
 from chinvex_adapters.kit import sqlite
 from chinvex_adapters.kit.sniff import head_bytes, json_shape

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import ConversationDoc
-from chinvex.sources import (
+from chinvex.models.sources import (
     ParseReport,
     SourceCandidate,
     UnrecognisedSource,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chinvex.sources import SourceError
+from chinvex.models.sources import SourceError
 from chinvex_adapters.kit.jsonl import read_jsonl
 from chinvex_adapters.kit.sniff import first_objects
 

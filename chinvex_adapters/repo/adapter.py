@@ -9,7 +9,7 @@ from typing import Any
 
 from chinvex.ids import doc_id_for
 from chinvex.models import Document
-from chinvex.sources import (
+from chinvex.models.sources import (
     AdapterDefaults,
     AdapterOptions,
     ParseReport,

@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from chinvex.sources import SkippedSource, SourceCandidate
+from chinvex.models.sources import SkippedSource, SourceCandidate
 
 AIDER_HISTORY = ".aider.chat.history.md"
 SPECSTORY_DIR = ".specstory"

@@ -18,9 +18,9 @@ from typing import Any
 
 import pathspec
 
-from chinvex.excludes import compile_patterns, may_match_inside, relative_excludes
-from chinvex.sources import AdapterOptions, SkippedSource, SourceCandidate, SourceError
-from chinvex.walking import inside
+from chinvex.files.excludes import compile_patterns, may_match_inside, relative_excludes
+from chinvex.models.sources import AdapterOptions, SkippedSource, SourceCandidate, SourceError
+from chinvex.files.walk import inside
 from chinvex_adapters.repo import generated, gitutil
 from chinvex_adapters.repo.generated import GENERATED
 from chinvex_adapters.repo.sniff import (

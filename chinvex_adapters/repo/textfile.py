@@ -11,7 +11,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-from chinvex.sources import ParseReport, SourceCandidate, SourceError
+from chinvex.models.sources import ParseReport, SourceCandidate, SourceError
 from chinvex_adapters.repo.sniff import (
     OPEN_FLAGS,
     SNIFF_BYTES,

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import pathspec
 
-from chinvex.excludes import compile_patterns
-from chinvex.sources import SkippedSource
+from chinvex.files.excludes import compile_patterns
+from chinvex.models.sources import SkippedSource
 from chinvex_adapters.repo.generated import VENDORED_DIRS
 
 TOOL_STATE_DIRS = frozenset(
