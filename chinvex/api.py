@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
         PackResponse,
         SearchResponse,
     )
-    from chinvex.retrieval.search import Searcher
+    from chinvex.retrieval.search import SearchRequest, Searcher
 
 _ADVICE = "pass a context name to chinvex.open() or set CHINVEX_CONTEXT"
 
@@ -39,7 +40,7 @@ class Context:
 
     def __init__(self, config: ContextConfig):
         self.config = config
-        self._searcher: Searcher | None = None
+        self._engine: Engine | None = None
 
     @property
     def name(self) -> str:
@@ -55,18 +56,14 @@ class Context:
         self.close()
 
     def close(self) -> None:
-        if self._searcher is not None:
-            close = getattr(self._searcher, "close", None)
-            if close is not None:
-                close()
-            self._searcher = None
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
 
     def _search_engine(self) -> Searcher:
-        if self._searcher is None:
-            from chinvex.retrieval.search import Searcher
-
-            self._searcher = Searcher()
-        return self._searcher
+        if self._engine is None:
+            self._engine = Engine()
+        return self._engine.searcher
 
     def search(self, query: str, *, k: int = 8, source_types: Sequence[str] | None = None,
                path: str | None = None, since: str | None = None, until: str | None = None,
@@ -109,14 +106,8 @@ class Context:
                           source_types=list(source_types) if source_types else None,
                           searcher=self._search_engine(), filter_expression=filter)
 
-    def _connect(self) -> sqlite3.Connection:
-        from chinvex.errors import NotFoundError
-        from chinvex.storage import db
-
-        path = Path(self.config.index.sqlite_path)
-        if not path.exists():
-            raise NotFoundError(f"context {self.name!r} has no index yet; call ingest() first")
-        return db.connect(path, create=False)
+    def _connect(self, *, readonly: bool = False) -> sqlite3.Connection:
+        return open_index(self.config, readonly=readonly, advice="call ingest() first")
 
     def get(self, identifier: str) -> dict[str, Any] | None:
         """A conversation by its session or thread id (or a unique prefix of 8+ characters), with
@@ -124,7 +115,7 @@ class Context:
         from chinvex.storage.chunk_reads import fetch_chunks
         from chinvex.storage.threads import conversation, find_thread
 
-        conn = self._connect()
+        conn = self._connect(readonly=True)
         try:
             row = find_thread(conn, identifier)
             if row is not None:
@@ -175,6 +166,76 @@ class Context:
         from chinvex.ingest.stats import collect_stats
 
         return collect_stats(self.config)
+
+
+def has_index(config: ContextConfig) -> bool:
+    """Whether the context has been ingested (its hybrid.db exists)."""
+    return Path(config.index.sqlite_path).exists()
+
+
+def open_index(config: ContextConfig, *, readonly: bool = False, advice: str | None = None) -> sqlite3.Connection:
+    """A connection to the context's hybrid.db, for the front ends and scripts that read it
+    through `chinvex.storage` functions. Never creates an index: a context not ingested yet is a
+    NotFoundError whose message says what to run (`advice`, else the CLI command)."""
+    from chinvex.errors import NotFoundError
+    from chinvex.storage import db
+
+    path = Path(config.index.sqlite_path)
+    if not path.exists():
+        hint = advice or f"run 'chinvex ingest --context {config.name}'"
+        raise NotFoundError(f"context {config.name!r} has no index yet; {hint}")
+    return db.connect(path, create=False, readonly=readonly)
+
+
+@contextmanager
+def reading(config: ContextConfig) -> Iterator[sqlite3.Connection | None]:
+    """A read-only connection for as long as the block runs, or None when the context has no
+    index yet (a page or a listing must never create one by looking)."""
+    if not has_index(config):
+        yield None
+        return
+    conn = open_index(config, readonly=True)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+class Engine:
+    """The search engine a front end keeps: one searcher (connections, vector stores, embedders)
+    built on first use and shared by every thread and context. Long-running servers (`chinvex
+    mcp`, `chinvex ui`) keep one for their lifetime (`server=True` also settles the heap once it
+    is warm); a one-shot command makes one per call."""
+
+    def __init__(self, *, server: bool = False):
+        self._server = server
+        self._shared: Any = None
+        self._one: Searcher | None = None
+
+    @property
+    def searcher(self) -> Searcher:
+        if self._server:
+            if self._shared is None:
+                from chinvex.retrieval.shared import SharedSearcher
+
+                self._shared = SharedSearcher()
+            return self._shared.get()
+        if self._one is None:
+            from chinvex.retrieval.search import Searcher
+
+            self._one = Searcher()
+        return self._one
+
+    def search(self, configs: Sequence[ContextConfig], request: SearchRequest) -> SearchResponse:
+        return self.searcher.search(list(configs), request)
+
+    def close(self) -> None:
+        """Release the searcher's handles; the next use builds a new one."""
+        if self._shared is not None:
+            self._shared.close()
+        if self._one is not None:
+            self._one.close()
+            self._one = None
 
 
 def open(name: str | None = None) -> Context:

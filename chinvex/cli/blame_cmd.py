@@ -28,15 +28,9 @@ def _context_for(path: str, given: str | None, *, json_mode: bool):
 
 
 def _open(config):
-    from pathlib import Path
+    from chinvex.api import open_index
 
-    from chinvex.errors import NotFoundError
-    from chinvex.storage import db
-
-    path = Path(config.index.sqlite_path)
-    if not path.exists():
-        raise NotFoundError(f"context {config.name!r} has no index yet; run 'chinvex ingest --context {config.name}'")
-    return db.connect(path, create=False)
+    return open_index(config)
 
 
 @app.command("blame")

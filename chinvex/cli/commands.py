@@ -157,7 +157,8 @@ def search(
 ) -> None:
     """Hybrid (full-text + vector) search, ranked with source weights."""
     from chinvex.errors import UsageError
-    from chinvex.retrieval.search import InvalidFilterError, SearchRequest, Searcher, prefetch_vector_store
+    from chinvex.api import Engine
+    from chinvex.retrieval.search import InvalidFilterError, SearchRequest, prefetch_vector_store
 
     if not query.strip():
         raise UsageError("QUERY is empty.")
@@ -172,7 +173,7 @@ def search(
                             explain=explain, mode=mode, filter_expression=expression, per_doc=per_doc,
                             rerank=rerank)  # type: ignore[arg-type]
     try:
-        response = Searcher().search(configs, request)
+        response = Engine().search(configs, request)
     except InvalidFilterError as exc:
         raise UsageError(f"--source-types: {exc.message}") from None
     if json_out:
@@ -264,13 +265,11 @@ def get_command(
     json_out: bool = JSON_OPTION,
 ) -> None:
     """A whole conversation by its session or thread id (turns with roles and times), or a chunk."""
-    from pathlib import Path
-
-    from chinvex.storage.chunk_reads import fetch_chunks, format_chunk
-    from chinvex.storage.threads import AmbiguousIdError, conversation, find_thread, format_conversation
-    from chinvex.errors import NotFoundError, UsageError
+    from chinvex.api import Context, has_index
     from chinvex.context.registry import Registry
-    from chinvex.storage import db
+    from chinvex.errors import NotFoundError, UsageError
+    from chinvex.storage.chunk_reads import format_chunk
+    from chinvex.storage.threads import AmbiguousIdError, format_conversation
 
     wanted = identifier.strip()
     if not wanted:
@@ -280,25 +279,19 @@ def get_command(
     else:
         configs = [e.config for e in Registry().entries() if e.config is not None]
     for config in configs:
-        path = Path(config.index.sqlite_path)
-        if not path.exists():
+        if not has_index(config):
             continue
-        conn = db.connect(path, create=False, readonly=True)
         try:
-            try:
-                row = find_thread(conn, wanted)
-            except AmbiguousIdError as exc:
-                raise UsageError(str(exc)) from None
-            if row is not None:
-                found = conversation(conn, row, config.name)
-                emit(found, json_mode=json_out, human=None if json_out else _escaped(format_conversation(found)))
-                return
-            chunks = fetch_chunks(conn, [wanted], config.name)
-            if chunks:
-                emit({"kind": "chunk", "chunk": chunks[0]}, json_mode=json_out, human=format_chunk(chunks[0]))
-                return
-        finally:
-            conn.close()
+            found = Context(config).get(wanted)
+        except AmbiguousIdError as exc:
+            raise UsageError(str(exc)) from None
+        if found is None:
+            continue
+        if found.get("kind") == "chunk":
+            emit(found, json_mode=json_out, human=format_chunk(found["chunk"]))
+        else:
+            emit(found, json_mode=json_out, human=None if json_out else _escaped(format_conversation(found)))
+        return
     where = ", ".join(c.name for c in configs) or "no context"
     raise NotFoundError(f"no conversation or chunk with id {wanted!r} in {where}")
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from chinvex.context.default import DefaultResolution, resolve_default
 from chinvex.mcp.limits import CONTEXT_NOT_FOUND, RETRIEVAL_ERROR, ToolFailure
-from chinvex.retrieval.shared import SharedSearcher
+from chinvex.api import Engine
 
 if TYPE_CHECKING:
     from chinvex.models import ContextConfig
@@ -45,7 +45,7 @@ class ServerState:
         self.env: dict[str, str] = dict(os.environ if env is None else env)
         self.session_id = self.env.get(ENV_SESSION, "").strip() or f"mcp-{uuid.uuid4().hex[:12]}"
         """Flight-recorder entries of one server run share this id (EDI's session when set)."""
-        self._shared = SharedSearcher()
+        self._engine = Engine(server=True)
         self.indexing: set[str] = set()
         """Knowledge items a call is indexing right now (others leave them alone)."""
         self.indexing_lock = threading.Lock()
@@ -54,7 +54,7 @@ class ServerState:
 
     @property
     def searcher(self) -> Searcher:
-        return self._shared.get()
+        return self._engine.searcher
 
     def handle(self, config: ContextConfig) -> Any:
         """The searcher's warm handle of a context (its connection and the lock guarding it)."""
@@ -69,7 +69,7 @@ class ServerState:
         return self.searcher.embedder(config)
 
     def close(self) -> None:
-        self._shared.close()
+        self._engine.close()
 
     # -- contexts ---------------------------------------------------------------------------
 

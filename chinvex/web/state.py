@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from chinvex.retrieval.shared import SharedSearcher
+from chinvex.api import Engine
 from chinvex.web.jobs import IngestJobs
 from chinvex.web.security import RunSecrets
 
@@ -28,11 +28,11 @@ class UiState:
     default_context: str | None = None
     """The context pages show when the URL names none (`--context`, else the default rule)."""
     jobs: IngestJobs = field(default_factory=IngestJobs)
-    _shared: SharedSearcher = field(default_factory=SharedSearcher)
+    _engine: Engine = field(default_factory=lambda: Engine(server=True))
 
     @property
     def searcher(self) -> Searcher:
-        return self._shared.get()
+        return self._engine.searcher
 
     def entries(self) -> list[ContextEntry]:
         from chinvex.context.registry import Registry
@@ -79,4 +79,4 @@ class UiState:
         threading.Thread(target=warm, name="chinvex-ui-warm-up", daemon=True).start()
 
     def close(self) -> None:
-        self._shared.close()
+        self._engine.close()

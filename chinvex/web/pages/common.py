@@ -7,7 +7,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
@@ -42,14 +41,7 @@ def selected_config(request: Request) -> ContextConfig:
 def reading(config: ContextConfig) -> Iterator[sqlite3.Connection | None]:
     """A read-only connection to the context's hybrid.db, or None when it has none yet (a
     page must never create an index by being looked at)."""
-    from chinvex.storage import db
+    from chinvex.api import reading as read_index
 
-    path = Path(config.index.sqlite_path)
-    if not path.exists():
-        yield None
-        return
-    conn = db.connect(path, readonly=True)
-    try:
+    with read_index(config) as conn:
         yield conn
-    finally:
-        conn.close()
