@@ -68,6 +68,8 @@ def contexts_page(request: Request) -> Response:
     """GET /: every context (or only `?context=`); a broken context.json is shown with its error."""
     state = ui(request)
     only = text_param(request, "context", limit=200)
+    if only:
+        only = state.config(only).name  # an unknown name is a 404 naming it, not an empty page
     panels: list[dict[str, Any]] = []
     for entry in state.entries():
         if entry.config is None:
