@@ -15,6 +15,7 @@ from chinvex.doctor.report import Check
 from chinvex.doctor.runs import is_path
 from chinvex.models import ContextConfig
 from chinvex.storage import consistency as cons
+from chinvex.storage import doctor_reads as reads
 
 
 SINGLE_DOCUMENT_ADAPTERS = frozenset({"repo", "notes", "cx_sessions_jsonl", "cx_appserver"})
@@ -26,20 +27,18 @@ def check_fingerprints(conn: sqlite3.Connection, config: ContextConfig, f: Findi
     """A fingerprint says "indexed, unchanged": if its documents are not there, the next ingest
     would skip the source forever."""
     check = Check("fingerprints_without_documents")
-    documents = {r[0] for r in conn.execute("SELECT doc_id FROM documents")}
+    documents = reads.document_ids(conn)
     # Documents removed with `chinvex rm` are missing on purpose: their tombstones keep them out.
-    removed = {r[0]: r[1] for r in conn.execute("SELECT doc_id, origin_uri FROM tombstones")}
+    removed = reads.tombstoned_documents(conn)
     documents |= set(removed)
     removed_origins = set(removed.values())
     ledger: dict[str, set[str]] = defaultdict(set)
-    for doc_id, origin in conn.execute("SELECT doc_id, origin_uri FROM doc_origins"):
+    for doc_id, origin in reads.ledger_entries(conn):
         ledger[origin].add(doc_id)
-    for doc_id, origin in conn.execute("SELECT doc_id, origin_uri FROM documents"):
+    for doc_id, origin in reads.document_origins(conn):
         ledger[origin].add(doc_id)
     bad: list[str] = []
-    for uri, doc_id, adapter in conn.execute(
-            "SELECT source_uri, doc_id, adapter FROM source_fingerprints "
-            "WHERE context_name=? AND last_status='ok'", (config.name,)):
+    for uri, doc_id, adapter in reads.indexed_fingerprints(conn, config.name):
         if doc_id and doc_id not in documents:
             bad.append(uri)
         elif not doc_id and not ledger.get(uri) and adapter in SINGLE_DOCUMENT_ADAPTERS \
@@ -47,7 +46,7 @@ def check_fingerprints(conn: sqlite3.Connection, config: ContextConfig, f: Findi
             bad.append(uri)
     # A source being removed (or rewritten) is journaled as pending before its documents go and
     # until its fingerprint does: a run killed in between left it, and the next ingest finishes.
-    pending = {r[0] for r in conn.execute("SELECT source_uri FROM pending_sources")}
+    pending = reads.pending_source_uris(conn)
     interrupted = [uri for uri in bad if uri in pending]
     bad = [uri for uri in bad if uri not in pending]
     f.fingerprints_without_docs = bad
@@ -66,8 +65,7 @@ def check_fingerprints(conn: sqlite3.Connection, config: ContextConfig, f: Findi
 def _blank_conversation(conn: sqlite3.Connection, doc_id: str, metadata: dict[str, Any]) -> bool:
     if metadata.get("turn_count") == 0:
         return True
-    for (turn_json,) in conn.execute(
-            "SELECT turn_json FROM conversation_turns WHERE doc_id=?", (doc_id,)):
+    for turn_json in reads.conversation_turn_jsons(conn, doc_id):
         turn = orjson.loads(turn_json)
         if str(turn.get("text") or "").strip() or (turn.get("tool") or {}).get("input"):
             return False
@@ -89,9 +87,7 @@ def _blank_file(path: str, limit: int = 8 * 1024 * 1024) -> bool:
 def check_documents_without_chunks(conn: sqlite3.Connection, f: Findings) -> Check:
     check = Check("documents_without_chunks")
     bad: list[tuple[str, str]] = []
-    for doc_id, origin, metadata_json in conn.execute(
-            "SELECT d.doc_id, d.origin_uri, d.metadata_json FROM documents d "
-            "WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.doc_id = d.doc_id)"):
+    for doc_id, origin, metadata_json in reads.documents_without_chunks(conn):
         metadata = orjson.loads(metadata_json or "{}")
         metadata = metadata if isinstance(metadata, dict) else {}
         if metadata.get("doc_type") == "conversation":
@@ -115,20 +111,14 @@ def check_ledger(conn: sqlite3.Connection, f: Findings) -> list[Check]:
     """doc_origins and documents describe the same set: every (document, writing source) pair is
     in the ledger, and every ledger entry names an existing document."""
     orphan_check, missing_check = Check("origins_without_documents"), Check("documents_without_origins")
-    orphans = [(d, o) for d, o in conn.execute(
-        "SELECT o.doc_id, o.origin_uri FROM doc_origins o "
-        "WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.doc_id = o.doc_id) "
-        "AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.doc_id = o.doc_id)")]
+    orphans = reads.ledger_entries_without_documents(conn)
     # A source records its ledger entries before it writes its documents, and is journaled as
     # pending before either: entries of a pending source are an interrupted run's, which the
     # next ingest settles (it reads the source again, or removes what it wrote).
-    pending = {r[0] for r in conn.execute("SELECT source_uri FROM pending_sources")}
+    pending = reads.pending_source_uris(conn)
     interrupted = [(d, o) for d, o in orphans if o in pending]
     orphans = [(d, o) for d, o in orphans if o not in pending]
-    missing = [(d, o) for d, o in conn.execute(
-        "SELECT d.doc_id, d.origin_uri FROM documents d WHERE d.origin_uri NOT LIKE 'memory://%' "
-        "AND NOT EXISTS (SELECT 1 FROM doc_origins o WHERE o.doc_id = d.doc_id "
-        "AND o.origin_uri = d.origin_uri)")]
+    missing = reads.documents_missing_from_ledger(conn)
     # Removing a source drops its ledger entries before its documents (both after it is
     # journaled as pending): a run killed in between left documents of a pending source.
     removing = [(d, o) for d, o in missing if o in pending]
@@ -166,12 +156,10 @@ def check_untracked_documents(conn: sqlite3.Connection, config: ContextConfig,
     them and recording the source. If the source still exists the next ingest reads it again;
     if it is gone, nothing would ever remove them (they would be found by search forever)."""
     check = Check("untracked_documents")
-    known = {r[0] for r in conn.execute(
-        "SELECT source_uri FROM source_fingerprints WHERE context_name=?", (config.name,))}
-    origins = {r[0] for r in conn.execute(
-        "SELECT DISTINCT origin_uri FROM documents UNION SELECT DISTINCT origin_uri FROM doc_origins")}
+    known = reads.fingerprinted_uris(conn, config.name)
+    origins = reads.all_origin_uris(conn)
     untracked = sorted(o for o in origins - known if not o.startswith(cons.MEMORY_PREFIX))
-    journaled = {r[0] for r in conn.execute("SELECT source_uri FROM pending_sources")}
+    journaled = reads.pending_source_uris(conn)
     # Gone and journaled as pending: an interrupted run wrote them, and the next ingest removes
     # them (it settles every pending source); gone without a journal entry, nothing would.
     gone = [o for o in untracked if is_path(o) and not os.path.lexists(o.split("#", 1)[0])

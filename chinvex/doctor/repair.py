@@ -10,7 +10,8 @@ from typing import Any
 from chinvex.doctor.findings import Findings
 from chinvex.models import ContextConfig
 from chinvex.storage import consistency as cons
-from chinvex.storage import db
+from chinvex.storage import db, transactions
+from chinvex.storage import repair as fix
 
 
 EMBED_BATCH = 128
@@ -22,42 +23,35 @@ def repair_rows(conn: sqlite3.Connection, config: ContextConfig, f: Findings,
     afterwards, or nothing changed."""
     forget: set[str] = set()  # fingerprints to clear: those sources are read again
     rewrite: set[str] = set()  # documents whose stored content hash is cleared: written again
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transactions.write(conn):
         if "foreign_keys" in problems and f.fk_rows:
-            for table, rowid in f.fk_rows:
-                conn.execute(f'DELETE FROM "{table}" WHERE rowid=?', (rowid,))
+            fix.delete_rows(conn, f.fk_rows)
             f.rows_deleted = True
             actions.append(f"deleted {len(f.fk_rows)} rows that referred to missing documents")
         if "untracked_documents" in problems and f.untracked_gone:
             gone = set(f.untracked_gone)
-            conn.executemany("DELETE FROM doc_origins WHERE origin_uri=?", [(o,) for o in gone])
+            fix.drop_origin_entries(conn, gone)
             removed = 0
             for origin in sorted(gone):
-                for (doc_id,) in conn.execute(
-                        "SELECT doc_id FROM documents WHERE origin_uri=?", (origin,)).fetchall():
-                    others = [r[0] for r in conn.execute(
-                        "SELECT origin_uri FROM doc_origins WHERE doc_id=?", (doc_id,))]
+                for doc_id in fix.documents_of_origin(conn, origin):
+                    others = fix.ledger_origins_of(conn, doc_id)
                     if others:  # another source still has it: that one writes it next time
                         forget.update(others)
                         rewrite.add(doc_id)
                     else:
-                        conn.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
+                        fix.delete_document(conn, doc_id)
                         removed += 1
             f.rows_deleted = True
             actions.append(f"removed {removed} documents of {len(gone)} vanished sources that "
                            "no ingest had recorded")
         if "origins_without_documents" in problems and f.origins_without_docs:
             for doc_id, origin in f.origins_without_docs:
-                conn.execute("DELETE FROM doc_origins WHERE doc_id=? AND origin_uri=?",
-                             (doc_id, origin))
+                fix.drop_ledger_entry(conn, doc_id, origin)
                 forget.add(origin)
             actions.append(f"dropped {len(f.origins_without_docs)} origin entries of missing "
                            "documents")
         if "documents_without_origins" in problems and f.docs_without_origins:
-            conn.executemany(
-                "INSERT OR IGNORE INTO doc_origins(doc_id, origin_uri, precedence_json) "
-                "VALUES(?,?,'[]')", f.docs_without_origins)
+            fix.record_ledger_entries(conn, f.docs_without_origins)
             actions.append(f"recorded the source of {len(f.docs_without_origins)} documents "
                            "in the origin ledger")
         if "fingerprints_without_documents" in problems:
@@ -67,28 +61,19 @@ def repair_rows(conn: sqlite3.Connection, config: ContextConfig, f: Findings,
                 forget.add(origin)
                 rewrite.add(doc_id)
         if rewrite:
-            conn.executemany("UPDATE documents SET content_hash=NULL WHERE doc_id=?",
-                             [(d,) for d in rewrite])
+            fix.clear_content_hashes(conn, rewrite)
         cleared = 0
         for uri in sorted(forget):
-            cleared += conn.execute(
-                "DELETE FROM source_fingerprints WHERE context_name=? AND source_uri=?",
-                (config.name, uri)).rowcount
+            cleared += fix.forget_fingerprint(conn, config.name, uri)
         if cleared:
             actions.append(f"cleared {cleared} source fingerprints: the next 'chinvex ingest' "
                            "reads those sources again")
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
 
 
 def repair_runs(conn: sqlite3.Connection, f: Findings, problems: set[str],
                  actions: list[str]) -> None:
     if "last_ingest" in problems and f.interrupted_runs:
-        conn.executemany("UPDATE ingest_runs SET status='interrupted' WHERE run_id=? "
-                         "AND status='running'", [(r,) for r in f.interrupted_runs])
+        fix.mark_runs_interrupted(conn, f.interrupted_runs)
         actions.append(f"marked {len(f.interrupted_runs)} unfinished ingest runs as interrupted")
 
 
@@ -123,7 +108,7 @@ def _repair_store(conn: sqlite3.Connection, config: ContextConfig, store: Any, e
         actions.append(f"deleted {len(orphans)} vectors that belonged to no chunk")
     # The write journal's entries for ids without a chunk are settled now (the store holds no
     # vector of such an id any more); entries of owned ids are left to the next ingest.
-    conn.execute("DELETE FROM vector_journal WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)")
+    fix.settle_vector_journal(conn)
     missing = sorted(in_sqlite - in_chroma)
     if not missing:
         coverage.record(conn, coverage.measured(len(in_sqlite), len(in_sqlite), store.identity(conn),
@@ -173,11 +158,7 @@ def reembed_documents(conn: sqlite3.Connection, config: ContextConfig, doc_ids: 
     store = VectorStore.open(config, conn, create=False)
     if store is None:
         return
-    ids: list[str] = []
-    for start in range(0, len(doc_ids), 500):
-        part = doc_ids[start:start + 500]
-        ids += [r[0] for r in conn.execute(
-            f"SELECT chunk_id FROM chunks WHERE doc_id IN ({','.join('?' * len(part))})", part)]
+    ids = fix.chunk_ids_of_documents(conn, doc_ids)
     embedder = make_embedder(config.embedding)
     rows = [r for r in cons.iter_chunk_rows(conn, ids) if cons.embed_text_of(r) is not None]
     try:
@@ -195,16 +176,9 @@ def reembed_documents(conn: sqlite3.Connection, config: ContextConfig, doc_ids: 
 def _schedule_rewrite(conn: sqlite3.Connection, config: ContextConfig, doc_ids: list[str]) -> None:
     """The next ingest re-reads these documents' sources and writes them even if unchanged
     (the writer then embeds every chunk whose vector is missing)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transactions.write(conn):
         for doc_id in doc_ids:
-            row = conn.execute("SELECT origin_uri FROM documents WHERE doc_id=?", (doc_id,)).fetchone()
-            conn.execute("UPDATE documents SET content_hash=NULL WHERE doc_id=?", (doc_id,))
-            if row is not None:
-                conn.execute("DELETE FROM source_fingerprints WHERE context_name=? AND source_uri=?",
-                             (config.name, row[0]))
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
+            origin = fix.origin_of_document(conn, doc_id)
+            fix.clear_content_hashes(conn, [doc_id])
+            if origin is not None:
+                fix.forget_fingerprint(conn, config.name, origin)

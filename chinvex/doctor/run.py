@@ -31,6 +31,7 @@ from chinvex.doctor.vectors import check_embedder_and_store, check_stale_vectors
 from chinvex.errors import ChinvexError, ConfigError
 from chinvex.models import ContextConfig
 from chinvex.storage import db
+from chinvex.storage.repair import rebuild_fulltext_index
 
 
 def diagnose(name: str, *, repair: bool = False, wait: bool | float = False) -> DoctorReport:
@@ -173,7 +174,7 @@ class Doctor:
         try:
             repair_rows(conn, self.config, f, problems, actions)
             if "fts_index" in problems:
-                conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
+                rebuild_fulltext_index(conn)
                 actions.append("rebuilt the full-text index from the chunks table")
             repair_runs(conn, f, problems, actions)
             if "embedder" in problems and f.store_damaged:

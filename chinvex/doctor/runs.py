@@ -13,6 +13,7 @@ import orjson
 from chinvex.doctor.findings import Findings
 from chinvex.doctor.report import Check
 from chinvex.models import ContextConfig
+from chinvex.storage import doctor_reads as reads
 
 
 def is_path(uri: str) -> bool:
@@ -21,9 +22,7 @@ def is_path(uri: str) -> bool:
 
 def check_failed_sources(conn: sqlite3.Connection, config: ContextConfig) -> Check:
     check = Check("failed_sources")
-    rows = conn.execute(
-        "SELECT source_uri, last_error FROM source_fingerprints WHERE context_name=? "
-        "AND last_status='error' ORDER BY source_uri", (config.name,)).fetchall()
+    rows = reads.sources_with_status(conn, config.name, "error")
     if rows:
         items = [str(err or uri).splitlines()[0][:300] for uri, err in rows]
         return check.problem("warning", items, "sources that could not be ingested last time "
@@ -37,9 +36,7 @@ def check_skipped_sources(conn: sqlite3.Connection, config: ContextConfig) -> Ch
     """Files under a root that are not sessions of its kind (logs, settings, another tool's
     files): not a problem, but worth a look when a store's sessions are missing."""
     check = Check("skipped_sources")
-    rows = conn.execute(
-        "SELECT source_uri, last_error FROM source_fingerprints WHERE context_name=? "
-        "AND last_status='skipped' ORDER BY source_uri", (config.name,)).fetchall()
+    rows = reads.sources_with_status(conn, config.name, "skipped")
     check.count = len(rows)
     check.examples = [str(err or uri).splitlines()[0][:300] for uri, err in rows][:5]
     check.message = (f"{len(rows)} files under the sources are not sessions of their kind and are "
@@ -53,8 +50,7 @@ def check_stale_sources(conn: sqlite3.Connection, config: ContextConfig) -> Chec
 
     check = Check("stale_sources")
     found: dict[str, list[str]] = defaultdict(list)
-    rows = conn.execute("SELECT * FROM source_fingerprints WHERE context_name=?", (config.name,))
-    for row in rows:
+    for row in reads.fingerprint_rows(conn, config.name):
         fp = Fingerprint.from_row(row)
         if not is_path(fp.source_uri):
             continue  # app-server threads: their freshness is the thread's updatedAt
@@ -119,11 +115,8 @@ def ingest_running(config: ContextConfig) -> bool:
 def check_last_run(conn: sqlite3.Connection, config: ContextConfig, f: Findings) -> Check:
     check = Check("last_ingest")
     running = ingest_running(config)
-    f.interrupted_runs = [] if running else [r[0] for r in conn.execute(
-        "SELECT run_id FROM ingest_runs WHERE status='running' AND context_name=?", (config.name,))]
-    row = conn.execute(
-        "SELECT run_id, started_at, finished_at, status, stats_json FROM ingest_runs "
-        "WHERE context_name=? ORDER BY started_at DESC LIMIT 1", (config.name,)).fetchone()
+    f.interrupted_runs = [] if running else reads.running_run_ids(conn, config.name)
+    row = reads.last_run(conn, config.name)
     if row is None:
         return check.problem("warning", [], "never ingested: run 'chinvex ingest'",
                              repairable=False)
