@@ -181,47 +181,11 @@ def search(
         return
     from chinvex.cli.output import warn
 
-    emit({}, json_mode=False, human=_format_search(response))
+    from chinvex.cli.show import search_text
+
+    emit({}, json_mode=False, human=search_text(response, query, _mode_label(response.stats)))
     for warning in response.stats.warnings:  # on stderr: stdout holds the results only
         warn(warning, json_mode=False)
-
-
-def _format_search(response) -> str:
-    from rich.markup import escape
-
-    from chinvex import fmt
-
-    lines: list[str] = []
-    multi = len(response.contexts) > 1
-    for r in response.results:
-        where = r.metadata.get("path") or r.source_uri
-        if r.range.line_start is not None:
-            where += f":{r.range.line_start}-{r.range.line_end}"
-        elif r.metadata.get("turn_start") is not None:
-            where += f" turns {r.metadata['turn_start']}-{r.metadata['turn_end']}"
-        ctx = f"{r.context}/" if multi or r.scope == "global" else ""
-        stale = f" [STALE: {r.freshness.reason}]" if r.freshness.stale else ""
-        reranked = f"  reranked {fmt.raw(r.scores.rerank)}" if r.scores.rerank is not None else ""
-        lines.append(f"[bold]{r.rank}.[/bold] {escape(f'[{ctx}{r.source_type}] {where}')}  "
-                     f"score {fmt.score(r.scores.rank)}{reranked}  chunk {r.chunk_id}{escape(stale)}")
-        snippet = [l for l in r.text.strip().splitlines() if l.strip()][:4]
-        for line in snippet:
-            lines.append("    " + escape(line[:160]))
-        if r.explain:
-            e = r.explain
-            lines.append(escape(
-                f"    fts {fmt.raw(e['fts']['raw_bm25'])} -> {fmt.score(e['fts']['normalized'])} · vector "
-                f"{fmt.raw(e['vector']['raw_cosine'])} -> {fmt.score(e['vector']['normalized'])} · blended "
-                f"{fmt.score(e['blended'])} × weight {fmt.number(e['source_weight'])}"
-                + (f" × {e['role']} {fmt.number(e['role_weight'])}" if e.get("role") and e["role_weight"] != 1 else "")
-                + f" = {fmt.score(e['rank'])}"
-                f" · {e['why']}"))
-    if not response.results:
-        lines.append("No results.")
-    reranker = f", reranked by {response.stats.reranker}" if response.stats.reranker else ""
-    lines.append(f"[dim]{escape(_mode_label(response.stats))}, {response.stats.candidates} candidates"
-                 f"{escape(reranker)}, {fmt.duration_ms(response.stats.took_ms)}[/dim]")
-    return "\n".join(lines)
 
 
 def _mode_label(stats) -> str:
@@ -269,7 +233,8 @@ def get_command(
     from chinvex.context.registry import Registry
     from chinvex.errors import NotFoundError, UsageError
     from chinvex.storage.chunk_reads import format_chunk
-    from chinvex.storage.threads import AmbiguousIdError, format_conversation
+    from chinvex.cli.show import conversation_text
+    from chinvex.storage.threads import AmbiguousIdError
 
     wanted = identifier.strip()
     if not wanted:
@@ -290,7 +255,7 @@ def get_command(
         if found.get("kind") == "chunk":
             emit(found, json_mode=json_out, human=format_chunk(found["chunk"]))
         else:
-            emit(found, json_mode=json_out, human=None if json_out else _escaped(format_conversation(found)))
+            emit(found, json_mode=json_out, human=None if json_out else _escaped(conversation_text(found)))
         return
     where = ", ".join(c.name for c in configs) or "no context"
     raise NotFoundError(f"no conversation or chunk with id {wanted!r} in {where}")

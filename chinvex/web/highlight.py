@@ -3,18 +3,17 @@ indexed content outside a template's autoescaping, so it is kept small and teste
 `<script>` content.
 
 A word is marked when it shares a stem with the query under the tokenizer the full-text index
-uses (FTS5's porter, through `chinvex.answer.text.Stemmer`), so "retries" is marked for the
+uses (`chinvex.retrieval.matching.QueryMatcher`), so "retries" is marked for the
 query "retry", as the index matched it.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from markupsafe import Markup, escape
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+from chinvex.retrieval.matching import WORD
 
 
 class Highlighter:
@@ -22,13 +21,10 @@ class Highlighter:
     stemmer): create one per request and `close()` it, or use it as a context manager."""
 
     def __init__(self, terms: Iterable[str]):
-        from chinvex.answer.text import Stemmer
+        from chinvex.retrieval.matching import QueryMatcher
 
-        self.terms = [t for t in terms if t]
-        self._stemmer = Stemmer() if self.terms else None
-        self._wanted: frozenset[str] = (
-            frozenset().union(*self._stemmer.stem_sets(self.terms)) if self._stemmer else frozenset())
-        self._matches: dict[str, bool] = {}
+        self._matcher = QueryMatcher(terms)
+        self.terms = self._matcher.terms
 
     def __enter__(self) -> Highlighter:
         return self
@@ -37,30 +33,19 @@ class Highlighter:
         self.close()
 
     def close(self) -> None:
-        if self._stemmer is not None:
-            self._stemmer.close()
-            self._stemmer = None
-
-    def _learn(self, words: list[str]) -> None:
-        new = [w for w in dict.fromkeys(words) if w not in self._matches]
-        if not new or self._stemmer is None:
-            for word in new:
-                self._matches[word] = False
-            return
-        for word, stems in zip(new, self._stemmer.stem_sets(new)):
-            self._matches[word] = bool(stems & self._wanted)
+        self._matcher.close()
 
     def __call__(self, text: str | None) -> Markup:
         """`text` escaped, with every matching word wrapped in `<mark>`."""
         text = text or ""
-        if not self._wanted:
+        if not self._matcher.active:
             return escape(text)
-        found = list(_WORD.finditer(text))
-        self._learn([m.group(0) for m in found])
+        found = list(WORD.finditer(text))
+        self._matcher.learn([m.group(0) for m in found])
         parts: list[str] = []
         last = 0
         for match in found:
-            if self._matches.get(match.group(0)):
+            if self._matcher.word_matches(match.group(0)):
                 parts.append(escape(text[last:match.start()]))
                 parts.append(Markup("<mark>") + escape(match.group(0)) + Markup("</mark>"))
                 last = match.end()
@@ -69,11 +54,7 @@ class Highlighter:
 
     def matches(self, text: str) -> bool:
         """Whether `text` holds a word the query matches."""
-        if not self._wanted:
-            return False
-        words = _WORD.findall(text)
-        self._learn(words)
-        return any(self._matches.get(w) for w in words)
+        return self._matcher.matches(text)
 
     def snippet(self, text: str, *, max_lines: int = 6, line_chars: int = 200) -> Markup:
         """A few non-blank lines of a chunk, starting just before its first matching line (a

@@ -22,7 +22,7 @@ ESCAPES = {
     "bell_backspace": "\x07\x08",  # (a NUL would make the file binary: not indexed)
 }
 NOTE = "# Zanzibar runbook\n\nzanzibarmode flag notes.\n\n" + "\n".join(
-    f"line {name}: {seq} end" for name, seq in ESCAPES.items()) + "\n"
+    f"line {name}: zanzibarmode {seq} end" for name, seq in ESCAPES.items()) + "\n"
 CONTROLS = "\x1b\x9b\r\x07\x00\x08"
 
 
