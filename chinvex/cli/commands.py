@@ -25,71 +25,34 @@ def ingest(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Print each source's decision."),
     wait: bool = typer.Option(False, "--wait", help="Wait for another ingest of this context instead of failing."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when any source failed (by default a failed source is reported and the run exits 0)."),
+    show_progress: Optional[bool] = typer.Option(
+        None, "--progress/--no-progress", help="Show progress on stderr: a bar on a terminal, else a line every "
+        "10 s (CHINVEX_PROGRESS_EVERY); with --json, one JSON object per line. Default: on, except with "
+        "--json or --quiet."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but warnings and errors."),
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Index new and changed sources of a context; remove vanished ones.
 
     A source that cannot be read is reported, recorded for `doctor` and `stats`, and retried
     next time; the others are indexed and the run exits 0 (1 with --strict)."""
-    from chinvex.cli.progress import RichProgress
+    from chinvex.cli.progress import IngestProgress, choose_mode
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
 
     config = _resolve(context, json_out=json_out)
-    progress = RichProgress(verbose=verbose and not json_out, show_bar=not json_out)
+    mode = choose_mode(show_progress, json_out=json_out, quiet=quiet)
+    progress = IngestProgress(config.name, mode=mode, verbose=verbose and not json_out and not quiet)
     summary = run_ingest(config, IngestOptions(full=full, verbose=verbose, wait=wait, progress=progress))
     if json_out:
         emit({"ok": summary.ok, **summary.model_dump(mode="json")}, json_mode=True)
     else:
-        from rich.markup import escape
+        from chinvex.cli.ingest_report import summary_lines
 
-        from chinvex import fmt
-
-        s = summary.sources
-        c = summary.chunks
-        not_sessions = (f", {s.skipped_unrecognised} skipped (not sessions)"
-                        if s.skipped_unrecognised else "")
-        lines = [
-            f"{summary.context}: {s.indexed} ingested, {s.unchanged} unchanged, "
-            f"{s.refreshed} touched, {s.removed} removed, {s.errors} failed{not_sessions} "
-            f"({s.scanned} sources scanned in {summary.duration_s:.1f} s)",
-            f"chunks: {c.get('written', 0)} new, {c.get('deleted', 0)} deleted, "
-            f"{c.get('embedded', 0)} embedded, {c.get('reused', 0)} reused vectors",
-        ]
-        from chinvex.ingest.summary import skip_lines
-
-        lines.extend(skip_lines(s.skipped))
-        if summary.imported_kept:
-            lines.append(f"kept {summary.imported_kept} imported sources from outside this context's folders "
-                         "('chinvex rm' removes them)")
-        if summary.paths:
-            from collections import Counter
-
-            routes = Counter(fmt.text(info.get("path")) for info in summary.paths.values() if isinstance(info, dict))
-            lines.append("codex threads: " + ", ".join(f"{n} via {route}" for route, n in sorted(routes.items())))
-            if verbose:
-                for uri, info in sorted(summary.paths.items()):
-                    reason = f" ({info['reason']})" if isinstance(info, dict) and info.get("reason") else ""
-                    lines.append(f"  {fmt.text(info.get('path') if isinstance(info, dict) else info)}: {uri}{reason}")
-        for root, info in sorted(summary.readers.items()):
-            if verbose or info.get("stopped"):
-                stopped = f"; stopped mid-run: {info['stopped']}" if info.get("stopped") else ""
-                lines.append(f"codex reader for {root}: {info.get('reader')} ({info.get('why')}){stopped}")
-        if summary.redactions:
-            lines.append("secrets redacted: " + ", ".join(f"{n} {k}" for k, n in summary.redactions.items()))
-        for skipped in summary.unrecognised[:20]:
-            lines.append(f"skipped: {skipped.message}")
-        if len(summary.unrecognised) > 20:
-            lines.append(f"... {len(summary.unrecognised) - 20} more skipped files (see --json)")
-        for warning in summary.warnings[:20]:
-            lines.append(f"warning: {warning.message}")
-        if len(summary.warnings) > 20:
-            lines.append(f"... {len(summary.warnings) - 20} more warnings (see --json)")
-        for error in summary.errors:
-            lines.append(f"[red]error:[/red] {escape(error.message)}")
-        if summary.errors and not strict:
-            lines.append(f"{len(summary.errors)} source(s) failed and will be retried by the next "
-                         "ingest; the rest is indexed ('chinvex doctor' lists them)")
-        emit({}, json_mode=False, human="\n".join(escape(l) if not l.startswith("[red]") else l for l in lines))
+        lines = summary_lines(summary, verbose=verbose, strict=strict)
+        if quiet:
+            lines = [line for line in lines if line.startswith(("warning:", "[red]error:"))]
+        if lines:
+            emit({}, json_mode=False, human="\n".join(lines))
     if strict and not summary.ok:
         raise typer.Exit(1)
 

@@ -1,0 +1,60 @@
+"""The lines `chinvex ingest` prints when it is done (rich markup, escaped)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def summary_lines(summary: Any, *, verbose: bool, strict: bool) -> list[str]:
+    """What was indexed, skipped, redacted and what failed; `verbose` adds each Codex thread's
+    reading route."""
+    from rich.markup import escape
+
+    from chinvex import fmt
+
+    s = summary.sources
+    c = summary.chunks
+    not_sessions = (f", {s.skipped_unrecognised} skipped (not sessions)"
+                    if s.skipped_unrecognised else "")
+    lines = [
+        f"{summary.context}: {s.indexed} ingested, {s.unchanged} unchanged, "
+        f"{s.refreshed} touched, {s.removed} removed, {s.errors} failed{not_sessions} "
+        f"({s.scanned} sources scanned in {summary.duration_s:.1f} s)",
+        f"chunks: {c.get('written', 0)} new, {c.get('deleted', 0)} deleted, "
+        f"{c.get('embedded', 0)} embedded, {c.get('reused', 0)} reused vectors",
+    ]
+    from chinvex.ingest.summary import skip_lines
+
+    lines.extend(skip_lines(s.skipped))
+    if summary.imported_kept:
+        lines.append(f"kept {summary.imported_kept} imported sources from outside this context's folders "
+                     "('chinvex rm' removes them)")
+    if summary.paths:
+        from collections import Counter
+
+        routes = Counter(fmt.text(info.get("path")) for info in summary.paths.values() if isinstance(info, dict))
+        lines.append("codex threads: " + ", ".join(f"{n} via {route}" for route, n in sorted(routes.items())))
+        if verbose:
+            for uri, info in sorted(summary.paths.items()):
+                reason = f" ({info['reason']})" if isinstance(info, dict) and info.get("reason") else ""
+                lines.append(f"  {fmt.text(info.get('path') if isinstance(info, dict) else info)}: {uri}{reason}")
+    for root, info in sorted(summary.readers.items()):
+        if verbose or info.get("stopped"):
+            stopped = f"; stopped mid-run: {info['stopped']}" if info.get("stopped") else ""
+            lines.append(f"codex reader for {root}: {info.get('reader')} ({info.get('why')}){stopped}")
+    if summary.redactions:
+        lines.append("secrets redacted: " + ", ".join(f"{n} {k}" for k, n in summary.redactions.items()))
+    for skipped in summary.unrecognised[:20]:
+        lines.append(f"skipped: {skipped.message}")
+    if len(summary.unrecognised) > 20:
+        lines.append(f"... {len(summary.unrecognised) - 20} more skipped files (see --json)")
+    for warning in summary.warnings[:20]:
+        lines.append(f"warning: {warning.message}")
+    if len(summary.warnings) > 20:
+        lines.append(f"... {len(summary.warnings) - 20} more warnings (see --json)")
+    for error in summary.errors:
+        lines.append(f"[red]error:[/red] {escape(error.message)}")
+    if summary.errors and not strict:
+        lines.append(f"{len(summary.errors)} source(s) failed and will be retried by the next "
+                     "ingest; the rest is indexed ('chinvex doctor' lists them)")
+    return [escape(line) if not line.startswith("[red]") else line for line in lines]
