@@ -40,9 +40,6 @@ from chinvex.timeutil import now_iso
 VERSION = 1
 _ADAPTER = TypeAdapter(ExportRecord)
 KINDS = ("header", "source", "document", "chunk", "memory", "feedback", "end")
-FINGERPRINT_COLUMNS = ("source_uri", "source_type", "doc_id", "size_bytes", "mtime_unix", "content_sha256",
-                       "thread_updated_at", "last_turn_id", "parser_version", "chunker_version", "embedded_model",
-                       "last_ingested_at_unix", "last_status", "last_error", "source_root")
 
 
 EXPORT_PAGE = 256
@@ -67,6 +64,7 @@ def _line(record: dict[str, Any]) -> bytes:
 def export(config: ContextConfig, out: IO[bytes], *, include_vectors: bool = False) -> Counter[str]:
     """Write the context's index to `out`, streamed; the counts per kind."""
     from chinvex.storage import db
+    from chinvex.storage import export_reads as rows
 
     path = Path(config.index.sqlite_path)
     if not path.exists():
@@ -82,26 +80,19 @@ def export(config: ContextConfig, out: IO[bytes], *, include_vectors: bool = Fal
         out.write(_line({"kind": "header", "context": config.name, "config": config.model_dump(mode="json"),
                          "embedder": db.get_meta(conn, "embedder"), "include_vectors": include_vectors and store is not None,
                          "chinvex": __version__, "exported_at": now_iso()}))
-        cols = ", ".join(FINGERPRINT_COLUMNS)
-        for row in conn.execute(f"SELECT {cols} FROM source_fingerprints WHERE context_name=? ORDER BY source_uri",
-                                (config.name,)):
+        for row in rows.iter_fingerprints(conn, config.name):
             out.write(_line({"kind": "source", **dict(row)}))
             counts["source"] += 1
-        for doc in conn.execute("SELECT * FROM documents ORDER BY doc_id"):
+        for doc in rows.iter_documents(conn):
             record = dict(doc)
             record["metadata"] = orjson.loads(record.pop("metadata_json") or "{}")
-            record["origins"] = [dict(r) for r in conn.execute(
-                "SELECT origin_uri, precedence_json FROM doc_origins WHERE doc_id=? ORDER BY origin_uri", (doc["doc_id"],))]
-            record["turns"] = [orjson.loads(r[0]) for r in conn.execute(
-                "SELECT turn_json FROM conversation_turns WHERE doc_id=? ORDER BY turn_index", (doc["doc_id"],))]
+            record["origins"] = rows.origins_of(conn, doc["doc_id"])
+            record["turns"] = [orjson.loads(t) for t in rows.turn_jsons_of(conn, doc["doc_id"])]
             out.write(_line({"kind": "document", **record}))
             counts["document"] += 1
             last = -1
             while True:  # a page of chunks at a time, however long the document
-                chunks = [dict(r) for r in conn.execute(
-                    "SELECT chunk_id, doc_id, chunk_index, text, search_text, embed_hash, char_start, char_end, "
-                    "line_start, line_end, metadata_json FROM chunks WHERE doc_id=? AND chunk_index>? "
-                    "ORDER BY chunk_index LIMIT ?", (doc["doc_id"], last, EXPORT_PAGE))]
+                chunks = rows.chunk_page(conn, doc["doc_id"], last, EXPORT_PAGE)
                 if not chunks:
                     break
                 last = chunks[-1]["chunk_index"]
@@ -113,10 +104,10 @@ def export(config: ContextConfig, out: IO[bytes], *, include_vectors: bool = Fal
                         chunk["vector"] = [float(x) for x in vector]
                     out.write(_line({"kind": "chunk", **chunk}))
                     counts["chunk"] += 1
-        for row in conn.execute("SELECT * FROM knowledge_items ORDER BY item_id"):
+        for row in rows.iter_knowledge_items(conn):
             out.write(_line({"kind": "memory", **dict(row)}))
             counts["memory"] += 1
-        for row in conn.execute("SELECT * FROM feedback ORDER BY feedback_id"):
+        for row in rows.iter_feedback(conn):
             out.write(_line({"kind": "feedback", **dict(row)}))
             counts["feedback"] += 1
         out.write(_line({"kind": "end", "counts": dict(counts)}))
@@ -282,12 +273,9 @@ class _Importer:
             db.set_meta(self.conn, "embedding_dimension", str(self.vectors.dimension))
 
     def _source(self, record: dict[str, Any]) -> None:
-        values = [record.get(c) for c in FINGERPRINT_COLUMNS]
-        self.conn.execute(
-            f"INSERT INTO source_fingerprints(context_name, {', '.join(FINGERPRINT_COLUMNS)}) "
-            f"VALUES(?, {', '.join('?' * len(FINGERPRINT_COLUMNS))}) ON CONFLICT DO NOTHING",
-            [self.config.name, *values])
-        from chinvex.storage import imported
+        from chinvex.storage import imported, import_writes
+
+        import_writes.insert_fingerprint(self.conn, self.config.name, record)
 
         imported.record(self.conn, self.config.name, record["source_uri"], record.get("source_root"),
                         self.from_context, self.stamp)
@@ -296,10 +284,10 @@ class _Importer:
     def _document(self, record: dict[str, Any]) -> None:
         from chinvex.ingest.prepare import PreparedDoc
         from chinvex.models import Turn
+        from chinvex.storage.import_writes import has_document_with_hash
 
         self._finish_document()
-        row = self.conn.execute("SELECT content_hash FROM documents WHERE doc_id=?", (record["doc_id"],)).fetchone()
-        if row is not None and row[0] == record["content_hash"]:
+        if has_document_with_hash(self.conn, record["doc_id"], record["content_hash"]):
             self.stats["documents_unchanged"] += 1
             return
         self.origins += [(record["doc_id"], o["origin_uri"], o["precedence_json"]) for o in record.get("origins", [])]
@@ -333,20 +321,15 @@ class _Importer:
         self.stats["chunks_imported"] += 1
 
     def _memory(self, record: dict[str, Any]) -> None:
-        self.conn.execute(
-            "INSERT INTO knowledge_items(item_id, doc_id, type, title, content, scope, tags_json, "
-            "metadata_json, created_at, updated_at, indexed_at) VALUES(?,?,?,?,?,?,?,?,?,?,?) "
-            "ON CONFLICT(item_id) DO NOTHING",
-            [record.get(k) for k in ("item_id", "doc_id", "type", "title", "content", "scope", "tags_json",
-                                     "metadata_json", "created_at", "updated_at", "indexed_at")])
+        from chinvex.storage.import_writes import insert_knowledge_item
+
+        insert_knowledge_item(self.conn, record)
         self.stats["memories"] += 1
 
     def _feedback(self, record: dict[str, Any]) -> None:
-        self.conn.execute(
-            "INSERT INTO feedback(feedback_id, item_id, session_id, feedback, useful, context, "
-            "duplicate_of, created_at) VALUES(?,?,?,?,?,?,?,?) ON CONFLICT(feedback_id) DO NOTHING",
-            [record.get(k) for k in ("feedback_id", "item_id", "session_id", "feedback", "useful",
-                                     "context", "duplicate_of", "created_at")])
+        from chinvex.storage.import_writes import insert_feedback
+
+        insert_feedback(self.conn, record)
         self.stats["feedback"] += 1
 
     def _finish_document(self) -> None:
@@ -361,8 +344,9 @@ class _Importer:
 
     def _flush(self) -> None:
         self.writer.flush()
-        self.conn.executemany("INSERT INTO doc_origins(doc_id, origin_uri, precedence_json) VALUES(?,?,?) "
-                              "ON CONFLICT(doc_id, origin_uri) DO NOTHING", self.origins)
+        from chinvex.storage.import_writes import insert_ledger_entries
+
+        insert_ledger_entries(self.conn, self.origins)
         self.origins.clear()
         self.vectors.known.clear()
         self.batch_docs = self.batch_chunks = 0

@@ -9,6 +9,7 @@ from chinvex.doctor.findings import Findings
 from chinvex.doctor.report import Check
 from chinvex.models import ContextConfig
 from chinvex.storage import consistency as cons
+from chinvex.storage.doctor_reads import INTEGRITY_CHECK
 
 
 def check_integrity(conn: sqlite3.Connection, f: Findings,
@@ -20,7 +21,7 @@ def check_integrity(conn: sqlite3.Connection, f: Findings,
         advice = (rebuild_advice(config) if config is not None
                   else "run 'chinvex doctor --repair' for this context")
         return check.problem("error", errors, f"hybrid.db is damaged: {advice}", repairable=True)
-    check.message = "PRAGMA integrity_check: ok"
+    check.message = f"{INTEGRITY_CHECK}: ok"
     return check
 
 

@@ -13,6 +13,7 @@ import orjson
 from chinvex.eval.metrics import path_matches, percentile, score_ranking
 from chinvex.models import ContextConfig, GoldenFile
 from chinvex.retrieval.search import SearchRequest, Searcher
+from chinvex.storage.document_lookup import documents_with_uri_containing
 
 DEFAULT_K = 10
 
@@ -23,10 +24,7 @@ def _expected_types(searcher: Searcher, config: ContextConfig, paths: list[str])
     types: list[str] = []
     for path in paths:
         tail = path.replace("\\", "/").strip("/").split("/")[-1]
-        for uri, source_type in conn.execute(
-            "SELECT source_uri, source_type FROM documents WHERE source_uri LIKE ? LIMIT 200",
-            (f"%{tail}%",),
-        ):
+        for uri, source_type in documents_with_uri_containing(conn, tail):
             if path_matches(uri, path):
                 types.append(source_type)
                 break

@@ -10,6 +10,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
+INTEGRITY_CHECK = "PRAGMA integrity_check"
+"""The statement `consistency.integrity_errors` runs, as the doctor's report names it."""
+
 
 def document_ids(conn: sqlite3.Connection) -> set[str]:
     """Every indexed document's id."""
