@@ -229,6 +229,17 @@ class Engine:
     def search(self, configs: Sequence[ContextConfig], request: SearchRequest) -> SearchResponse:
         return self.searcher.search(list(configs), request)
 
+    def warm(self, configs: Sequence[ContextConfig]) -> None:
+        """One throwaway search, so the first real one finds the connections, the vector stores
+        and the embedder's model loaded. A server calls it on a background thread once its
+        handshake is done. A failure here is left for the first real search to report."""
+        from chinvex.retrieval.search import SearchRequest
+
+        try:
+            self.searcher.search(list(configs), SearchRequest(query="warm up", k=1))
+        except Exception:  # noqa: BLE001  (reported by the real search, with its context)
+            pass
+
     def close(self) -> None:
         """Release the searcher's handles; the next use builds a new one."""
         if self._shared is not None:

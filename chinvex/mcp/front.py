@@ -202,6 +202,7 @@ class _Loader(threading.Thread):
 
             self.state = ServerState(self.default_context)
             self.server = build_server(self.state)
+            threading.Thread(target=self.state.warm, name="chinvex-mcp-warm", daemon=True).start()
         except BaseException as exc:  # reported by the thread that serves
             self.error = exc
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import uuid
+from pathlib import Path
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ GLOBAL_CONTEXT = "global"
 """RECALL's `global` scope is the context of this exact name (when it exists)."""
 
 ENV_SESSION = "EDI_SESSION_ID"
+ENV_WARM = "CHINVEX_MCP_WARM"
 
 NAME_ADVICE = ("pass a context name, start the server with 'chinvex mcp --context NAME', "
                "or set CHINVEX_CONTEXT")
@@ -67,6 +69,18 @@ class ServerState:
 
     def embedder(self, config: ContextConfig) -> Any:
         return self.searcher.embedder(config)
+
+    def warm(self) -> None:
+        """Load the project context's search stack in the background (see `Engine.warm`), so the
+        first `chinvex_search` does not wait for the model. CHINVEX_MCP_WARM=0 turns it off."""
+        if self.env.get(ENV_WARM, "1").strip() == "0":
+            return
+        try:
+            found = self.resolution()
+        except Exception:  # noqa: BLE001  (a broken registry is reported by the first tool call)
+            return
+        if found.config is not None and Path(found.config.index.sqlite_path).exists():
+            self._engine.warm([found.config])
 
     def close(self) -> None:
         self._engine.close()
