@@ -299,8 +299,19 @@ def trim(text: str, start: int, end: int) -> tuple[int, int]:
     e = end
     while e > s and text[e - 1].isspace():
         e -= 1
-    ls = text.rfind("\n", 0, s) + 1
-    if ls < s and (ls >= start or text[ls:s].isspace()):
+    # Widen to the start of s's line when that line start is inside the range, or when only an
+    # indent lies between it and s. The search stays inside the range plus that indent, so a
+    # text of one huge line costs linear time, not a scan back to its start at every cut.
+    newline = text.rfind("\n", start, s)
+    if newline != -1:
+        ls = newline + 1
+    else:
+        ls = start
+        while ls > 0 and text[ls - 1] != "\n" and text[ls - 1].isspace():
+            ls -= 1
+        if ls > 0 and text[ls - 1] != "\n":
+            ls = s  # something other than an indent precedes: keep s
+    if ls < s:
         s = ls
     return s, e
 
