@@ -79,13 +79,23 @@ def answer_command(
         return
     from chinvex.answer.generators import generator_name
 
-    generator_name(generator, config)  # a bad --generator is a usage error, before any work
-    from chinvex.answer.service import answer
-    from chinvex.retrieval.search import prefetch_vector_store
+    name = generator_name(generator, config)  # a bad --generator is a usage error, before any work
+    relayed = None
+    if name == "extractive":  # a remote model's answer may depend on this shell's keys: computed here
+        from chinvex.relay.client import ask
 
-    prefetch_vector_store([config])
-    response = answer(config, query, k=k, grounded=grounded, source_types=types, generator=generator,
-                      model=model, filter_expression=expression)
+        relayed = ask("answer", {"context": config.name, "query": query, "k": k, "grounded": grounded,
+                                 "source_types": types, "generator": generator, "model": model,
+                                 "filter_expression": expression})
+    if relayed is not None:
+        response = AnswerResponse.model_validate(relayed)
+    else:
+        from chinvex.answer.service import answer
+        from chinvex.retrieval.search import prefetch_vector_store
+
+        prefetch_vector_store([config])
+        response = answer(config, query, k=k, grounded=grounded, source_types=types, generator=generator,
+                          model=model, filter_expression=expression)
     _finish(response, json_out=json_out, grounded=grounded)
 
 

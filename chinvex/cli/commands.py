@@ -120,8 +120,7 @@ def search(
 ) -> None:
     """Hybrid (full-text + vector) search, ranked with source weights."""
     from chinvex.errors import UsageError
-    from chinvex.api import Engine
-    from chinvex.retrieval.search import InvalidFilterError, SearchRequest, prefetch_vector_store
+    from chinvex.retrieval.request import InvalidFilterError, SearchRequest
 
     if not query.strip():
         raise UsageError("QUERY is empty.")
@@ -129,16 +128,28 @@ def search(
         raise UsageError(f"--mode {mode!r}: expected hybrid, fts or vector")
     expression = checked_filter(filter_expression)
     configs = _resolve_many(context, json_out=json_out)
-    if mode != "fts":
-        prefetch_vector_store(configs)
     request = SearchRequest(query=query, k=k, source_types=_split_types(source_types), path_glob=path,
                             since=_date_bound(since, "--since"), until=_date_bound(until, "--until"),
                             explain=explain, mode=mode, filter_expression=expression, per_doc=per_doc,
                             rerank=rerank)  # type: ignore[arg-type]
-    try:
-        response = Engine().search(configs, request)
-    except InvalidFilterError as exc:
-        raise UsageError(f"--source-types: {exc.message}") from None
+    from chinvex.relay.client import ask
+    from chinvex.relay.handlers import request_args
+
+    relayed = ask("search", {"contexts": [c.name for c in configs], "request": request_args(request)})
+    if relayed is not None:
+        from chinvex.models import SearchResponse
+
+        response = SearchResponse.model_validate(relayed)
+    else:
+        from chinvex.api import Engine
+        from chinvex.retrieval.search import prefetch_vector_store
+
+        if mode != "fts":
+            prefetch_vector_store(configs)
+        try:
+            response = Engine().search(configs, request)
+        except InvalidFilterError as exc:
+            raise UsageError(f"--source-types: {exc.message}") from None
     if json_out:
         emit(response, json_mode=True)
         return

@@ -39,12 +39,22 @@ def pack_command(
         raise UsageError(f"--diversity {diversity}: expected 1 or more")
     expression = checked_filter(filter_expression)
     configs = _resolve_many(context, json_out=json_out)
-    prefetch_vector_store(configs)
-    try:
-        response = build_pack(configs, task, budget=budget_tokens, diversity=diversity,
-                              source_types=_split_types(source_types), filter_expression=expression)
-    except InvalidFilterError as exc:
-        raise UsageError(f"--source-types: {exc.message}") from None
+    from chinvex.relay.client import ask
+
+    relayed = ask("pack", {"contexts": [c.name for c in configs], "task": task, "budget": budget_tokens,
+                           "diversity": diversity, "source_types": _split_types(source_types),
+                           "filter_expression": expression})
+    if relayed is not None:
+        from chinvex.models.responses import PackResponse
+
+        response = PackResponse.model_validate(relayed)
+    else:
+        prefetch_vector_store(configs)
+        try:
+            response = build_pack(configs, task, budget=budget_tokens, diversity=diversity,
+                                  source_types=_split_types(source_types), filter_expression=expression)
+        except InvalidFilterError as exc:
+            raise UsageError(f"--source-types: {exc.message}") from None
     if json_out:
         emit(response, json_mode=True)
         return

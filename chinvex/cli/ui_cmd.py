@@ -28,12 +28,19 @@ def ui_command(
     from chinvex.web.server import bind, serve
     from chinvex.web.state import UiState
 
+    from chinvex.relay.handlers import start_for
+
     name = _opening_context(context)
     sock = bind(port)  # before any work, so a port in use fails at once
+    state = UiState(run=RunSecrets.new(), default_context=name)
+    relay = start_for(lambda: state.engine)  # other shells' search/answer/pack use this warm engine
     try:
-        serve(UiState(run=RunSecrets.new(), default_context=name), sock, open_browser=not no_open)
+        serve(state, sock, open_browser=not no_open)
     except KeyboardInterrupt:
         pass
+    finally:
+        if relay is not None:
+            relay.close()
 
 
 def _opening_context(given: str | None) -> str | None:

@@ -84,11 +84,34 @@ def watch_command(
             sys.stderr.write("stopping after the running ingest (Ctrl-C again to stop now)\n")
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    relay = _serve_relay()
     try:
         Watcher(configs, emit=emit, debounce_ms=debounce_ms, stop=stop, catch_up=not no_catch_up).run()
     except KeyboardInterrupt:
         emit({"event": "stopped", "at": "", "forced": True})
         raise typer.Exit(EXIT_INTERRUPTED) from None
     finally:
+        if relay is not None:
+            relay.close()
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+def _serve_relay() -> Any:
+    """While it runs, the watcher answers other shells' search, answer and pack (chinvex.relay)
+    with an engine it makes on the first request and keeps warm."""
+    import threading
+
+    from chinvex.api import Engine
+    from chinvex.relay.handlers import start_for
+
+    made: list[Engine] = []
+    lock = threading.Lock()
+
+    def engine() -> Engine:
+        with lock:
+            if not made:
+                made.append(Engine(server=True))
+            return made[0]
+
+    return start_for(engine)

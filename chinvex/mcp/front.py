@@ -190,6 +190,7 @@ class _Loader(threading.Thread):
         self.default_context = default_context
         self.state: Any = None
         self.server: Any = None
+        self.relay: Any = None
         self.error: BaseException | None = None
 
     def run(self) -> None:
@@ -203,6 +204,10 @@ class _Loader(threading.Thread):
             self.state = ServerState(self.default_context)
             self.server = build_server(self.state)
             threading.Thread(target=self.state.warm, name="chinvex-mcp-warm", daemon=True).start()
+            from chinvex.relay.handlers import start_for
+
+            state = self.state
+            self.relay = start_for(lambda: state.engine)  # other shells' search/answer/pack
         except BaseException as exc:  # reported by the thread that serves
             self.error = exc
 
@@ -279,6 +284,8 @@ def serve(default_context: str | None = None) -> None:
         finally:
             with suppress(Exception):
                 loader.state.close()
+            if loader.relay is not None:
+                loader.relay.close()
     finally:
         sys.setswitchinterval(switch)
         wire.restore()

@@ -58,6 +58,10 @@ class ServerState:
     def searcher(self) -> Searcher:
         return self._engine.searcher
 
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
     def handle(self, config: ContextConfig) -> Any:
         """The searcher's warm handle of a context (its connection and the lock guarding it)."""
         from chinvex.errors import ChinvexError

@@ -34,6 +34,10 @@ class UiState:
     def searcher(self) -> Searcher:
         return self._engine.searcher
 
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
     def entries(self) -> list[ContextEntry]:
         from chinvex.context.registry import Registry
 
