@@ -17,7 +17,8 @@ the repair, never a promise.
 The package, one module per job: `run` (resolve the context, run the checks in order, repair
 under the lock), the checks by family (`files`, `sqlite`, `vectors`, `documents`, `runs`),
 `findings` (what the checks collect for the repairs), `repair`, and `report` (the result and
-its rendering).
+its rendering). The statements they run live in storage: `chinvex.storage.doctor_reads` (the
+checks' reads), `chinvex.storage.consistency` and `chinvex.storage.repair` (the repairs' writes).
 """
 
 from chinvex.doctor.report import Check, DoctorReport, format_report
