@@ -18,7 +18,6 @@ import random
 import re
 import sqlite3
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 from common import Figure, print_figures
@@ -34,24 +33,33 @@ _IDENTIFIER = re.compile(r"[a-z0-9]_[a-z0-9]|[a-z][A-Z]|[A-Za-z][0-9]|[A-Za-z]\.
 
 
 def needles(db: Path, count: int, seed: int = SEED) -> list[tuple[str, set[str]]]:
-    """(term, the chunk ids holding it) for `count` rare terms of the index at `db`."""
-    holders: dict[str, set[str]] = defaultdict(set)
+    """(term, the chunk ids the full-text index matches for it) for `count` terms that the index
+    matches in 1 to MAX_DF chunks (its own tokenizer and stemming decide, as for a search)."""
+    from chinvex.retrieval.lexical import phrase
+
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        for chunk_id, text in conn.execute("SELECT chunk_id, text FROM chunks"):
-            for word in set(_WORD.findall(text)):
-                if len(holders[word]) <= MAX_DF:
-                    holders[word].add(chunk_id)
+        words: set[str] = set()
+        for (text,) in conn.execute("SELECT text FROM chunks"):
+            words.update(w for w in _WORD.findall(text) if len(w) >= MIN_LENGTH and not w.isdigit())
+        rnd = random.Random(seed)
+        ordered = sorted(words)
+        rnd.shuffle(ordered)
+        identifiers = [w for w in ordered if _IDENTIFIER.search(w)]
+        plain = [w for w in ordered if not _IDENTIFIER.search(w)]
+        picked: list[tuple[str, set[str]]] = []
+        for pool, wanted in ((identifiers, count // 2), (plain, count)):
+            for word in pool:
+                if len(picked) >= wanted:
+                    break
+                ids = {row[0] for row in conn.execute(
+                    "SELECT c.chunk_id FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid "
+                    "WHERE chunks_fts MATCH ? LIMIT ?", (phrase(word), MAX_DF + 1))}
+                if 1 <= len(ids) <= MAX_DF:
+                    picked.append((word, ids))
+        return picked
     finally:
         conn.close()
-    rare = sorted(w for w, ids in holders.items()
-                  if 1 <= len(ids) <= MAX_DF and len(w) >= MIN_LENGTH and not w.isdigit())
-    rnd = random.Random(seed)
-    identifiers = [w for w in rare if _IDENTIFIER.search(w)]
-    words = [w for w in rare if not _IDENTIFIER.search(w)]
-    half = min(len(identifiers), count // 2)
-    picked = rnd.sample(identifiers, half) + rnd.sample(words, min(len(words), count - half))
-    return [(w, holders[w]) for w in picked]
 
 
 def recall_at_k(found: list[str], holding: set[str], k: int = K) -> float:
