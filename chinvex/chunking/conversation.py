@@ -82,6 +82,7 @@ def conversation_header(doc: ConversationDoc) -> str:
 
 
 def _marker(n: int, total: int | None, label: str, part: tuple[int, int] | None = None) -> str:
+    """`[Turn 3 of 12] assistant:`; read back by chinvex.models.turn_markers."""
     head = f"[Turn {n}" if total is None else f"[Turn {n} of {total}"
     if part is not None:
         head += f", part {part[0]}/{part[1]}"

@@ -9,18 +9,17 @@ times read `2026-11-24 14:03 UTC` everywhere, as in the web UI.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from rich.markup import escape
 
 from chinvex import fmt
+from chinvex.models.turn_markers import MARKER, shown_turns
 
 MATCHED_LINES = 3
 LINE_CHARS = 160
-# chinvex's conversation chunks mark each turn `[Turn 3 of 12] assistant:` (`, part 1/2` when a
-# long turn is split) on a line of its own.
-_TURN_HEADER = re.compile(r"^\[Turn (\d+)(?: of \d+)?(?:, part \d+/\d+)?\] ([^:\n]{1,60}):\s*$")
+# chinvex's conversation chunks mark each turn `[Turn 3 of 12] assistant:` on a line of its own
+_TURN_HEADER = MARKER
 
 
 def matched_lines(text: str, matches: Any, *, first_line: int | None, limit: int = MATCHED_LINES) -> list[str]:
@@ -71,9 +70,9 @@ def hit_label(result: Any, *, with_context: bool) -> str:
 def _turn_span(text: str, meta: dict[str, Any]) -> tuple[int, int]:
     """The first and last turn numbers the chunk's text shows (what a reader sees), else the
     stored zero-based turn range moved to one-based."""
-    shown = [int(m.group(1)) for m in map(_TURN_HEADER.match, _lines(text)) if m]
+    shown = shown_turns(text)
     if shown:
-        return min(shown), max(shown)
+        return shown
     start = int(meta["turn_start"])
     return start + 1, int(meta.get("turn_end", start)) + 1
 

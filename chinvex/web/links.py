@@ -25,14 +25,28 @@ def chunk_link(*, context: str, doc_id: str, chunk_id: str, metadata: Mapping[st
     return url(f"/document/{segment(doc_id)}", context=context, chunk=chunk_id, q=query) + anchor
 
 
-def where(metadata: Mapping[str, Any], source_uri: str, line_start: int | None, line_end: int | None) -> str:
-    """`path:12-30`, or `path turns 3-4` for a conversation, the path relative to its source
-    folder when the chunk's header gives it (as answer citations name places)."""
+def where(metadata: Mapping[str, Any], source_uri: str, line_start: int | None, line_end: int | None,
+          text: str = "") -> str:
+    """`path:12-30`, or `path turns 3-4` for a conversation (numbered from 1, as the chunk's
+    `[Turn N of M]` markers and the conversation view number them), the path relative to its
+    source folder when the chunk's header gives it (as answer citations name places)."""
     from chinvex.answer.evidence import relative_path
 
     place = str(metadata.get("path") or relative_path(str(metadata.get("header") or ""), source_uri) or source_uri)
     if line_start is not None:
         return f"{place}:{line_start}-{line_end if line_end is not None else line_start}"
-    if metadata.get("turn_start") is not None:
-        return f"{place} turns {metadata['turn_start']}-{metadata.get('turn_end', metadata['turn_start'])}"
-    return place
+    turns = turn_span(metadata, text)
+    return f"{place} {turns}" if turns else place
+
+
+def turn_span(metadata: Mapping[str, Any], text: str = "") -> str:
+    """`turns 3-4` (or `turn 3`) for a conversation chunk, numbered from 1; "" for others."""
+    from chinvex.models.turn_markers import shown_turns
+
+    if metadata.get("turn_start") is None:
+        return ""
+    shown = shown_turns(text)
+    if shown is None:
+        start = int(metadata["turn_start"])
+        shown = (start + 1, int(metadata.get("turn_end", start)) + 1)
+    return f"turn {shown[0]}" if shown[0] == shown[1] else f"turns {shown[0]}-{shown[1]}"

@@ -118,10 +118,13 @@ def conversation_page(request: Request) -> Response:
     shown = turns[(page - 1) * PAGE_TURNS: page * PAGE_TURNS]
     from chinvex.retrieval.lexical import query_terms
 
+    from chinvex.web.markdown import render_message
+
     with Highlighter(query_terms(query) if query else []) as highlight:
         return render(request, "conversation.html", page="documents", context=config.name, conv=found,
                       turns=[turn_view(t, target) for t in shown], current_page=page, pages=pages,
-                      page_turns=PAGE_TURNS, target=target, query=query, highlight=highlight, thread=thread)
+                      page_turns=PAGE_TURNS, target=target, query=query, highlight=highlight, thread=thread,
+                      markdown=lambda text: render_message(text, highlight))
 
 
 def routes() -> list[Route]:

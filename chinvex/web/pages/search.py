@@ -19,7 +19,7 @@ from starlette.routing import Route
 from chinvex.errors import UsageError
 from chinvex.models import ContextConfig, SearchResponse
 from chinvex.web.highlight import Highlighter
-from chinvex.web.links import chunk_link, where
+from chinvex.web.links import chunk_link, turn_span, where
 from chinvex.web.pages.common import int_param, selected_config, text_param, ui
 from chinvex.web.render import render
 
@@ -82,9 +82,14 @@ def mode_label(response: SearchResponse) -> str:
 def result_views(response: SearchResponse, config: ContextConfig, query: str, highlight: Highlighter) -> list[dict[str, Any]]:
     views = []
     for r in response.results:
+        conversation = r.metadata.get("turn_start") is not None
         views.append({
             "r": r, "snippet": highlight.snippet(r.text),
-            "where": where(r.metadata, r.source_uri, r.range.line_start, r.range.line_end),
+            "where": where(r.metadata, r.source_uri, r.range.line_start, r.range.line_end, r.text),
+            "session": {"title": r.title or where(r.metadata, r.source_uri, None, None),
+                        "agent": r.metadata.get("source") or r.source_type,
+                        "when": r.metadata.get("ts_start") or r.updated_at,
+                        "turns": turn_span(r.metadata, r.text)} if conversation else None,
             "link": chunk_link(context=config.name, doc_id=r.doc_id, chunk_id=r.chunk_id, metadata=r.metadata,
                                line_start=r.range.line_start, query=query),
         })
