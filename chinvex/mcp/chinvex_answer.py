@@ -50,12 +50,15 @@ def compact_answer(payload: dict[str, Any]) -> dict[str, Any]:
     with where to find them and the words each rests on, and one line on the evidence; the full pack on request."""
     chunks = payload["evidence_pack"]["chunks"]
     retrieval = payload["retrieval"]
-    places = []
-    for chunk in chunks[:3]:
+    places: dict[str, int] = {}  # the best three distinct places, each with its chunk count
+    for chunk in chunks:
         meta = chunk["metadata"]
-        places.append(str(meta.get("path") or meta.get("source_uri") or chunk["chunk_id"]))
+        place = str(meta.get("path") or meta.get("source_uri") or chunk["chunk_id"])
+        if place in places or len(places) < 3:
+            places[place] = places.get(place, 0) + 1
+    best = ", ".join(f"{place} ({n} chunks)" if n > 1 else place for place, n in places.items())
     summary = (f"{len(chunks)} chunks retrieved ({retrieval.get('mode') or 'no retrieval'}, "
-               f"{retrieval.get('generator')}); best: {', '.join(places) or 'none'}")
+               f"{retrieval.get('generator')}); best: {best or 'none'}")
     compact = {
         "schema_version": payload["schema_version"], "context": payload["context"], "query": payload["query"],
         "grounded": payload["grounded"], "answer": payload["answer"],
