@@ -67,19 +67,19 @@ READ_ONLY_PROCESS_COMMANDS = frozenset({"search", "answer", "pack", "query"})
 
 
 def _open_stores() -> dict:
-    """This process's shared Chroma clients (chinvex.storage.vectors), by store."""
-    vectors = sys.modules.get("chinvex.storage.vectors")
-    return dict(vectors._SharedClient._registry) if vectors is not None else {}
+    """This process's shared Chroma clients (chinvex.storage.vector_clients), by store."""
+    vectors = sys.modules.get("chinvex.storage.vector_clients")
+    return dict(vectors.SharedClient._registry) if vectors is not None else {}
 
 
 def _close_stores_opened_since(before: set) -> None:
     """What the end of a `chinvex` process does to the Chroma clients its command opened: they
     are closed, so that the next command opens the store from its files again, as a new
     process would, instead of reusing this one's client."""
-    vectors = sys.modules.get("chinvex.storage.vectors")
+    vectors = sys.modules.get("chinvex.storage.vector_clients")
     if vectors is None:
         return
-    shared_client = vectors._SharedClient
+    shared_client = vectors.SharedClient
     with shared_client._registry_lock:
         opened = [shared_client._registry.pop(key) for key in list(shared_client._registry)
                   if key not in before]
@@ -106,7 +106,7 @@ def run_cli_in_process(*args: str, env: dict[str, str] | None = None, cwd: str |
     through `run_cli`, which every command keeps at least one test of. Not thread-safe.
 
     Not for the commands that declare their process read-only for good (`search`, `answer`,
-    `pack`, `query`: chinvex.storage.vectors.read_only_process), which would change how this
+    `pack`, `query`: chinvex.storage.vector_open.read_only_process), which would change how this
     process opens vector stores from then on."""
     from chinvex.cli import main
 

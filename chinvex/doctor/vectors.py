@@ -32,8 +32,9 @@ def check_embedder_and_store(config: ContextConfig, conn: sqlite3.Connection,
         configured = None  # reported by context_config
     store = None
     store_error = None
-    from chinvex.storage.vectors import (DamagedStoreError, MissingStoreError, ReadOnlyStoreError,
-                                         VectorStore, is_damage)
+    from chinvex.storage.vector_errors import (DamagedStoreError, MissingStoreError, ReadOnlyStoreError,
+                                               is_damage)
+    from chinvex.storage.vectors import VectorStore
 
     try:
         if db.get_meta(conn, "chroma_collection") is not None:

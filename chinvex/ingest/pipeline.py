@@ -33,7 +33,8 @@ from chinvex.models import ContextConfig
 from chinvex.models.sources import AdapterOptions
 from chinvex.storage import db
 from chinvex.storage.access import check_writable
-from chinvex.storage.vectors import VectorStore, check_store_file
+from chinvex.storage.vector_open import check_store_file
+from chinvex.storage.vectors import VectorStore
 from chinvex.timeutil import now_iso
 
 class ProgressSink(Protocol):
@@ -90,7 +91,7 @@ def _stopped(config: ContextConfig, exc: StorageError) -> StorageError:
     """A store that failed mid-run (Chroma could not write: disk full, a file-size limit, an
     I/O error) gets the same advice as a failed SQLite write; errors that carry their own
     advice (damaged, read-only, busy, another embedder) are kept as they are."""
-    from chinvex.storage.vectors import DamagedStoreError, ReadOnlyStoreError
+    from chinvex.storage.vector_errors import DamagedStoreError, ReadOnlyStoreError
 
     if isinstance(exc, (DamagedStoreError, ReadOnlyStoreError, db.DamagedIndexError,
                         db.ReadOnlyIndexError)) or not exc.message.startswith("could not write"):

@@ -144,7 +144,7 @@ def compact(config: ContextConfig, *, purge: bool = True) -> dict[str, Any]:
     from chinvex.locking import context_lock
     from chinvex.storage import db
     from chinvex.storage.coverage import CHROMA_DB_FILE
-    from chinvex.storage.vectors import _Gate as ChromaGate  # the store's reader/writer lock
+    from chinvex.storage.vector_gate import StoreGate as ChromaGate  # the store's reader/writer lock
 
     before = index_bytes(config)
     conn = db.connect(Path(config.index.sqlite_path), create=False)

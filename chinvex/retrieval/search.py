@@ -81,12 +81,12 @@ not on every query (opening costs far more than a query)."""
 def prefetch_vector_store(configs: Sequence[ContextConfig]) -> None:
     """Get a cold, read-only search process (`chinvex search`, `chinvex answer`) ready to search
     `configs`: it will read vector stores and never write one, so embedded stores are opened
-    through Chroma's bindings alone (chinvex.storage.vectors.read_only_process); and the imports
+    through Chroma's bindings alone (chinvex.storage.vector_open.read_only_process); and the imports
     start (chinvex.embedding.heavy_imports): the built-in embedder's stack when a context uses it, the
     store's in the background."""
     from chinvex.embedding.factory import provider_of
     from chinvex.embedding.heavy_imports import prefetch_search_stack
-    from chinvex.storage.vectors import read_only_process
+    from chinvex.storage.vector_open import read_only_process
 
     read_only_process()
     prefetch_search_stack(embedder=any(provider_of(c.embedding) == "builtin" for c in configs),
@@ -156,7 +156,7 @@ def _embed_and_search(embedder: Any, query: str, vector: Future, store: Any, dep
 def _vector_failure(context: str, what: str, message: str) -> str:
     """The warning for a vector leg that could not run. A damaged store gets the command that
     rebuilds it: nothing else (a plain ingest that changed nothing, another search) would."""
-    from chinvex.storage.vectors import is_damage
+    from chinvex.storage.vector_errors import is_damage
 
     hint = ""
     if "--repair" not in message and is_damage(message):

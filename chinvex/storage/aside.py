@@ -28,7 +28,7 @@ def aside_path(path: Path, stamp: str) -> Path:
 def move_aside_damaged_store(config: ContextConfig) -> str:
     """Rename the embedded Chroma folder out of the way (kept) so a new store can be built; the
     caller then embeds every chunk into the new one. Returns the action line."""
-    from chinvex.storage.vectors import forget_store
+    from chinvex.storage.vector_clients import forget_store
 
     if config.index.chroma_url:
         return (f"the Chroma server at {config.index.chroma_url} reports its store as damaged; "

@@ -1,11 +1,11 @@
 """Reading an embedded Chroma store through Chroma's Rust bindings, without `import chromadb`.
 
 `chinvex search` and `chinvex answer` are short processes that only read, and an agent waits
-for each one. Importing the `chromadb` package takes ~0.85 s of CPU (its API types, embedding
-functions, telemetry, HTTP client), more than all the rest of a cold search; the embedded store
-itself is the compiled `chromadb_rust_bindings` module (~0.03 s), which `chromadb` drives through
+for each one. Importing the `chromadb` package (its API types, embedding functions, telemetry,
+HTTP client) costs more CPU than all the rest of a cold search; the embedded store itself is the
+compiled `chromadb_rust_bindings` module, cheap to import, which `chromadb` drives through
 `chromadb.api.rust.RustBindingsAPI`. Processes that declared themselves read-only
-(`chinvex.storage.vectors.read_only_process`) open their stores through `ReadClient` instead:
+(`chinvex.storage.vector_open.read_only_process`) open their stores through `ReadClient` instead:
 the same bindings, called the way RustBindingsAPI calls them, with the same settings
 `PersistentClient` passes (`Settings` defaults: migrations applied, MD5 migration hashes, no
 reset), so the same files give the same neighbours and the same stored vectors.
@@ -136,7 +136,8 @@ def calls_match(calls: dict[str, tuple[str, ...]]) -> bool:
     """Whether every method in `calls` exists on the installed bindings and takes those
     parameters first, in that order, any further ones having defaults. A signature that cannot
     be read counts as a mismatch: chromadb's client is always a correct fallback. Remembered per
-    bindings class (~2 ms to read them; a reader reopens its store after every outside write)."""
+    bindings class: reading them is not free, and a reader reopens its store after every outside
+    write."""
     import chromadb_rust_bindings as rust
 
     key = (rust.Bindings, *sorted(calls.items()))

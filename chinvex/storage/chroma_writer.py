@@ -1,6 +1,6 @@
 """Writing an embedded Chroma store through Chroma's Rust bindings, without `import chromadb`.
 
-Every `chinvex ingest` used to import the `chromadb` package (~0.65 s of CPU, see
+Every `chinvex ingest` used to import the `chromadb` package (a costly import, see
 chinvex.storage.chroma_reader) to reach the same compiled bindings it then drove. On two cores
 that import competes with the embedder: it was most of the fixed cost of a small ingest (a
 hook re-ingesting one appended session exchange, a notes folder of a few hundred chunks).
@@ -20,7 +20,7 @@ hook re-ingesting one appended session exchange, a notes folder of a few hundred
   NotFoundError is a `chromadb.errors` class, and raising it imports chromadb.
 
 Other errors are the bindings' (chromadb's exception classes, imported on that error path only),
-so chinvex.storage.vectors classifies them as before. Arguments go by position, as chromadb
+so chinvex.storage.vector_errors classifies them as before. Arguments go by position, as chromadb
 passes them; `WRITE_CALLS` lists them and `open_writer` checks them against the installed
 bindings' signatures first, stepping aside (chromadb's client) when they differ. `tests/storage/test_chroma_writer.py`
 checks that chromadb's client reads a store written here exactly as one it wrote itself.

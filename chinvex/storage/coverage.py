@@ -5,7 +5,7 @@ hybrid.db decides which chunks exist; Chroma is derived data that can be lost (a
 `chroma/` folder), replaced (a backup copied over it) or damaged, while hybrid.db stays intact.
 Search must then say that part of the index has no vectors instead of calling FTS-only hits
 "hybrid", and ingest must embed what is missing. Comparing the two id sets costs a Chroma
-start-up (~1 s) plus a listing of every id, too much for every search and every no-change
+start-up plus a listing of every id, too much for every search and every no-change
 ingest; so ingest (and `doctor --repair`) measure it exactly when something may have changed,
 and store the result in `meta.vector_coverage`:
 
@@ -169,7 +169,7 @@ def _file_identity(name: str, path: Path) -> str | None:
 
 def gate_token(config: ContextConfig) -> str | None:
     """The write token of an embedded store (renewed by every write through chinvex, see
-    `storage/vectors.py`), read without a lock or a Chroma import; None for a server store or
+    `storage/vector_gate.py`), read without a lock or a Chroma import; None for a server store or
     when there is no gate file."""
     if config.index.chroma_url:
         return None
