@@ -11,8 +11,8 @@ def documents_with_uri_containing(conn: sqlite3.Connection, fragment: str,
                                   limit: int = 200) -> Iterator[tuple[str, str]]:
     """(source_uri, source_type) of up to `limit` documents whose source uri contains
     `fragment` (a LIKE match: case-insensitive for ASCII), read lazily."""
-    for uri, source_type in conn.execute(
+    rows = conn.execute(
         "SELECT source_uri, source_type FROM documents WHERE source_uri LIKE ? LIMIT ?",
         (f"%{fragment}%", limit),
-    ):
-        yield uri, source_type
+    )
+    yield from ((r[0], r[1]) for r in rows)
