@@ -3,8 +3,9 @@
 Three sets, each in its own context under bench/out/answers/home (git-ignored; ingest is
 incremental, so a second run only checks fingerprints):
 
-- LoCoMo conv-26 + conv-30 (bench/data/locomo), ingested as note roots: 231 answerable and 71
-  adversarial questions (`"answerable": false`, usually a question about the other speaker).
+- LoCoMo's six visible conversations (bench/data/locomo: conv-26, 30, 42, 44, 47, 48), each in a
+  context of its own as a user would index one chat, ingested as a note root: 1,149 questions,
+  of which 255 adversarial (`"answerable": false`, usually a question about the other speaker).
 - This repository (a snapshot of its tracked files, as a user would index it) against
   golden_queries/chinvex.json: questions about chinvex that have an answer, each naming the
   defining file(s).
@@ -15,15 +16,17 @@ Figures (targets from the issue):
 - LoCoMo adversarial refused (>= 0.90) and, at the same settings, answerable answered grounded
   (>= 0.80); answerable with a cited chunk holding a gold turn (>= 0.75); mean token F1 of the
   answer against the gold answer, SQuAD-style normalisation, `[chunk:…]` markers removed,
-  refusals count 0 (>= 0.25); median answer length in characters (<= 400). Per conversation too:
-  the two conversations are the only split the visible data offers (the thresholds were set on
-  both, so neither is held out).
-- The trade-off: refusal of adversarial questions against grounded answerable ones, with every
-  support threshold shifted by -0.10 … +0.10 (answer/support.py MIN_SUPPORT), recorded as a curve.
+  refusals count 0 (>= 0.25); median answer length in characters (<= 400). Every figure per
+  conversation too, with the spread (lowest and highest), since the thresholds were first set on
+  conv-26 and conv-30 and a rule fitted there must hold on the others.
+- Leave one conversation out: every support threshold shifted by -0.10 … +0.10 (answer/support.py
+  MIN_SUPPORT); for each conversation the shift is chosen on the other five (the largest worst
+  margin to the two targets, refused 0.90 and grounded 0.80) and its figures are those of the
+  held-out conversation at that shift.
 - Off-topic refused (>= 0.95); golden answered grounded with a defining file as the first
   citation (>= 0.90); warm answer latency p50 (<= 50 ms) and p95.
 
-    python bench/answers.py [--quick] [--k 8] [--details OUT.jsonl] [--data DIR]
+    python bench/answers.py [--quick] [--locomo-only] [--k 8] [--details OUT.jsonl] [--data DIR]
 """
 
 from __future__ import annotations
@@ -46,7 +49,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import REPO, Figure, median, pct, print_figures  # noqa: E402
 from evalsets import DATA, add_data_argument, locomo  # noqa: E402
 
-GOLDEN_NAME = "golden-conv26-conv30.json"
+GOLDEN_NAMES = ("golden-conv26-conv30.json", "golden-conv42-conv44-conv47-conv48.json")
+LOCOMO_ONLY = False
+"""`--locomo-only`: skip the repository sets (whose first ingest embeds this whole repository)."""
+CONVERSATIONS = ("conv-26", "conv-30", "conv-42", "conv-44", "conv-47", "conv-48")
 HOME = REPO / "bench" / "out" / "answers" / "home"
 SNAPSHOT = REPO / "bench" / "out" / "answers" / "chinvex-src"
 SELF_GOLDEN = REPO / "golden_queries" / "chinvex.json"
@@ -66,14 +72,26 @@ def _ingest(name: str, includes: dict[str, list[str]]):
 
 
 def prepare(data: Path = DATA):
-    """The LoCoMo context and the context over this repository (created once, ingested
-    incrementally); returns both configs."""
+    """A context per LoCoMo conversation and the context over this repository (created once,
+    ingested incrementally); returns {conversation: config} and the repository's config."""
     os.environ["CHINVEX_HOME"] = str(HOME)
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     base = locomo(data)
-    conversations = _ingest("locomo", {"note_roots": [str(base / "conv-26"), str(base / "conv-30")]})
-    repository = _ingest("chinvex", {"repos": [str(_snapshot())]})
+    conversations = {conv: _ingest(f"locomo-{conv}", {"note_roots": [str(base / conv)]})
+                     for conv in CONVERSATIONS if (base / conv).is_dir()}
+    repository = None if LOCOMO_ONLY else _ingest("chinvex", {"repos": [str(_snapshot())]})
     return conversations, repository
+
+
+def locomo_questions(data: Path, step: int = 1) -> dict[str, list[dict]]:
+    """Every visible golden question, by conversation (the id's prefix)."""
+    by_conv: dict[str, list[dict]] = collections.defaultdict(list)
+    for name in GOLDEN_NAMES:
+        path = locomo(data) / name
+        if path.exists():
+            for q in json.loads(path.read_text("utf-8"))["queries"][::step]:
+                by_conv[q["id"].split("#")[0]].append(q)
+    return dict(by_conv)
 
 
 def _snapshot() -> Path:
@@ -168,20 +186,44 @@ def locomo_figures(rows: list[dict]) -> dict[str, float | None]:
     }
 
 
-def curve(config, queries: list[dict], *, k: int, searcher) -> list[tuple[float, dict]]:
-    """The same questions with every support threshold shifted: how refusal of adversarial
-    questions trades against grounded answerable ones."""
+def shifted_rows(conversations: dict, questions: dict[str, list[dict]], *, k: int, searcher,
+                 shifts: tuple[float, ...] = CURVE_SHIFTS) -> dict[float, dict[str, list[dict]]]:
+    """Every conversation's rows with every support threshold shifted by each of `shifts`."""
     from chinvex.answer import support
 
     original = dict(support.MIN_SUPPORT)
-    points = []
+    out: dict[float, dict[str, list[dict]]] = {}
     try:
-        for shift in CURVE_SHIFTS:
+        for shift in shifts:
             support.MIN_SUPPORT.update({kind: value + shift for kind, value in original.items()})
-            points.append((shift, locomo_figures(ask_all(config, queries, k=k, searcher=searcher))))
+            out[shift] = {conv: ask_all(conversations[conv], qs, k=k, searcher=searcher)
+                          for conv, qs in questions.items()}
     finally:
         support.MIN_SUPPORT.update(original)
-    return points
+    return out
+
+
+def margin(figures: dict) -> float:
+    """How far the worse of the two gate targets is cleared (negative: missed)."""
+    return min((figures["refused"] or 0) - 0.90, (figures["grounded"] or 0) - 0.80)
+
+
+def leave_one_out(by_shift: dict[float, dict[str, list[dict]]]) -> dict[str, tuple[float, dict]]:
+    """For each conversation: the shift chosen on the other conversations (largest margin, the
+    smaller shift on a tie) and the held-out conversation's figures at it."""
+    convs = sorted(next(iter(by_shift.values())))
+    chosen = {}
+    for held in convs:
+        def train_margin(shift: float) -> float:
+            return margin(locomo_figures([r for c in convs if c != held for r in by_shift[shift][c]]))
+        best = max(sorted(by_shift), key=lambda shift: (train_margin(shift), -abs(shift)))
+        chosen[held] = (best, locomo_figures(by_shift[best][held]))
+    return chosen
+
+
+def spread(per: dict[str, dict], key: str) -> str:
+    values = [f[key] for f in per.values() if f[key] is not None]
+    return f"{min(values):.3f}-{max(values):.3f}" if values else "n/a"
 
 
 def _ok(value: float | None, target: float, above: bool = True) -> bool | None:
@@ -190,54 +232,80 @@ def _ok(value: float | None, target: float, above: bool = True) -> bool | None:
     return value >= target if above else value <= target
 
 
+def _locomo_figures(rows: list[dict], per: dict[str, dict], k: int) -> list[Figure]:
+    overall = locomo_figures(rows)
+    split = "; ".join(f"{conv}: refused {f['refused']:.3f}, grounded {f['grounded']:.3f}, gold cited "
+                      f"{f['gold_cited']:.3f}, F1 {f['f1']:.3f}" for conv, f in per.items())
+    scope = f"{overall['answerable']} answerable, {overall['adversarial']} adversarial, k={k}, {len(per)} conversations"
+    worst_refused = min(f["refused"] for f in per.values())
+    worst_grounded = min(f["grounded"] for f in per.values())
+    return [
+        Figure("LoCoMo adversarial refused, pooled", overall["refused"], "share", ">= 0.90",
+               _ok(overall["refused"], 0.90), f"{scope}; {split}"),
+        Figure("LoCoMo adversarial refused, worst conversation", worst_refused, "share", ">= 0.90",
+               _ok(worst_refused, 0.90), f"spread {spread(per, 'refused')}"),
+        Figure("LoCoMo answerable answered grounded, pooled", overall["grounded"], "share", ">= 0.80",
+               _ok(overall["grounded"], 0.80), scope),
+        Figure("LoCoMo answerable answered grounded, worst conversation", worst_grounded, "share", ">= 0.80",
+               _ok(worst_grounded, 0.80), f"spread {spread(per, 'grounded')}"),
+        Figure("LoCoMo answerable with a gold turn cited", overall["gold_cited"], "share", ">= 0.75",
+               _ok(overall["gold_cited"], 0.75), f"a cited chunk holds an expected turn tag; spread {spread(per, 'gold_cited')}"),
+        Figure("LoCoMo mean token F1 against the gold answer", overall["f1"], "F1", ">= 0.30",
+               _ok(overall["f1"], 0.30), f"answerable questions; a refusal scores 0; spread {spread(per, 'f1')}"),
+        Figure("LoCoMo median answer length", overall["length"], "chars", "<= 120",
+               _ok(overall["length"], 120, above=False), "grounded answers, citation markers removed"),
+    ]
+
+
+def _loco_figures(by_shift: dict[float, dict[str, list[dict]]]) -> list[Figure]:
+    figures = []
+    for held, (shift, f) in leave_one_out(by_shift).items():
+        ok = (f["refused"] or 0) >= 0.90 and (f["grounded"] or 0) >= 0.80
+        figures.append(Figure(f"leave-one-out, {held} held out: refused", f["refused"], "share", ">= 0.90", ok,
+                              f"shift {shift:+.2f} chosen on the other five; grounded {f['grounded']:.3f}, "
+                              f"gold cited {f['gold_cited']:.3f}, F1 {f['f1']:.3f}"))
+    for shift, per_conv in sorted(by_shift.items()):
+        pooled = locomo_figures([r for rows in per_conv.values() for r in rows])
+        figures.append(Figure(f"trade-off: support thresholds {shift:+.2f}", pooled["refused"], "refused", "", None,
+                              f"answerable grounded {pooled['grounded']:.3f}, gold cited {pooled['gold_cited']:.3f}, "
+                              f"F1 {pooled['f1']:.3f}"))
+    return figures
+
+
 def run(quick: bool = False, k: int = 8, details: Path | None = None, data: Path = DATA) -> list[Figure]:
+    from chinvex.answer.service import answer
     from chinvex.retrieval.search import Searcher
 
     conversations, repository = prepare(data)
-    step = 4 if quick else 1  # --quick: every 4th question, so both conversations and all kinds stay in
-    golden = json.loads((locomo(data) / GOLDEN_NAME).read_text("utf-8"))["queries"][::step]
+    step = 4 if quick else 1  # --quick: every 4th question, so every conversation and all kinds stay in
+    questions = {conv: qs for conv, qs in locomo_questions(data, step).items() if conv in conversations}
     self_golden = [q for q in json.loads(SELF_GOLDEN.read_text("utf-8"))["queries"] if q.get("answerable", True)]
     offtopic = json.loads(OFFTOPIC.read_text("utf-8"))["queries"]
     searcher = Searcher()
-    from chinvex.answer.service import answer
-
-    answer(conversations, "warm up", k=k, searcher=searcher)
-    answer(repository, "warm up", k=k, searcher=searcher)
-    rows = ask_all(conversations, golden, k=k, searcher=searcher)
-    self_rows = ask_all(repository, self_golden[::step], k=k, searcher=searcher)
-    off_rows = ask_all(repository, offtopic[::step], k=k, searcher=searcher)
-    points = curve(conversations, golden, k=k, searcher=searcher) if not quick else []
+    for config in [*conversations.values(), *([repository] if repository else [])]:
+        answer(config, "warm up", k=k, searcher=searcher)
+    per_rows = {conv: ask_all(conversations[conv], qs, k=k, searcher=searcher) for conv, qs in questions.items()}
+    rows = [r for conv_rows in per_rows.values() for r in conv_rows]
+    self_rows = ask_all(repository, self_golden[::step], k=k, searcher=searcher) if repository else []
+    off_rows = ask_all(repository, offtopic[::step], k=k, searcher=searcher) if repository else []
+    by_shift = ({} if quick else
+                shifted_rows(conversations, questions, k=k, searcher=searcher,
+                             shifts=tuple(s for s in CURVE_SHIFTS if s != 0.0)))
+    if by_shift:
+        by_shift[0.0] = per_rows
     searcher.close()
     if details:
         details.parent.mkdir(parents=True, exist_ok=True)
         details.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows + self_rows + off_rows),
                            "utf-8")
-
-    overall = locomo_figures(rows)
-    per = {conv: locomo_figures([r for r in rows if r["id"].startswith(conv)]) for conv in ("conv-26", "conv-30")}
-    split = "; ".join(f"{conv}: refused {f['refused']:.3f}, grounded {f['grounded']:.3f}, gold cited "
-                      f"{f['gold_cited']:.3f}, F1 {f['f1']:.3f}" for conv, f in per.items())
-    scope = f"{overall['answerable']} answerable, {overall['adversarial']} adversarial, k={k}"
+    per = {conv: locomo_figures(conv_rows) for conv, conv_rows in per_rows.items()}
+    figures = _locomo_figures(rows, per, k) + (_loco_figures(by_shift) if by_shift else [])
     latencies = [r["took_s"] for r in rows + self_rows + off_rows]
     self_first = _mean(r["grounded"] and r["first_cited"] for r in self_rows)
     self_grounded = _mean(r["grounded"] for r in self_rows)
     off_refused = _mean(not r["grounded"] for r in off_rows)
-    figures = [
-        Figure("LoCoMo adversarial refused", overall["refused"], "share", ">= 0.90", _ok(overall["refused"], 0.90),
-               f"{scope}; {split}"),
-        Figure("LoCoMo answerable answered grounded (same settings)", overall["grounded"], "share", ">= 0.80",
-               _ok(overall["grounded"], 0.80), scope),
-        Figure("LoCoMo answerable with a gold turn cited", overall["gold_cited"], "share", ">= 0.75",
-               _ok(overall["gold_cited"], 0.75), "a cited chunk holds an expected turn tag"),
-        Figure("LoCoMo mean token F1 against the gold answer", overall["f1"], "F1", ">= 0.25",
-               _ok(overall["f1"], 0.25), "answerable questions; a refusal scores 0"),
-        Figure("LoCoMo median answer length", overall["length"], "chars", "<= 400",
-               _ok(overall["length"], 400, above=False), "grounded answers, citation markers removed"),
-    ]
-    for shift, point in points:
-        figures.append(Figure(f"trade-off: support thresholds {shift:+.2f}", point["refused"], "refused",
-                              "", None, f"answerable grounded {point['grounded']:.3f}, gold cited "
-                                        f"{point['gold_cited']:.3f}, F1 {point['f1']:.3f}"))
+    if repository is None:
+        return figures
     figures += [
         Figure("off-topic questions refused (context over this repository)", off_refused, "share", ">= 0.95",
                _ok(off_refused, 0.95), f"{len(off_rows)} questions of golden_queries/offtopic.json"),
@@ -257,6 +325,8 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--k", type=int, default=8)
     parser.add_argument("--details", type=Path, help="write one JSON line per question here")
+    parser.add_argument("--locomo-only", action="store_true", help="only the LoCoMo conversations")
     add_data_argument(parser)
     args = parser.parse_args()
+    LOCOMO_ONLY = args.locomo_only
     print_figures("grounded answers (extractive)", run(args.quick, args.k, args.details, args.data))
