@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from chinvex.answer.answer_types import holds, titles
+from chinvex.answer.code_units import defined_name
 from chinvex.answer.dates import day_text, resolve
+from chinvex.answer.dialogue_units import same_person as _same_person
 from chinvex.answer.grounding import cite
-from chinvex.answer.support import Candidate, join_literals, prose_literal
+from chinvex.answer.statements import join_literals, prose_literal
+from chinvex.answer.support import Candidate
 from chinvex.answer.text import Stemmer, TermWeights
-from chinvex.answer.units import _same_person, defined_name
 from chinvex.retrieval.lexical import index_text
 
 MAX_CLAUSE_WORDS = 28

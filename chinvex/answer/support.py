@@ -13,8 +13,8 @@ of prose, a sentence of a dialogue turn, a code definition with its docstring) b
   off to do some research" shares the question's word and says nothing; "Researching adoption
   agencies" answers "What did she research?".
 - *typed*: whether it holds the kind of thing asked for (answer_types).
-- *about*: in a dialogue, whether it is about the person the question names (units.py resolves
-  "I", "you" and names).
+- *about*: in a dialogue, whether it is about the person the question names (dialogue_units.py
+  resolves "I", "you" and names).
 - *names*: whether every other name the question uses (a place, a product, an identifier)
   appears with it.
 - *prior*: how well retrieval ranked its chunk, times the role weight of its file (roles.py).
@@ -34,11 +34,20 @@ from datetime import date
 
 from chinvex.answer.answer_types import holds
 from chinvex.answer.dates import resolve
+from chinvex.answer.dialogue_units import same_person
 from chinvex.answer.evidence import Evidence
+from chinvex.answer.evidence_units import split_evidence
 from chinvex.answer.question import Question
+from chinvex.answer.question_names import (
+    USER_ROLES,
+    question_names,
+    speakers_of,
+    subject_of,
+)
 from chinvex.answer.roles import grounds, role_of, role_weight
+from chinvex.answer.statements import IDENTIFIER, code_prose, statements
 from chinvex.answer.text import Stemmer, TermWeights
-from chinvex.answer.units import DEFINED, SQL_CREATE, Unit, _same_person, split_evidence
+from chinvex.answer.units import Unit
 from chinvex.retrieval.lexical import index_text
 
 MIN_SUPPORT = {"dialogue": 0.35, "prose": 0.45, "code": 0.45}
@@ -51,11 +60,11 @@ people can both have done what is asked (both paint, both read), and a clear sta
 one asked about is not outweighed by a fuller one of the other."""
 RELATED_COSINE = {"builtin": 0.3}
 """Per embedder, the raw cosine of the best chunk below which nothing retrieved is about the
-question. Measured for the built-in model: questions about a repository (this one's golden set)
-reach at least 0.37, general-knowledge questions against it at most 0.30, and 3 of LoCoMo's 231
-answerable questions fall below 0.3. The provider's other model (all-MiniLM-L6-v2-q8, the same
-network with integer products) shares the scale: its vectors sit at cosine ~0.995 to the default
-model's. Other embedders have other scales and get no such gate.
+question. Set for the built-in model between the cosines that questions about a repository
+reach and those of general-knowledge questions asked against it, low enough to keep nearly all
+of LoCoMo's answerable questions (bench/answers.py measures both). The provider's other model
+(all-MiniLM-L6-v2-q8, the same network with integer products) shares the scale. Other embedders
+have other scales and get no such gate.
 A sentence that says the question clearly (support of at least `CONFIDENT`) is answered anyway:
 a long chunk's embedding can sit far from a short question one of its turns answers."""
 CONTEXT_SHARE = 0.5
@@ -75,9 +84,6 @@ its support already counts, and states few of the question's words itself."""
 W_SPECIFIC = 0.3
 W_TYPED = 0.25
 W_PRIOR = 0.3
-AUTHORED_ROLES = frozenset({"code", "docs", "config"})
-"""Files whose words and names are their authors' statements; tests, fixtures and benchmarks
-quote inputs and name behaviour checked elsewhere."""
 W_NAMED = 0.1
 """Bonus of a definition named for what the question asks about (its name's parts are mostly
 the question's terms)."""
@@ -93,39 +99,7 @@ _PLAN = re.compile(r"\b(?:going\s+to|gonna|will|\w+'ll|plan(?:s|ning)?\s+(?:to|o
                    r"hop(?:e|ing)\s+to|want\s+to|next\s+(?:week|month|year|weekend)|can't\s+wait|soon|tomorrow)\b",
                    re.IGNORECASE)
 
-USER_ROLES = frozenset({"user", "human", "you", "me", "prompt"})
-REPLY_ROLES = frozenset({"assistant", "ai", "model", "chatgpt", "claude", "bot", "tool", "response"})
-"""Role labels of chat transcripts: they are not people a question names."""
-
-_NAME = re.compile(r"(?<![\w'’])(?:[A-Z][\w'’.-]*[A-Za-z0-9]|[A-Z])(?:\s+[A-Z][\w'’.-]*[A-Za-z0-9])*")
-_IDENTIFIER = re.compile(r"\b(?:[a-z]+_[a-z0-9_]+|[a-z]+[A-Z]\w*|\w+\.\w+\(?\)?|\w+\(\))")
-_CODE_PROSE = re.compile(
-    r'#(.*)$|//(.*)$|^\s*--\s(.*)$|/\*(.*?)(?:\*/|\Z)|"""(.*?)(?:"""|\Z)|\'\'\'(.*?)(?:\'\'\'|\Z)|'
-    r'^\s*(' + SQL_CREATE + r'[^\n(]*)|'
-    r'"([^"\n]{12,})"',
-    re.M | re.S)
-"""What code says in words: comments, docstrings, the header of a SQL schema statement
-("CREATE TRIGGER chunks_ad AFTER DELETE ON chunks" is declarative: it reads as what it does),
-and string literals (the last group; see prose_literal)."""
-_PROSE_LITERAL = re.compile(r"^(?!.*\b(?:SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|CREATE|VALUES)\b)[^{}()=<>\[\]]*$")
-_PLACEHOLDER = re.compile(r"\{[^{}\n]*\}|%[sdr]")
-_ADJACENT_LITERALS = re.compile(r'"[ \t]*\n\s*[frbuFRBU]{0,2}"')
-_POSSESSIVE_PHRASE = re.compile(r"\b(\w+)['’]s\s+([\w-]+)(?:\s+([\w-]+))?")
-KIND_NOUNS = frozenset("""reaction reactions attitude attitudes suggestion suggestions opinion opinions feeling feelings
-    thought thoughts view views idea ideas plan plans reason reasons goal goals advice take impression impressions
-    response responses approach way ways motivation inspiration hope hopes identity status experience experiences""".split())
-"""Nouns that name the kind of answer asked for rather than a thing the sources must mention:
-"Jon's attitude towards the festival" is answered by "Glad to be part of it"."""
 _NOT_ALNUM = re.compile(r"[\W_]+")
-_NOT_NAMES = frozenset(
-    """what when where who whom whose why how which is are was were do does did has have had can could
-    would will should shall may might must am i the a an in on at of for to and or but if not no yes
-    please tell show give list explain describe compare""".split()
-)
-_MONTHS = frozenset(
-    """january february march april may june july august september october november december monday
-    tuesday wednesday thursday friday saturday sunday""".split()
-)
 
 
 @dataclass
@@ -174,88 +148,85 @@ class Verdict:
     ranked: list[Candidate]
 
 
-def speakers_of(units: Iterable[Unit]) -> set[str]:
-    names = {u.speaker.lower() for u in units if u.speaker} - USER_ROLES - REPLY_ROLES - {"system"}
-    return {s for s in names if s.split(" ")[0] not in REPLY_ROLES}
-
-
-def question_names(text: str) -> list[str]:
-    """Names the question uses: capitalised words past its first word, and code identifiers.
-    These must appear in what answers it ("What is the capital of Australia?" needs Australia)."""
-    found: list[str] = []
-    stripped = text.strip()
-    for match in _NAME.finditer(stripped):
-        if match.start() == 0:
-            words = match.group(0).split()
-            rest = " ".join(words[1:])
-            if not rest:
-                continue
-            candidate = rest
-        else:
-            candidate = match.group(0)
-        words = [re.sub(r"['’]s?$", "", w) for w in candidate.split()]
-        words = [w for w in words if w.lower().strip(".") not in _NOT_NAMES | _MONTHS]
-        if words:
-            found.append(" ".join(words))
-    found.extend(m.group(0) for m in _IDENTIFIER.finditer(stripped))
-    return list(dict.fromkeys(found))
-
-
-def subject_of(text: str, speakers: Iterable[str]) -> list[str]:
-    """What a question asks about through a possessive: "grandpa's gift" names grandpa (not a
-    participant of the talk) and a gift; "Caroline's youth center" a youth center, found by
-    either word. Each returned phrase must be mentioned, by one of its words, in the passage
-    that answers: "What was grandpa's gift to Caroline?" is not answered by a gift from her
-    grandma. Participants are checked elsewhere (whom a sentence is about), and nouns naming
-    the kind of answer (`KIND_NOUNS`: "Jon's attitude") are not things to find."""
-    people = [s.lower() for s in speakers]
-    phrases: list[str] = []
-    for match in _POSSESSIVE_PHRASE.finditer(text):
-        owner, head, after = match.group(1), match.group(2), match.group(3)
-        if owner.lower() not in _NOT_NAMES and not any(_same_person(owner, p) for p in people):
-            phrases.append(owner)
-        if head.lower() not in KIND_NOUNS and head.lower() not in _NOT_NAMES:
-            phrases.append(f"{head} {after}" if after and after.lower() not in _NOT_NAMES else head)
-    return phrases
-
-
 def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
             weights_for: Callable[[Iterable[str]], TermWeights],
             said_on: Callable[[Evidence, Unit], date | None] | None = None) -> tuple[Analysis, TermWeights]:
     """Candidates for every unit of the evidence, best first, and the term weights used (read
     once for the question's terms and every word of the evidence)."""
     kinds, units = split_evidence([(item.text, item.source_type, item.metadata) for item in evidence])
+    analysis, name_stems, code_terms = _read_question(question, units, stemmer)
+    if not analysis.terms or not units:
+        return analysis, TermWeights.uniform()
+    reading = _read_evidence(analysis, evidence, kinds, units, stemmer, weights_for)
+    for i in range(len(units)):
+        candidate = _candidate(analysis, reading, i, name_stems, code_terms, said_on)
+        if candidate is not None:
+            analysis.candidates.append(candidate)
+    analysis.candidates.sort(key=lambda c: (-c.score, c.unit.chunk, c.unit.order))
+    return analysis, reading.weights
+
+
+def _read_question(question: Question, units: list[Unit], stemmer: Stemmer,
+                   ) -> tuple[Analysis, list[frozenset[str]], frozenset[str]]:
+    """The question read against the evidence's speakers: its `Analysis` (no candidates yet),
+    the stems of each other name it uses, and the stems of the words it spells as identifiers."""
     speakers = speakers_of(units)
     words = list(question.words)
     named = [w for w in words if (w[:1].isupper() or w.lower() in speakers)
-             and any(_same_person(w, s) for s in speakers)]
-    participants = frozenset(s for s in speakers if any(_same_person(w, s) for w in named))
+             and any(same_person(w, s) for s in speakers)]
+    participants = frozenset(s for s in speakers if any(same_person(w, s) for w in named))
     topic = [w for w in words if w not in named]
     terms = stemmer.stems(index_text(" ".join(topic))) if topic else frozenset()
     other_names = tuple(n for n in question_names(question.text)
-                        if not any(_same_person(part, s) for part in n.split() for s in speakers))
+                        if not any(same_person(part, s) for part in n.split() for s in speakers))
     name_stems = [stemmer.stems(index_text(n)) for n in other_names]
     # words the question itself spells as identifiers ("current_node") are found in code as names
-    code_terms = stemmer.stems(index_text(" ".join(_IDENTIFIER.findall(question.text))))
+    code_terms = stemmer.stems(index_text(" ".join(IDENTIFIER.findall(question.text))))
     subject = tuple((phrase, stems) for phrase in subject_of(question.text, speakers)
                     if (stems := stemmer.stems(index_text(phrase)) & terms))
-    analysis = Analysis(question, terms, participants, other_names, [], subject)
-    if not terms or not units:
-        return analysis, TermWeights.uniform()
+    return Analysis(question, terms, participants, other_names, [], subject), name_stems, code_terms
 
+
+@dataclass
+class _Reading:
+    """What `analyse` reads once from the evidence (per chunk and per unit) to score each unit."""
+
+    evidence: list[Evidence]
+    kinds: list[str]
+    units: list[Unit]
+    unit_stems: list[frozenset[str]]
+    weights: TermWeights
+    total: float
+    headers: list[frozenset[str]]
+    on_subject: list[bool]
+    chunk_weight: list[float]
+    chunk_grounds: list[bool]
+    said_stems: list[frozenset[str]]
+    defined: list[frozenset[str]]
+    names_asked: list[bool]
+    holding: list[bool]
+    asked: dict[tuple[int, int], frozenset[str]]
+    best_rank: float
+    echo: str
+
+
+def _read_evidence(analysis: Analysis, evidence: list[Evidence], kinds: list[str], units: list[Unit],
+                   stemmer: Stemmer, weights_for: Callable[[Iterable[str]], TermWeights]) -> _Reading:
+    """Stems, term weights, file roles and statements of the evidence, for `_candidate`."""
+    question, terms = analysis.question, analysis.terms
     unit_stems = stemmer.stem_sets([u.analysed for u in units])
     weights = weights_for(frozenset(terms).union(*unit_stems))
     total = weights.weight(terms) or 1.0
 
     headers = stemmer.stem_sets([index_text(_header(item)) for item in evidence])
-    on_subject = _mentions_subject(len(evidence), units, unit_stems, subject)
+    on_subject = _mentions_subject(len(evidence), units, unit_stems, analysis.subject)
     tests = question.about_tests
     paths = [item.relative_path() for item in evidence]
     chunk_roles = [role_of(path or "") if item.source_type == "repo" else "code" for item, path in zip(evidence, paths)]
     chunk_weight = [role_weight(path, item.source_type, tests, question.how_to) for item, path in zip(evidence, paths)]
     chunk_grounds = [grounds(path, item.source_type, tests) for item, path in zip(evidence, paths)]
     roles = [chunk_roles[u.chunk] for u in units]
-    said_stems, defined, names_asked = _statements(units, roles, terms, stemmer, names_said=question.expects == "name")
+    said_stems, defined, names_asked = statements(units, roles, terms, stemmer, names_said=question.expects == "name")
     holding = [holds(question.expects, u.text) for u in units]  # the kind of answer asked for
     if question.expects == "title" and question.kind_noun:
         # a title names the kind of thing asked for: "I'm reading “The Lean Startup”" says a book
@@ -264,78 +235,59 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         said_stems = [s | kind_stems if t else s for s, t in zip(said_stems, holding)]
     asked = _asked_before(units, unit_stems)
     best_rank = max((item.result.scores.rank for item in evidence), default=0.0) or 1.0
-    echo = _normalised(question.text)
-
-    for i, (u, stems) in enumerate(zip(units, unit_stems)):
-        if u.question or u.heading or not u.text.strip():
-            continue
-        if echo and len(u.text) >= len(echo) and echo in _normalised(u.text):
-            continue  # a golden file or a test quoting the question does not answer it
-        item = evidence[u.chunk]
-        kind = kinds[u.chunk]
-        said = stems & (said_stems[i] | defined[i] | code_terms)
-        own = (weights.weight(terms & said) + IDENTIFIER_SHARE * weights.weight(terms & (stems - said))) / total
-        context: set[str] = set()
-        if i > 0 and units[i - 1].chunk == u.chunk and units[i - 1].block == u.block:
-            context |= unit_stems[i - 1]
-        if kind == "dialogue":
-            context |= asked.get((u.chunk, u.block - 1), frozenset())
-        else:
-            context |= headers[u.chunk]
-        around = weights.weight((terms & context) - stems) / total
-        support = min(1.0, own + CONTEXT_SHARE * around)
-        new = [s for s in stems - terms if len(s) > 2 and not s.isdigit()]
-        specific = min(1.0, sum(sorted((weights.idf(s) for s in new), reverse=True)[:4]) / 6.0)
-        near = stems | context | headers[u.chunk]
-        has_names = all(ns and ns <= near for ns in name_stems)
-        same_turn = i > 0 and units[i - 1].chunk == u.chunk and units[i - 1].block == u.block
-        preceding = units[i - 1].text if same_turn else None
-        if kind == "code" and question.expects in ("manner", "reason"):
-            # how or why something is done is said in words (a docstring, a comment), not in code
-            typed = len(_code_prose(u.text, literals=False).split()) >= EXPLANATION_WORDS
-        else:
-            typed = holding[i] or (same_turn and holding[i - 1])
-        timing = _timing(question, u, item, said_on)
-        about = ((not participants) or kind != "dialogue" or bool(u.about & participants)) and \
-            chunk_grounds[u.chunk]
-        others = frozenset(u.about - participants) if participants and kind == "dialogue" else frozenset()
-        prior = (item.result.scores.rank / best_rank) * chunk_weight[u.chunk]
-        nxt = units[i + 1] if i + 1 < len(units) else None
-        following = nxt.text if nxt is not None and nxt.chunk == u.chunk and nxt.block == u.block else None
-        candidate = Candidate(u, item, kind, support, own, specific, typed, about, has_names, prior,
-                              others=others, following=following, preceding=preceding, said=len(terms & said),
-                              on_subject=on_subject[u.chunk])
-        candidate.score = chunk_weight[u.chunk] * (
-            support + W_SPECIFIC * specific + W_TYPED * typed + W_PRIOR * prior + W_NAMED * names_asked[i]) + timing
-        analysis.candidates.append(candidate)
-    analysis.candidates.sort(key=lambda c: (-c.score, c.unit.chunk, c.unit.order))
-    return analysis, weights
+    return _Reading(evidence, kinds, units, unit_stems, weights, total, headers, on_subject, chunk_weight,
+                    chunk_grounds, said_stems, defined, names_asked, holding, asked, best_rank,
+                    echo=_normalised(question.text))
 
 
-def _statements(units: list[Unit], roles: list[str], terms: frozenset[str], stemmer: Stemmer,
-                names_said: bool = False) -> tuple[list[frozenset[str]], list[frozenset[str]], list[bool]]:
-    """Per unit: the stems it states in words, the stems of the names its definitions give, and
-    whether one of those names is what the question asks about.
-
-    What a unit states in words: for code, its comments, docstrings and (outside tests and
-    sample data, whose literals are inputs) string literals; for prose, its text without code
-    spans and identifiers. The name a definition gives states what it is ("def chunk_id"
-    defines chunk ids), except in tests, fixtures and benchmarks, whose names describe behaviour
-    checked elsewhere; and a definition named for what is asked ("def chunk_id" for "how are
-    chunk ids computed") is the thing itself, not talk about it. When the question asks for a
-    name (`names_said`: "which environment variables…"), the names a sentence gives are what it
-    says: "`CHINVEX_CONTEXTS_ROOT` moves the contexts root" names the variable asked for."""
-    naming = _names_of(terms, stemmer)
-    keep = (lambda name: True) if names_said else naming
-    authored = [u.kind == "code" and role in AUTHORED_ROLES for u, role in zip(units, roles)]
-    said = stemmer.stem_sets([
-        _words_only(_code_prose(u.extent or u.text, literals=role in AUTHORED_ROLES)
-                    if u.kind == "code" else u.analysed, keep=keep)
-        for u, role in zip(units, roles)])
-    names = [[name for match in DEFINED.findall(u.text) for name in match if name] if own else []
-             for u, own in zip(units, authored)]
-    defined = stemmer.stem_sets([index_text(" ".join(found)) for found in names])
-    return said, defined, [any(naming(name) for name in found) for found in names]
+def _candidate(analysis: Analysis, r: _Reading, i: int, name_stems: list[frozenset[str]],
+               code_terms: frozenset[str], said_on: Callable[[Evidence, Unit], date | None] | None,
+               ) -> Candidate | None:
+    """Unit `i` scored against the question (None for a unit that cannot answer at all)."""
+    question, terms, participants = analysis.question, analysis.terms, analysis.participants
+    units, unit_stems, weights, total = r.units, r.unit_stems, r.weights, r.total
+    u, stems = units[i], unit_stems[i]
+    if u.question or u.heading or not u.text.strip():
+        return None
+    if r.echo and len(u.text) >= len(r.echo) and r.echo in _normalised(u.text):
+        return None  # a golden file or a test quoting the question does not answer it
+    item = r.evidence[u.chunk]
+    kind = r.kinds[u.chunk]
+    said = stems & (r.said_stems[i] | r.defined[i] | code_terms)
+    own = (weights.weight(terms & said) + IDENTIFIER_SHARE * weights.weight(terms & (stems - said))) / total
+    context: set[str] = set()
+    if i > 0 and units[i - 1].chunk == u.chunk and units[i - 1].block == u.block:
+        context |= unit_stems[i - 1]
+    if kind == "dialogue":
+        context |= r.asked.get((u.chunk, u.block - 1), frozenset())
+    else:
+        context |= r.headers[u.chunk]
+    around = weights.weight((terms & context) - stems) / total
+    support = min(1.0, own + CONTEXT_SHARE * around)
+    new = [s for s in stems - terms if len(s) > 2 and not s.isdigit()]
+    specific = min(1.0, sum(sorted((weights.idf(s) for s in new), reverse=True)[:4]) / 6.0)
+    near = stems | context | r.headers[u.chunk]
+    has_names = all(ns and ns <= near for ns in name_stems)
+    same_turn = i > 0 and units[i - 1].chunk == u.chunk and units[i - 1].block == u.block
+    preceding = units[i - 1].text if same_turn else None
+    if kind == "code" and question.expects in ("manner", "reason"):
+        # how or why something is done is said in words (a docstring, a comment), not in code
+        typed = len(code_prose(u.text, literals=False).split()) >= EXPLANATION_WORDS
+    else:
+        typed = r.holding[i] or (same_turn and r.holding[i - 1])
+    timing = _timing(question, u, item, said_on)
+    about = ((not participants) or kind != "dialogue" or bool(u.about & participants)) and \
+        r.chunk_grounds[u.chunk]
+    others = frozenset(u.about - participants) if participants and kind == "dialogue" else frozenset()
+    prior = (item.result.scores.rank / r.best_rank) * r.chunk_weight[u.chunk]
+    nxt = units[i + 1] if i + 1 < len(units) else None
+    following = nxt.text if nxt is not None and nxt.chunk == u.chunk and nxt.block == u.block else None
+    candidate = Candidate(u, item, kind, support, own, specific, typed, about, has_names, prior,
+                          others=others, following=following, preceding=preceding, said=len(terms & said),
+                          on_subject=r.on_subject[u.chunk])
+    candidate.score = r.chunk_weight[u.chunk] * (
+        support + W_SPECIFIC * specific + W_TYPED * typed + W_PRIOR * prior + W_NAMED * r.names_asked[i]) + timing
+    return candidate
 
 
 def _asked_before(units: list[Unit], unit_stems: list[frozenset[str]]) -> dict[tuple[int, int], frozenset[str]]:
@@ -440,63 +392,6 @@ def _header(item: Evidence) -> str:
     if meta.get("path"):
         parts.append(str(meta["path"]))
     return " ".join(p for p in parts if p)
-
-
-def _words_only(text: str, keep: Callable[[str], bool] = lambda name: False) -> str:
-    """Prose without its code: `code spans` and identifiers (snake_case, camelCase, dotted) are
-    names, not statements, unless the name is the thing asked about (`keep`): "`chunk_id` = …"
-    states how chunk ids are made; `test_meaning_of_life_is_refused` says nothing of life."""
-    def drop(match: re.Match[str]) -> str:
-        return match.group(0) if keep(match.group(0)) else " "
-
-    text = re.sub(r"`[^`\n]*`", drop, text)
-    return _IDENTIFIER.sub(drop, text)
-
-
-def _names_of(terms: frozenset[str], stemmer: Stemmer) -> Callable[[str], bool]:
-    """Is an identifier a name of what the question asks about: at least two thirds of its
-    parts are the question's terms?"""
-    cache: dict[str, bool] = {}
-
-    def naming(name: str) -> bool:
-        if name not in cache:
-            parts = [p for p in re.split(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])", name.strip("`")) if p]
-            stems = [stemmer.stems(p.lower()) for p in parts]
-            hits = sum(1 for s in stems if s & terms)
-            cache[name] = bool(parts) and hits * 3 >= 2 * len(parts)
-        return cache[name]
-
-    return naming
-
-
-def _code_prose(text: str, *, literals: bool = True) -> str:
-    """The words a code unit states: comments, docstrings and string literals (a literal that
-    asks a question, as tests often hold, states nothing; in tests every literal is an input)."""
-    pieces = []
-    for match in _CODE_PROSE.finditer(join_literals(text)):
-        piece = next(g for g in match.groups() if g is not None)
-        if piece.startswith("!") or piece.rstrip().endswith("?"):
-            continue  # a shebang; a literal that asks
-        if match.group(len(match.groups())) is not None:
-            piece = prose_literal(piece) if literals else None
-            if piece is None:
-                continue  # a string literal holding code (SQL, a format template), or a test's input
-        pieces.append(piece)
-    return "\n".join(pieces)
-
-
-def join_literals(code: str) -> str:
-    """`code` with implicitly concatenated string literals joined: a message spelled over three
-    lines ("... cannot be " / f"mixed. Run ...") is one statement."""
-    return _ADJACENT_LITERALS.sub("", code)
-
-
-def prose_literal(literal: str) -> str | None:
-    """A string literal's words when it reads as a statement (an error or help message), with
-    its format placeholders taken out ("vectors of two models cannot be mixed for {current}"
-    says what the code refuses); None for code held in a string (SQL, a template, a pattern)."""
-    words = _PLACEHOLDER.sub(" ", literal)
-    return words if _PROSE_LITERAL.match(words) and len(words.split()) >= 3 else None
 
 
 def _normalised(text: str) -> str:

@@ -13,7 +13,7 @@ from helpers import BENCH_DATA, FIXTURES, REPO_ROOT, assert_no_traceback, run_cl
 
 from chinvex.answer.grounding import REFUSAL, cited_ids, paragraphs, validate
 from chinvex.answer.text import Stemmer, content_words
-from chinvex.answer.units import split_evidence
+from chinvex.answer.evidence_units import split_evidence
 
 SCHEMA = json.loads((REPO_ROOT / "schemas" / "answer_response.schema.json").read_text("utf-8"))
 LOCOMO = BENCH_DATA / "locomo"
