@@ -19,6 +19,7 @@ import json
 import re
 import sqlite3
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,18 +104,10 @@ async def _call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     return result.structured_content
 
 
-def test_planted_secrets_never_reach_a_file_under_chinvex_home(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    env = {"CHINVEX_HOME": str(home)}
-    titles = _one_per_kind(seed=1)       # first message of a Codex session each
-    names = _one_per_kind(seed=2)        # file names of notes
-    note = _one_per_kind(seed=3)         # the text of one note
-    added = _one_per_kind(seed=4)        # recall_add: content, title, tags, related files
-    logged = _one_per_kind(seed=5)       # flight_recorder_log and recall_feedback
-    queries = _one_per_kind(seed=6)      # recall_search and chinvex search queries
-    everything = titles + names + note + added + logged + queries
-    assert len({item.kind for item in everything}) == len(CORPUS_KINDS) >= 20
-
+def _plant_sources(tmp_path: Path, titles: list[Planted], names: list[Planted], note: list[Planted],
+                   ) -> tuple[Path, Path, list[tuple[Planted, str]]]:
+    """Codex rollouts titled by planted secrets, notes named by them, and one note holding them;
+    returns the two folders and the (item, file name) pairs that could be used as names."""
     codex = tmp_path / "codex"
     _write_rollouts(codex, titles)
     notes = tmp_path / "notes"
@@ -128,7 +121,11 @@ def test_planted_secrets_never_reach_a_file_under_chinvex_home(tmp_path: Path) -
     (notes / "runbook.md").write_text(
         "# Quokka staging runbook\n\nWhat the env held when the deploy broke:\n\n"
         + "\n\n".join(item.text for item in note) + "\n", encoding="utf-8")
+    return codex, notes, named
 
+
+def _create_context(codex: Path, notes: Path, env: dict[str, str]) -> None:
+    """Context "Leaky" over both folders, reading Codex rollouts (with or without codex)."""
     created = run_cli("context", "create", "Leaky", "--codex-sessions", str(codex),
                       "--note-root", str(notes), "--json", env=env)
     assert created.code == 0, created
@@ -137,16 +134,10 @@ def test_planted_secrets_never_reach_a_file_under_chinvex_home(tmp_path: Path) -
     config["codex_appserver"] = {"mode": "off"}  # the rollout reader, with or without codex
     config_path.write_text(json.dumps(config, indent=2))
 
-    ingested = run_cli("ingest", "--context", "Leaky", "--json", env=env)
-    assert_no_traceback(ingested)
-    assert ingested.code == 0, ingested
-    assert ingested.json["sources"]["indexed"] == len(titles) + len(named) + 1
-    assert sum(ingested.json["redactions"].values()) >= len(titles) + len(note)
 
-    for item in queries[:5]:
-        searched = run_cli("search", "--context", "Leaky", item.text, "--json", env=env)
-        assert searched.code == 0, searched
-
+def _agent(added: list[Planted], logged: list[Planted], queries: list[Planted],
+           ) -> Callable[[Client], Awaitable[dict[str, Any]]]:
+    """An MCP session that passes planted secrets through every tool that stores what it gets."""
     async def agent(client: Client) -> dict[str, Any]:
         item = await _call(
             client, "recall_add", type="decision",
@@ -168,13 +159,12 @@ def test_planted_secrets_never_reach_a_file_under_chinvex_home(tmp_path: Path) -
         found = await _call(client, "recall_search", query="staging credentials decision", limit=5)
         return {"item": item, "entry": entry, "found": found}
 
-    session = _mcp_session(home, tmp_path, agent)
-    assert session["item"]["indexed"] is True, session["item"]
-    assert session["item"]["redactions"], "recall_add replaced nothing"
-    assert any(r["id"] == session["item"]["id"] for r in session["found"]["results"])
+    return agent
 
-    # Every path was taken: the rows exist, and hold markers where the secrets were.
-    db = home / "indexes" / "Leaky" / "hybrid.db"
+
+def _assert_every_path_was_taken(db: Path, titles: list[Planted], named: list[tuple[Planted, str]],
+                                 queries: list[Planted]) -> None:
+    """The rows exist, and hold markers where the secrets were."""
     with sqlite3.connect(db) as conn:
         count = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
         assert count("SELECT count(*) FROM documents WHERE source_type='codex_session'") == len(titles)
@@ -185,6 +175,38 @@ def test_planted_secrets_never_reach_a_file_under_chinvex_home(tmp_path: Path) -
         assert count("SELECT count(*) FROM flight_recorder WHERE metadata_json LIKE '%[REDACTED:%'") >= 1
         assert count("SELECT count(*) FROM feedback WHERE context LIKE '%[REDACTED:%'") == 1
         assert count("SELECT count(*) FROM source_fingerprints WHERE state_json IS NOT NULL") >= len(titles)
+
+
+def test_planted_secrets_never_reach_a_file_under_chinvex_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = {"CHINVEX_HOME": str(home)}
+    titles = _one_per_kind(seed=1)       # first message of a Codex session each
+    names = _one_per_kind(seed=2)        # file names of notes
+    note = _one_per_kind(seed=3)         # the text of one note
+    added = _one_per_kind(seed=4)        # recall_add: content, title, tags, related files
+    logged = _one_per_kind(seed=5)       # flight_recorder_log and recall_feedback
+    queries = _one_per_kind(seed=6)      # recall_search and chinvex search queries
+    everything = titles + names + note + added + logged + queries
+    assert len({item.kind for item in everything}) == len(CORPUS_KINDS) >= 20
+
+    codex, notes, named = _plant_sources(tmp_path, titles, names, note)
+    _create_context(codex, notes, env)
+    ingested = run_cli("ingest", "--context", "Leaky", "--json", env=env)
+    assert_no_traceback(ingested)
+    assert ingested.code == 0, ingested
+    assert ingested.json["sources"]["indexed"] == len(titles) + len(named) + 1
+    assert sum(ingested.json["redactions"].values()) >= len(titles) + len(note)
+
+    for item in queries[:5]:
+        searched = run_cli("search", "--context", "Leaky", item.text, "--json", env=env)
+        assert searched.code == 0, searched
+
+    session = _mcp_session(home, tmp_path, _agent(added, logged, queries))
+    assert session["item"]["indexed"] is True, session["item"]
+    assert session["item"]["redactions"], "recall_add replaced nothing"
+    assert any(r["id"] == session["item"]["id"] for r in session["found"]["results"])
+
+    _assert_every_path_was_taken(home / "indexes" / "Leaky" / "hybrid.db", titles, named, queries)
 
     raw, files = _all_bytes(home)
     assert any(f.endswith("hybrid.db") for f in files) and any("chroma" in f for f in files), files
