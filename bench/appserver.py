@@ -77,12 +77,6 @@ def _timed(fn):
 
 
 def run(quick: bool = False) -> list[Figure]:
-    from chinvex.models import CodexAppServerConfig
-    from chinvex.models.sources import AdapterOptions, ParseReport, SourceCandidate
-    from chinvex_adapters.cx_appserver.adapter import CodexAppServerAdapter
-    from chinvex_adapters.cx_appserver.source import AppServerSource, client_factory_from
-    from chinvex_adapters.cx_sessions_jsonl import CodexRolloutAdapter
-
     binary = codex_binary()
     copies = 10 if quick else 50
     if binary is None:
@@ -90,78 +84,102 @@ def run(quick: bool = False) -> list[Figure]:
         return [Figure("app-server threads/s (list + read)", None, "threads/s", note=why),
                 Figure("rollout parser threads/s", None, "threads/s", note=why)]
 
-    figures: list[Figure] = []
     with tempfile.TemporaryDirectory(prefix="chinvex-bench-cx-") as tmp:
         home = Path(tmp) / ".codex"
         threads = seed(home, copies)
         size_mb = sum(p.stat().st_size for p in home.rglob("*.jsonl")) / 1e6
+        server = _through_server(home, binary)
+        assert server["listed"] == threads, f"the server listed {server['listed']} of {threads} threads"
+        parser = _through_parser(home)
+        routed, route_s, listed = _routing(home, binary)
+        assert routed == parser["walked"] and listed == threads
 
-        # -- through the app-server ----------------------------------------------------------
-        factory = client_factory_from(CodexAppServerConfig(timeout_s=120), codex_home=str(home), binary=binary)
-        source = AppServerSource(factory)
-        try:
-            _, start_s = _timed(source.client)
-            listed, cold_s = _timed(source.list_threads)
-            listed, warm_s = _timed(source.list_threads)
-
-            def read_all():
-                turns = 0
-                for summary in listed:
-                    doc = source.read_thread(summary, ParseReport())
-                    turns += len(doc.turns) if doc is not None else 0
-                return turns
-
-            server_turns, read_s = _timed(read_all)
-        finally:
-            source.close()
-        assert len(listed) == threads, f"the server listed {len(listed)} of {threads} threads"
-
-        # -- through the rollout parser --------------------------------------------------------
-        rollout = CodexRolloutAdapter()
-        options = AdapterOptions(context_name="bench")
-
-        def parse_all():
-            turns = 0
-            for cand in rollout.enumerate(home, options):
-                if isinstance(cand, SourceCandidate):
-                    for doc in rollout.parse(cand, ParseReport(), None):
-                        turns += len(doc.turns)
-            return turns
-
-        rollout_turns, parse_s = _timed(parse_all)
-        walk = [c for c in rollout.enumerate(home, options)]
-        _, walk_s = _timed(lambda: list(rollout.enumerate(home, options)))
-
-        # -- what routing costs every run ------------------------------------------------------
-        composite = CodexAppServerAdapter()
-        run_options = AdapterOptions(context_name="bench", settings={"codex_appserver": {"timeout_s": 120}})
-        previous = os.environ.get("CHINVEX_CODEX_BIN")
-        os.environ["CHINVEX_CODEX_BIN"] = binary
-        try:
-            routed, route_s = _timed(lambda: list(composite.enumerate(home, run_options)))
-            report = composite.end_run(run_options) or {}
-        finally:
-            if previous is None:
-                os.environ.pop("CHINVEX_CODEX_BIN", None)
-            else:
-                os.environ["CHINVEX_CODEX_BIN"] = previous
-        assert len(routed) == len(walk) and report.get("counts", {}).get("threads_listed") == threads
-
+    cold_s, read_s, parse_s = server["cold_s"], server["read_s"], parser["parse_s"]
     server_rate = threads / (cold_s + read_s)
-    figures += [
-        Figure("app-server start + initialize", start_s, "s"),
+    return [
+        Figure("app-server start + initialize", server["start_s"], "s"),
         Figure("app-server thread/list, cold (back-fills state db)", cold_s, "s", note=f"{threads} threads"),
-        Figure("app-server thread/list, warm", warm_s, "s", note=f"{threads} threads"),
+        Figure("app-server thread/list, warm", server["warm_s"], "s", note=f"{threads} threads"),
         Figure("app-server threads/s (cold list + thread/read + normalise)", server_rate, "threads/s",
-               note=f"{threads} legacy threads, {size_mb:.1f} MB; {server_turns} turns"),
+               note=f"{threads} legacy threads, {size_mb:.1f} MB; {server['turns']} turns"),
         Figure("app-server threads/s (read + normalise only)", threads / read_s, "threads/s"),
         Figure("rollout parser threads/s (walk + parse)", threads / parse_s, "threads/s",
-               note=f"same files; {rollout_turns} turns (the server's legacy replay drops tool calls)"),
+               note=f"same files; {parser['turns']} turns (the server's legacy replay drops tool calls)"),
         Figure("rollout parser / app-server speed ratio", (threads / parse_s) / server_rate, "x"),
         Figure("cx_appserver enumeration per run (start + list + walk)", route_s, "s",
-               note=f"vs {walk_s:.3f} s for the rollout walk alone; paid by every ingest, unchanged or not"),
+               note=f"vs {parser['walk_s']:.3f} s for the rollout walk alone; paid by every ingest, unchanged or not"),
     ]
-    return figures
+
+
+def _through_server(home: Path, binary: str) -> dict:
+    """Start + initialize, a cold and a warm `thread/list`, then `thread/read` and normalisation
+    of every listed thread."""
+    from chinvex.models import CodexAppServerConfig
+    from chinvex.models.sources import ParseReport
+    from chinvex_adapters.cx_appserver.source import AppServerSource, client_factory_from
+
+    factory = client_factory_from(CodexAppServerConfig(timeout_s=120), codex_home=str(home), binary=binary)
+    source = AppServerSource(factory)
+    try:
+        _, start_s = _timed(source.client)
+        listed, cold_s = _timed(source.list_threads)
+        listed, warm_s = _timed(source.list_threads)
+
+        def read_all():
+            turns = 0
+            for summary in listed:
+                doc = source.read_thread(summary, ParseReport())
+                turns += len(doc.turns) if doc is not None else 0
+            return turns
+
+        turns, read_s = _timed(read_all)
+    finally:
+        source.close()
+    return {"start_s": start_s, "cold_s": cold_s, "warm_s": warm_s, "read_s": read_s,
+            "listed": len(listed), "turns": turns}
+
+
+def _through_parser(home: Path) -> dict:
+    """Walk + parse of every rollout file, and the walk alone."""
+    from chinvex.models.sources import AdapterOptions, ParseReport, SourceCandidate
+    from chinvex_adapters.cx_sessions_jsonl import CodexRolloutAdapter
+
+    rollout = CodexRolloutAdapter()
+    options = AdapterOptions(context_name="bench")
+
+    def parse_all():
+        turns = 0
+        for cand in rollout.enumerate(home, options):
+            if isinstance(cand, SourceCandidate):
+                for doc in rollout.parse(cand, ParseReport(), None):
+                    turns += len(doc.turns)
+        return turns
+
+    turns, parse_s = _timed(parse_all)
+    walk = [c for c in rollout.enumerate(home, options)]
+    _, walk_s = _timed(lambda: list(rollout.enumerate(home, options)))
+    return {"parse_s": parse_s, "turns": turns, "walked": len(walk), "walk_s": walk_s}
+
+
+def _routing(home: Path, binary: str) -> tuple[int, float, int | None]:
+    """What routing threads costs every ingest run (`cx_appserver` enumeration: server start,
+    list, walk): the candidates, the seconds, and how many threads the server listed."""
+    from chinvex.models.sources import AdapterOptions
+    from chinvex_adapters.cx_appserver.adapter import CodexAppServerAdapter
+
+    composite = CodexAppServerAdapter()
+    run_options = AdapterOptions(context_name="bench", settings={"codex_appserver": {"timeout_s": 120}})
+    previous = os.environ.get("CHINVEX_CODEX_BIN")
+    os.environ["CHINVEX_CODEX_BIN"] = binary
+    try:
+        routed, route_s = _timed(lambda: list(composite.enumerate(home, run_options)))
+        report = composite.end_run(run_options) or {}
+    finally:
+        if previous is None:
+            os.environ.pop("CHINVEX_CODEX_BIN", None)
+        else:
+            os.environ["CHINVEX_CODEX_BIN"] = previous
+    return len(routed), route_s, report.get("counts", {}).get("threads_listed")
 
 
 if __name__ == "__main__":

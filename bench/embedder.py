@@ -189,7 +189,42 @@ def run_benchmark(*, repeat: int = 2, quick: bool = False, log=print) -> dict[st
         "repeat": repeat,
         "throughput": {},
     }
+    _cold_start(result, log)
 
+    # Every configuration is loaded first and the rounds interleave them, so that load from other
+    # processes on a shared machine falls on all of them alike; the best round is kept.
+    embedders = {name: BuiltinEmbedder(**kwargs) for name, kwargs in _configs(threads).items()}
+    for emb in embedders.values():
+        emb.load()
+        for texts in sets.values():
+            emb.embed_documents(texts[:8])  # warm-up: first runs grow the memory arena
+    default = BuiltinEmbedder()
+    mixed = mixed_pieces(source, int(128 * scale))
+    default.embed_documents(mixed[:8])
+    best, best_cpu, mixed_best = _timed_rounds(embedders, sets, default, mixed, repeat, log)
+    _throughput_rows(result, embedders, sets, best, best_cpu, log)
+    del embedders
+
+    result["mixed_lengths"] = {
+        "texts": len(mixed),
+        "tokens": real_tokens(mixed),
+        "sorted_default_chunks_per_s": len(mixed) / mixed_best["sorted"],
+        "unsorted_batch8_chunks_per_s": len(mixed) / mixed_best["unsorted"],
+    }
+    log(
+        f"mixed 20-250 tokens ({len(mixed)} texts): sorted, default batches "
+        f"{len(mixed) / mixed_best['sorted']:.1f}/s; unsorted batches of 8, same parallelism "
+        f"{len(mixed) / mixed_best['unsorted']:.1f}/s"
+    )
+    _query_latency(result, default, log)
+    result["load_average_at_end"] = os.getloadavg()
+    log(f"load average start {result['machine']['load_average_at_start']} end {result['load_average_at_end']}")
+    return result
+
+
+def _cold_start(result: dict[str, Any], log) -> None:
+    """A fresh process's import, model check, session and first vector, and its peak memory
+    (with the default batching and with fixed batches of 32)."""
     log("cold process (import + sha256 + session + first vector):")
     start = time.perf_counter()
     subprocess.run(
@@ -210,16 +245,11 @@ def run_benchmark(*, repeat: int = 2, quick: bool = False, log=print) -> dict[st
     result["peak_rss_batch32_mb"] = big["peak_rss_mb"]
     log(f"  peak RSS with fixed batches of 32: {big['peak_rss_mb']:.0f} MB")
 
-    # Every configuration is loaded first and the rounds interleave them, so that load from other
-    # processes on a shared machine falls on all of them alike; the best round is kept.
-    embedders = {name: BuiltinEmbedder(**kwargs) for name, kwargs in _configs(threads).items()}
-    for emb in embedders.values():
-        emb.load()
-        for texts in sets.values():
-            emb.embed_documents(texts[:8])  # warm-up: first runs grow the memory arena
-    default = BuiltinEmbedder()
-    mixed = mixed_pieces(source, int(128 * scale))
-    default.embed_documents(mixed[:8])
+
+def _timed_rounds(embedders: dict[str, Any], sets: dict[int, list[str]], default: Any, mixed: list[str],
+                  repeat: int, log) -> tuple[dict, dict, dict[str, float]]:
+    """The best wall and CPU time of each configuration on each length, and of the default on
+    mixed lengths, sorted and unsorted, over `repeat` interleaved rounds."""
     best: dict[tuple[str, int], float] = {}
     best_cpu: dict[tuple[str, int], float] = {}  # CPU seconds: less disturbed by other processes
     mixed_best = {"sorted": float("inf"), "unsorted": float("inf")}
@@ -234,7 +264,12 @@ def run_benchmark(*, repeat: int = 2, quick: bool = False, log=print) -> dict[st
         mixed_best["sorted"] = min(mixed_best["sorted"], _best_time(lambda: default.embed_documents(mixed), 1))
         mixed_best["unsorted"] = min(mixed_best["unsorted"], _best_time(lambda: _unsorted_run(default, mixed, 8), 1))
         log(f"  round {round_no + 1}/{repeat} done, load average {os.getloadavg()[0]:.2f}")
+    return best, best_cpu, mixed_best
 
+
+def _throughput_rows(result: dict[str, Any], embedders: dict[str, Any], sets: dict[int, list[str]],
+                     best: dict, best_cpu: dict, log) -> None:
+    """Chunks, tokens and CPU-ms per chunk of each configuration, into `result["throughput"]`."""
     for name in embedders:
         row = {}
         for n, texts in sets.items():
@@ -254,21 +289,10 @@ def run_benchmark(*, repeat: int = 2, quick: bool = False, log=print) -> dict[st
                 for n in LENGTHS
             )
         )
-    del embedders
 
-    result["mixed_lengths"] = {
-        "texts": len(mixed),
-        "tokens": real_tokens(mixed),
-        "sorted_default_chunks_per_s": len(mixed) / mixed_best["sorted"],
-        "unsorted_batch8_chunks_per_s": len(mixed) / mixed_best["unsorted"],
-    }
-    log(
-        f"mixed 20-250 tokens ({len(mixed)} texts): sorted, default batches "
-        f"{len(mixed) / mixed_best['sorted']:.1f}/s; unsorted batches of 8, same parallelism "
-        f"{len(mixed) / mixed_best['unsorted']:.1f}/s"
-    )
 
-    emb = default
+def _query_latency(result: dict[str, Any], emb: Any, log) -> None:
+    """Median and p90 of 50 single-query embeddings (after one warm-up)."""
     query = "how do I point chinvex at a remote ollama server?"
     emb.embed_query(query)
     times = []
@@ -279,9 +303,6 @@ def run_benchmark(*, repeat: int = 2, quick: bool = False, log=print) -> dict[st
     times.sort()
     result["query_latency_ms"] = {"median": times[25] * 1000, "p90": times[45] * 1000}
     log(f"single query: median {times[25] * 1000:.1f} ms, p90 {times[45] * 1000:.1f} ms")
-    result["load_average_at_end"] = os.getloadavg()
-    log(f"load average start {result['machine']['load_average_at_start']} end {result['load_average_at_end']}")
-    return result
 
 
 def run(quick: bool = False) -> list:

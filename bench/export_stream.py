@@ -3,17 +3,18 @@ file, and of `chinvex import` reading it into a new context, against the same co
 ~10 MB export. Each command runs in a fresh interpreter; its own peak RSS is its VmHWM.
 
 The context: tests/fixtures/samples (Codex sessions, ChatGPT exports, Claude Code transcripts:
-21 documents, 651 chunks, conversation turns, origins, fingerprints) is ingested once with the
+documents, chunks, conversation turns, origins, fingerprints) is ingested once with the
 real embedder, then its rows are replicated into a fresh context through the storage layer, as
 many times as the export size asks: each copy with its own document and chunk ids, its sources
 suffixed `#copyN`, a copy tag in every chunk's text (embed hash and search text recomputed the
 way ingest computes them, so the import checks them as it would any file), and its real vectors
-jittered and re-normalised. Embedding ~90k chunks with the built-in model would take over an
-hour here; what export and import cost depends on the rows and vectors, not on what they mean.
-Vectors are most of the file (~8 KB of JSON per 384-dimension vector).
+jittered and re-normalised. Embedding that many chunks with the built-in model would take far
+longer than the bench itself; what export and import cost depends on the rows and vectors, not
+on what they mean.
+Vectors are most of the file (each is hundreds of numbers written out as JSON text).
 
 Any process that reads or writes a context's vectors holds Chroma's whole HNSW index of it in
-memory (~2 KB a vector, ~180 MB at 93k vectors): the vector store's cost, which a search or an
+memory, in proportion to the number of vectors: the vector store's cost, which a search or an
 ingest of that context pays too. It is measured beside each command (a process that opens the
 store and reads one vector); bounded means that what export and import hold beyond it does not
 grow with the file.
@@ -71,85 +72,111 @@ def replicate(home: Path, name: str, copies: int) -> dict:
     """A context `name` in `home` holding `copies` copies of the seed context (module docstring)."""
     import numpy as np
 
-    from chinvex.chunking import embed_text
-    from chinvex.ids import sha256_hex
-    from chinvex.models import Chunk
     from chinvex.context.registry import Registry
-    from chinvex.retrieval.lexical import index_text
     from chinvex.storage import db
     from chinvex.storage.vectors import VectorStore
 
     started = time.perf_counter()
     shutil.rmtree(home, ignore_errors=True)
-    os.environ["CHINVEX_HOME"] = str(SEED_HOME)
-    source_config = Registry().resolve(SEED)
-    source = db.connect(Path(source_config.index.sqlite_path), create=False, readonly=True)
-    source_store = VectorStore.open(source_config, source, create=False)
-    docs = [dict(r) for r in source.execute("SELECT * FROM documents ORDER BY doc_id")]
-    chunks = [dict(r) for r in source.execute("SELECT * FROM chunks ORDER BY doc_id, chunk_index")]
-    turns = [dict(r) for r in source.execute("SELECT * FROM conversation_turns")]
-    origins = [dict(r) for r in source.execute("SELECT * FROM doc_origins")]
-    fingerprints = [dict(r) for r in source.execute("SELECT * FROM source_fingerprints")]
-    vectors = source_store.embeddings([c["chunk_id"] for c in chunks])
-    meta = {key: db.get_meta(source, key) for key in META_KEYS}
-    source_store.close()
-    source.close()
-
+    rows = _read_seed()
     os.environ["CHINVEX_HOME"] = str(home)
     registry = Registry()
     registry.create(name)
     config = registry.resolve(name)
     conn = db.connect(Path(config.index.sqlite_path))
-    for key, value in meta.items():
+    for key, value in rows["meta"].items():
         if value:
             db.set_meta(conn, key, value)
     store = VectorStore.open(config, conn, create=True)
     rng = np.random.default_rng(19)
-
-    def insert(table: str, row: dict) -> None:
-        conn.execute(f"INSERT INTO {table}({', '.join(row)}) VALUES({', '.join('?' * len(row))})", list(row.values()))
-
     for copy in range(copies):
-        def doc_id(old: str) -> str:
-            return f"{old}-{copy}" if old else old
-
-        def uri(old: str | None) -> str | None:
-            return f"{old}#copy{copy}" if old else old
-
-        conn.execute("BEGIN")
-        for d in docs:
-            insert("documents", {**d, "doc_id": doc_id(d["doc_id"]), "source_uri": uri(d["source_uri"]),
-                                 "origin_uri": uri(d["origin_uri"])})
-        for t in turns:
-            insert("conversation_turns", {**t, "doc_id": doc_id(t["doc_id"])})
-        for o in origins:
-            insert("doc_origins", {**o, "doc_id": doc_id(o["doc_id"]), "origin_uri": uri(o["origin_uri"])})
-        for f in fingerprints:
-            insert("source_fingerprints", {**f, "context_name": name, "source_uri": uri(f["source_uri"]),
-                                           "doc_id": doc_id(f["doc_id"])})
-        ids, vecs, metas = [], [], []
-        types = {d["doc_id"]: d["source_type"] for d in docs}
-        for c in chunks:
-            text = f"{c['text']}\n(copy {copy})"
-            metadata = json.loads(c["metadata_json"] or "{}")
-            cid = sha256_hex(f"{c['chunk_id']}/copy{copy}")[:len(c["chunk_id"])]
-            chunk = Chunk.model_construct(chunk_id=cid, doc_id=doc_id(c["doc_id"]), chunk_index=c["chunk_index"],
-                                          text=text, char_start=c["char_start"] or 0, char_end=c["char_end"] or 0,
-                                          line_start=c["line_start"], line_end=c["line_end"], metadata=metadata)
-            embedded = embed_text(chunk)
-            insert("chunks", {**c, "chunk_id": cid, "doc_id": doc_id(c["doc_id"]), "text": text,
-                              "search_text": index_text(embedded), "embed_hash": sha256_hex(embedded)})
-            base = np.asarray(vectors[c["chunk_id"]], dtype=np.float32)
-            jittered = base + rng.normal(0, 0.02, base.shape).astype(np.float32)
-            ids.append(cid)
-            vecs.append(jittered / np.linalg.norm(jittered))
-            metas.append({"doc_id": doc_id(c["doc_id"]), "source_type": types[c["doc_id"]]})
-        conn.execute("COMMIT")
-        store.upsert(ids, np.stack(vecs), metas)
+        _write_copy(conn, store, rows, name, copy, rng)
     counts = {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("documents", "chunks")}
     store.close()
     conn.close()
     return {**counts, "seconds": time.perf_counter() - started}
+
+
+def _read_seed() -> dict:
+    """Every row of the seed context that a copy repeats, its vectors and its embedder meta."""
+    from chinvex.context.registry import Registry
+    from chinvex.storage import db
+    from chinvex.storage.vectors import VectorStore
+
+    os.environ["CHINVEX_HOME"] = str(SEED_HOME)
+    source_config = Registry().resolve(SEED)
+    source = db.connect(Path(source_config.index.sqlite_path), create=False, readonly=True)
+    source_store = VectorStore.open(source_config, source, create=False)
+    rows = {
+        "docs": [dict(r) for r in source.execute("SELECT * FROM documents ORDER BY doc_id")],
+        "chunks": [dict(r) for r in source.execute("SELECT * FROM chunks ORDER BY doc_id, chunk_index")],
+        "turns": [dict(r) for r in source.execute("SELECT * FROM conversation_turns")],
+        "origins": [dict(r) for r in source.execute("SELECT * FROM doc_origins")],
+        "fingerprints": [dict(r) for r in source.execute("SELECT * FROM source_fingerprints")],
+    }
+    rows["vectors"] = source_store.embeddings([c["chunk_id"] for c in rows["chunks"]])
+    rows["meta"] = {key: db.get_meta(source, key) for key in META_KEYS}
+    source_store.close()
+    source.close()
+    return rows
+
+
+def _write_copy(conn: sqlite3.Connection, store, rows: dict, name: str, copy: int, rng) -> None:
+    """Copy number `copy` of the seed's rows (one transaction) and its jittered vectors."""
+    import numpy as np
+
+    def insert(table: str, row: dict) -> None:
+        conn.execute(f"INSERT INTO {table}({', '.join(row)}) VALUES({', '.join('?' * len(row))})", list(row.values()))
+
+    def doc_id(old: str) -> str:
+        return f"{old}-{copy}" if old else old
+
+    def uri(old: str | None) -> str | None:
+        return f"{old}#copy{copy}" if old else old
+
+    docs, vectors = rows["docs"], rows["vectors"]
+    conn.execute("BEGIN")
+    for d in docs:
+        insert("documents", {**d, "doc_id": doc_id(d["doc_id"]), "source_uri": uri(d["source_uri"]),
+                             "origin_uri": uri(d["origin_uri"])})
+    for t in rows["turns"]:
+        insert("conversation_turns", {**t, "doc_id": doc_id(t["doc_id"])})
+    for o in rows["origins"]:
+        insert("doc_origins", {**o, "doc_id": doc_id(o["doc_id"]), "origin_uri": uri(o["origin_uri"])})
+    for f in rows["fingerprints"]:
+        insert("source_fingerprints", {**f, "context_name": name, "source_uri": uri(f["source_uri"]),
+                                       "doc_id": doc_id(f["doc_id"])})
+    ids, vecs, metas = [], [], []
+    types = {d["doc_id"]: d["source_type"] for d in docs}
+    for c in rows["chunks"]:
+        row = _copied_chunk(c, copy, doc_id(c["doc_id"]))
+        insert("chunks", row)
+        base = np.asarray(vectors[c["chunk_id"]], dtype=np.float32)
+        jittered = base + rng.normal(0, 0.02, base.shape).astype(np.float32)
+        ids.append(row["chunk_id"])
+        vecs.append(jittered / np.linalg.norm(jittered))
+        metas.append({"doc_id": doc_id(c["doc_id"]), "source_type": types[c["doc_id"]]})
+    conn.execute("COMMIT")
+    store.upsert(ids, np.stack(vecs), metas)
+
+
+def _copied_chunk(c: dict, copy: int, doc_id: str) -> dict:
+    """A chunk row's copy: its own id, a copy tag in its text, and the embed hash and search text
+    recomputed from that text the way ingest computes them."""
+    from chinvex.chunking import embed_text
+    from chinvex.ids import sha256_hex
+    from chinvex.models import Chunk
+    from chinvex.retrieval.lexical import index_text
+
+    text = f"{c['text']}\n(copy {copy})"
+    metadata = json.loads(c["metadata_json"] or "{}")
+    cid = sha256_hex(f"{c['chunk_id']}/copy{copy}")[:len(c["chunk_id"])]
+    chunk = Chunk.model_construct(chunk_id=cid, doc_id=doc_id, chunk_index=c["chunk_index"],
+                                  text=text, char_start=c["char_start"] or 0, char_end=c["char_end"] or 0,
+                                  line_start=c["line_start"], line_end=c["line_end"], metadata=metadata)
+    embedded = embed_text(chunk)
+    return {**c, "chunk_id": cid, "doc_id": doc_id, "text": text,
+            "search_text": index_text(embedded), "embed_hash": sha256_hex(embedded)}
 
 
 STORE_PEAK = r"""
@@ -168,8 +195,8 @@ print(next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith(
 
 def store_peak(home: Path, name: str) -> float:
     """Peak RSS (MB) of a process that opens the context's vector store and reads one vector:
-    Chroma then holds the collection's whole HNSW index (vectors and graph, ~2 KB a vector at 384
-    dimensions) in memory, as every process that reads or writes vectors does. An export or
+    Chroma then holds the collection's whole HNSW index (vectors and graph) in
+    memory, as every process that reads or writes vectors does. An export or
     import is bounded when its peak beyond this reference does not grow with the file."""
     import subprocess
     import sys
