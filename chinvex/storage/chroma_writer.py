@@ -74,7 +74,8 @@ def update_configuration_json(configuration: Mapping[str, Any]) -> str:
 
 
 def _rows(embeddings: Any) -> list[list[float]]:
-    """Vectors as lists of floats: handing the bindings numpy rows costs ~5x more to convert."""
+    """Vectors as lists of floats: handing the bindings numpy rows costs much more to
+    convert."""
     tolist = getattr(embeddings, "tolist", None)
     if tolist is not None:
         return tolist()
