@@ -48,243 +48,69 @@ import math
 import os
 import threading
 import weakref
-from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import ValidationError
-
-from chinvex.files.excludes import exclude_spec, is_excluded
-from chinvex.models import CodexAppServerConfig, ConversationDoc
-from chinvex.models.context import CodexReaderMode
-from chinvex.models.sources import AdapterDefaults, AdapterOptions, ParseReport, SkippedSource, SourceCandidate, SourceError
+from chinvex.files.excludes import exclude_spec
 from chinvex.files.walk import inside as _inside
+from chinvex.models import ConversationDoc
+from chinvex.models.sources import (
+    AdapterDefaults,
+    AdapterOptions,
+    ParseReport,
+    SkippedSource,
+    SourceCandidate,
+    SourceError,
+)
 from chinvex_adapters.cx_sessions_jsonl.adapter import CodexRolloutAdapter
-from chinvex_adapters.cx_sessions_jsonl.discover import SESSION_DIRS, find_rollout_for_thread
+from chinvex_adapters.cx_sessions_jsonl.discover import find_rollout_for_thread
 
 from .client import (
-    AppServerClient,
     AppServerClientError,
     AppServerDied,
     AppServerTimeout,
     AppServerUnavailable,
-    executable_of,
-    find_executable,
-    is_path,
 )
 from .normalize import SOURCE, SOURCE_TYPE, source_uri_for
+from .reader_choice import (
+    PATH_APPSERVER,
+    PATH_FALLBACK,
+    PATH_ROLLOUT,
+    READER_APPSERVER,
+    READER_JSONL,
+    ROLLOUT_ADAPTER,
+    AppServerSettings,
+    ReaderChoice,
+    choose_reader,
+    codex_home_for,
+)
+from .run_state import (
+    ClientFactoryBuilder,
+    HomeSession,
+    RunState,
+    close_run,
+    default_client_factory,
+    excluded_under_root,
+    one_line,
+    real_path,
+)
 from .source import (
     AppServerSource,
     AppServerSourceOptions,
     ThreadSummary,
-    client_factory_from,
     resolve_rollout_path,
 )
 
 log = logging.getLogger(__name__)
 
-ROLLOUT_ADAPTER = "cx_sessions_jsonl"
-BINARY_ENV = "CHINVEX_CODEX_BIN"
-"""Overrides the executable of `codex_appserver.command` (command[0]) when set and non-empty."""
-
-LegacyRead = Literal["rollout", "appserver"]
-
-# Which way a thread was (or will be) read, as shown in IngestSummary.paths.
-PATH_APPSERVER = "app-server"
-PATH_ROLLOUT = "rollout"
-PATH_FALLBACK = "fallback"
-
-# Which reader a root got, as shown in IngestSummary.readers.
-READER_APPSERVER = "app-server"
-READER_JSONL = "jsonl"
-NOT_A_HOME = "not a CODEX_HOME (no sessions/ or archived_sessions/ folder)"
-
-
-# -- settings -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AppServerSettings:
-    """context.json's `codex_appserver` block, with the keys chinvex adds beyond the schema
-    (`legacy_read`) and the CHINVEX_CODEX_BIN override."""
-
-    config: CodexAppServerConfig
-    legacy_read: LegacyRead = "rollout"
-    binary: str | None = None
-
-    @property
-    def mode(self) -> CodexReaderMode:
-        return self.config.effective_mode
-
-    @classmethod
-    def from_options(cls, options: AdapterOptions, environ: dict[str, str] | None = None) -> "AppServerSettings":
-        raw = (options.settings or {}).get("codex_appserver") or {}
-        if not isinstance(raw, dict):
-            raise SourceError(f"context {options.context_name}: codex_appserver must be an object, not {raw!r}")
-        try:
-            config = CodexAppServerConfig.model_validate(raw)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first.get("loc", ()))
-            raise SourceError(f"context {options.context_name}: codex_appserver.{where}: "
-                              f"{first.get('msg')}") from None
-        legacy_read = (config.model_extra or {}).get("legacy_read", "rollout")
-        if legacy_read not in ("rollout", "appserver"):
-            raise SourceError(f"context {options.context_name}: codex_appserver.legacy_read must be "
-                              f"\"rollout\" or \"appserver\", not {legacy_read!r}")
-        env = os.environ if environ is None else environ
-        return cls(config=config, legacy_read=legacy_read, binary=env.get(BINARY_ENV) or None)
-
-
-@dataclass(frozen=True)
-class ReaderChoice:
-    """The reader of one include root, and why (shown in IngestSummary.readers and, per thread,
-    in IngestSummary.paths)."""
-
-    reader: str  # READER_APPSERVER | READER_JSONL
-    why: str
-
-
-def choose_reader(settings: AppServerSettings, home: Path | None,
-                  search_path: str | None = None) -> ReaderChoice:
-    """Which reader a root gets before anything is started. `auto` asks only whether the
-    executable exists (`find_executable`, the same test that starting the server makes): a
-    machine without Codex is a normal case, not a problem to warn about; a server that exists
-    and still fails is one (the caller warns)."""
-    if home is None:
-        return ReaderChoice(READER_JSONL, NOT_A_HOME)
-    mode = settings.mode
-    if mode == "off":
-        return ReaderChoice(READER_JSONL, settings.config.mode_source)
-    if mode == "on":
-        return ReaderChoice(READER_APPSERVER, settings.config.mode_source)
-    exe = executable_of(settings.config.command, settings.binary)
-    found = find_executable(exe, search_path)
-    if found is None:
-        return ReaderChoice(READER_JSONL, f"{exe} {'not found' if is_path(exe) else 'not on PATH'} (mode auto)")
-    return ReaderChoice(READER_APPSERVER, f"{exe} found{'' if found == exe else ' at ' + found} (mode auto)")
-
-
-def codex_home_for(root: Path) -> Path | None:
-    """The CODEX_HOME an include root is, or sits in: a folder holding `sessions/` or
-    `archived_sessions/`, or the parent of a root named like one of those."""
-    if not root.is_dir():
-        return None
-    if any((root / name).is_dir() for name in SESSION_DIRS):
-        return root
-    if root.name in SESSION_DIRS:
-        return root.parent
-    return None
-
-
-def _one_line(exc: BaseException | str, limit: int = 400) -> str:
-    """An exception as one summary line (the client's messages append stderr tails on
-    further lines; they are kept, joined, up to `limit` characters)."""
-    parts = [part.strip() for part in str(exc).splitlines() if part.strip()]
-    text = " | ".join(parts) if parts else (type(exc).__name__ if isinstance(exc, BaseException) else "")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _real(path: str | Path) -> str:
-    return os.path.realpath(path)
-
-
-def _excluded(real: str, root_real: str, spec: Any) -> bool:
-    """Whether the context excludes drop this file under the root, itself or through a folder
-    above it (the walk does not enter an excluded folder, so its files are never reported)."""
-    if spec is None:
-        return False
-    parts = Path(os.path.relpath(real, root_real)).parts
-    for depth in range(1, len(parts)):
-        if is_excluded("/".join(parts[:depth]), spec, is_dir=True):
-            return True
-    return is_excluded("/".join(parts), spec)
 
 
 def _server_reads(candidate: SourceCandidate) -> bool:
     """A candidate `parse` reads through the server (else the rollout parser reads its file)."""
     return candidate.extra.get("reader") == PATH_APPSERVER or candidate.source_uri.startswith("codex://thread/")
 
-
-# -- per-run state ------------------------------------------------------------------------------
-
-
-@dataclass
-class _HomeSession:
-    """One CODEX_HOME during one run: its app-server source and what it listed."""
-
-    home: str
-    source: AppServerSource | None = None
-    summaries: dict[str, ThreadSummary] = field(default_factory=dict)
-    unavailable: str | None = None
-    """Why the server could not list this home in this run (it is not tried again)."""
-    gave_up: str | None = None
-    """Set when the server died more often than the restart budget allows: later threads of
-    this run go straight to their rollout files."""
-
-    def close(self) -> None:
-        if self.source is not None:
-            try:
-                self.source.close()
-            except Exception as exc:  # noqa: BLE001 - stopping a child must never fail a run
-                log.debug("closing app-server for %s: %s", self.home, exc)
-            self.source = None
-
-
-@dataclass
-class _RunState:
-    sessions: dict[str, _HomeSession] = field(default_factory=dict)
-    warnings: list[tuple[str, str]] = field(default_factory=list)
-    errors: list[tuple[str, str]] = field(default_factory=list)
-    """Run-level failures of a CODEX_HOME's server (it kept dying): the threads still came from
-    their rollout files, but the primary path is broken and the run must not look clean."""
-    counts: Counter[str] = field(default_factory=Counter)
-    paths: dict[str, dict[str, Any]] = field(default_factory=dict)
-    readers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Include root -> {"reader", "why", "mode", "codex_home"}: which reader read it."""
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def close(self) -> None:
-        with self.lock:
-            sessions = list(self.sessions.values())
-        for session in sessions:
-            session.close()
-
-    def note(self, uri: str, thread_id: str | None, path: str, reason: str, **extra: Any) -> None:
-        entry: dict[str, Any] = {"thread_id": thread_id, "path": path, "reason": reason}
-        entry.update({k: v for k, v in extra.items() if v is not None})
-        self.paths[uri] = entry
-
-    def report(self) -> dict[str, Any]:
-        return {"warnings": list(self.warnings), "errors": list(self.errors),
-                "counts": dict(self.counts), "paths": dict(self.paths),
-                "readers": {root: dict(entry) for root, entry in self.readers.items()}}
-
-    def stopped(self, home: str, detail: str) -> None:
-        """The server of `home` gave up mid-run: the roots it read say so."""
-        with self.lock:
-            for entry in self.readers.values():
-                if entry.get("codex_home") == home and entry.get("reader") == READER_APPSERVER:
-                    entry["stopped"] = detail
-
-
-def _close_run(runs: dict[int, _RunState], finalizers: dict[int, Any], key: int) -> None:
-    finalizers.pop(key, None)
-    state = runs.pop(key, None)
-    if state is not None:
-        state.close()
-
-
-ClientFactoryBuilder = Callable[[AppServerSettings, Path], Callable[[], AppServerClient]]
-
-
-def default_client_factory(settings: AppServerSettings, home: Path) -> Callable[[], AppServerClient]:
-    return client_factory_from(settings.config, codex_home=str(home), binary=settings.binary)
-
-
-# -- the adapter --------------------------------------------------------------------------------
 
 
 class CodexAppServerAdapter(AdapterDefaults):
@@ -299,21 +125,21 @@ class CodexAppServerAdapter(AdapterDefaults):
                  client_factory: ClientFactoryBuilder = default_client_factory):
         self.rollout = rollout or CodexRolloutAdapter()
         self._client_factory = client_factory
-        self._runs: dict[int, _RunState] = {}
+        self._runs: dict[int, RunState] = {}
         self._finalizers: dict[int, weakref.finalize] = {}
         self._lock = threading.Lock()
 
     # -- run bookkeeping ----------------------------------------------------------------------
 
-    def _run(self, options: AdapterOptions) -> tuple[int, _RunState]:
+    def _run(self, options: AdapterOptions) -> tuple[int, RunState]:
         key = id(options)
         with self._lock:
             state = self._runs.get(key)
             if state is None:
-                state = self._runs[key] = _RunState()
+                state = self._runs[key] = RunState()
                 # Stops the children when the run's options object goes away (or at exit) if
                 # the pipeline never calls end_run.
-                self._finalizers[key] = weakref.finalize(options, _close_run, self._runs,
+                self._finalizers[key] = weakref.finalize(options, close_run, self._runs,
                                                          self._finalizers, key)
             return key, state
 
@@ -332,13 +158,13 @@ class CodexAppServerAdapter(AdapterDefaults):
         state.close()
         return state.report()
 
-    def _session(self, state: _RunState, home: Path, settings: AppServerSettings) -> _HomeSession:
-        key = _real(home)
+    def _session(self, state: RunState, home: Path, settings: AppServerSettings) -> HomeSession:
+        key = real_path(home)
         with state.lock:
             session = state.sessions.get(key)
             if session is None:
                 source = AppServerSource(self._client_factory(settings, home), AppServerSourceOptions())
-                session = state.sessions[key] = _HomeSession(home=str(home), source=source)
+                session = state.sessions[key] = HomeSession(home=str(home), source=source)
             return session
 
     # -- enumerate -------------------------------------------------------------------------------
@@ -385,7 +211,7 @@ class CodexAppServerAdapter(AdapterDefaults):
         switch would read every thread again."""
         return replace(item, adapter=self.name, extra={**item.extra, **extra, "reader": reader})
 
-    def _list(self, session: _HomeSession, settings: AppServerSettings) -> tuple[list[ThreadSummary] | None, str]:
+    def _list(self, session: HomeSession, settings: AppServerSettings) -> tuple[list[ThreadSummary] | None, str]:
         """The threads the server lists, or None and why not. A server that dies or stalls
         while listing gets one more try (the source restarts it); one that cannot start does
         not (it would fail the same way)."""
@@ -397,26 +223,26 @@ class CodexAppServerAdapter(AdapterDefaults):
                 threads = session.source.list_threads(include_subagents=settings.config.include_subagents,
                                                       include_archived=settings.config.include_archived)
             except (AppServerTimeout, AppServerUnavailable) as exc:
-                problem = _one_line(exc)
+                problem = one_line(exc)
                 if attempt == 0 and isinstance(exc, (AppServerTimeout, AppServerDied)):
                     continue
                 break
             except AppServerClientError as exc:
-                problem = f"thread/list failed: {_one_line(exc)}"
+                problem = f"thread/list failed: {one_line(exc)}"
                 break
-            except Exception as exc:  # noqa: BLE001 - a listing bug must not cost the root its files
+            except Exception as exc:
                 log.exception("listing Codex threads in %s", session.home)
-                problem = f"internal error while listing: {type(exc).__name__}: {_one_line(exc)}"
+                problem = f"internal error while listing: {type(exc).__name__}: {one_line(exc)}"
                 break
             session.summaries.update({t.thread_id: t for t in threads})
             return threads, ""
         session.unavailable = problem
         return None, problem
 
-    def _route(self, root: Path, home: Path, key: int, state: _RunState, settings: AppServerSettings,
+    def _route(self, root: Path, home: Path, key: int, state: RunState, settings: AppServerSettings,
                listed: list[ThreadSummary], files: list[SourceCandidate | SkippedSource],
                excludes: list[str]) -> Iterator[SourceCandidate | SkippedSource]:
-        root_real = _real(root)
+        root_real = real_path(root)
         spec = exclude_spec(excludes, root_real)
         session = self._session(state, home, settings)
         for problem in (session.source.list_errors if session.source else []):
@@ -430,9 +256,9 @@ class CodexAppServerAdapter(AdapterDefaults):
         skipped_real: set[str] = set()
         for item in files:
             if isinstance(item, SourceCandidate) and item.path is not None:
-                by_real[_real(item.path)] = item
+                by_real[real_path(item.path)] = item
             elif isinstance(item, SkippedSource):
-                skipped_real.add(_real(item.source_uri))
+                skipped_real.add(real_path(item.source_uri))
 
         covered: set[str] = set()
         for thread in listed:
@@ -441,11 +267,11 @@ class CodexAppServerAdapter(AdapterDefaults):
             if file is None:
                 found = find_rollout_for_thread([home], thread.thread_id)
                 file = str(found) if found is not None else None
-            real = _real(file) if file else None
+            real = real_path(file) if file else None
             if real is not None and not _inside(real, root_real):
                 state.counts["threads_outside_root"] += 1  # e.g. archived threads of a sessions/ root
                 continue
-            if real is not None and (real in skipped_real or _excluded(real, root_real, spec)):
+            if real is not None and (real in skipped_real or excluded_under_root(real, root_real, spec)):
                 # An excluded or skipped file (or one in an excluded folder, which the walk
                 # does not enter): honour it, as the rollout files alone would.
                 state.counts["threads_excluded"] += 1
@@ -458,37 +284,14 @@ class CodexAppServerAdapter(AdapterDefaults):
                 yield self._listed_file(jsonl, thread, key, home, state, settings)
                 continue
             state.counts["threads_appserver"] += 1
-            candidate = SourceCandidate(
-                source_uri=source_uri_for(thread.thread_id),
-                source_type=SOURCE_TYPE,
-                adapter=self.name,
-                root=str(root),
-                path=None,  # fingerprinted by updatedAt: there is no file to stat
-                thread_id=thread.thread_id,
-                thread_updated_at=thread.updated_at,
-                # Only updatedAt, although the seed spec (§5) pairs it with the last turn id:
-                # thread/list gives no cheap last turn id in 0.169.0. `Thread.turns` is always
-                # empty in list responses (the schema fills it only for thread/read
-                # includeTurns, resume and fork), and the one turn id the response carries,
-                # `readStates[id].firstUnread.turnId`, is the *first unread* turn: it moves when
-                # any client marks the thread read and is null when nothing is unread (observed:
-                # a fresh paginated thread names its *first* turn, legacy threads give null and
-                # `revision: "initial:<id>"`). The real last turn would cost one
-                # thread/turns/list call (desc, limit 1) per thread on every run — the reading
-                # this fingerprint exists to skip. updatedAt moves with every turn written; the
-                # last turn id that was read is kept in the parse state (`last_turn_id`).
-                last_turn_id=None,
-                extra={"run": key, "reader": PATH_APPSERVER, "codex_home": str(home),
-                       "history_mode": thread.history_mode, "rollout_path": file,
-                       "source_kind": thread.source_kind, "archived": thread.archived},
-            )
+            candidate = self._thread_candidate(root, home, key, thread, file)
             state.note(candidate.source_uri, thread.thread_id, PATH_APPSERVER,
                        f"{thread.history_mode} thread without a rollout file under the root",
                        history_mode=thread.history_mode, read=False)
             yield candidate
 
         for item in files:
-            if isinstance(item, SourceCandidate) and item.path is not None and _real(item.path) in covered:
+            if isinstance(item, SourceCandidate) and item.path is not None and real_path(item.path) in covered:
                 continue
             if isinstance(item, SourceCandidate):
                 state.counts["rollout_files_not_listed"] += 1
@@ -497,8 +300,37 @@ class CodexAppServerAdapter(AdapterDefaults):
                 item = self._owned(item, PATH_ROLLOUT)
             yield item
 
+    def _thread_candidate(self, root: Path, home: Path, key: int, thread: ThreadSummary,
+                          file: str | None) -> SourceCandidate:
+        """A listed thread without a rollout file under the root: only the server can read it,
+        so it is keyed by its thread URI and fingerprinted by `updatedAt`."""
+        return SourceCandidate(
+            source_uri=source_uri_for(thread.thread_id),
+            source_type=SOURCE_TYPE,
+            adapter=self.name,
+            root=str(root),
+            path=None,  # fingerprinted by updatedAt: there is no file to stat
+            thread_id=thread.thread_id,
+            thread_updated_at=thread.updated_at,
+            # Only updatedAt, although the seed spec (§5) pairs it with the last turn id:
+            # thread/list gives no cheap last turn id in 0.169.0. `Thread.turns` is always
+            # empty in list responses (the schema fills it only for thread/read
+            # includeTurns, resume and fork), and the one turn id the response carries,
+            # `readStates[id].firstUnread.turnId`, is the *first unread* turn: it moves when
+            # any client marks the thread read and is null when nothing is unread (observed:
+            # a fresh paginated thread names its *first* turn, legacy threads give null and
+            # `revision: "initial:<id>"`). The real last turn would cost one
+            # thread/turns/list call (desc, limit 1) per thread on every run — the reading
+            # this fingerprint exists to skip. updatedAt moves with every turn written; the
+            # last turn id that was read is kept in the parse state (`last_turn_id`).
+            last_turn_id=None,
+            extra={"run": key, "reader": PATH_APPSERVER, "codex_home": str(home),
+                   "history_mode": thread.history_mode, "rollout_path": file,
+                   "source_kind": thread.source_kind, "archived": thread.archived},
+        )
+
     def _listed_file(self, jsonl: SourceCandidate, thread: ThreadSummary, key: int, home: Path,
-                     state: _RunState, settings: AppServerSettings) -> SourceCandidate:
+                     state: RunState, settings: AppServerSettings) -> SourceCandidate:
         """The candidate of a listed thread that has its rollout file under the root: keyed and
         fingerprinted by that file (so the thread is the same source without the server), read
         by the rollout parser (legacy threads, by default) or through the server."""
@@ -537,7 +369,7 @@ class CodexAppServerAdapter(AdapterDefaults):
         thread_id = candidate.thread_id or candidate.source_uri.rsplit("/", 1)[-1]
         state = self._runs.get(candidate.extra.get("run", -1))
         home = candidate.extra.get("codex_home")
-        session = state.sessions.get(_real(home)) if state is not None and home else None
+        session = state.sessions.get(real_path(home)) if state is not None and home else None
 
         reason, detail = "no_session", "no app-server session for this run"
         fallback = str(candidate.path) if candidate.path is not None else candidate.extra.get("rollout_path")
@@ -550,11 +382,11 @@ class CodexAppServerAdapter(AdapterDefaults):
             except (AppServerTimeout, AppServerDied) as exc:
                 # This thread's read was lost with the child; the source starts a fresh one
                 # for the next thread (within its restart budget).
-                reason, detail = "appserver_failed", _one_line(exc)
+                reason, detail = "appserver_failed", one_line(exc)
             except AppServerUnavailable as exc:
                 # No child could be started (restart budget spent, binary gone): stop trying,
                 # and say so as an error of this CODEX_HOME's server, once.
-                reason, detail = "appserver_gave_up", _one_line(exc)
+                reason, detail = "appserver_gave_up", one_line(exc)
                 session.gave_up = detail
                 if state is not None:
                     with state.lock:
@@ -563,7 +395,7 @@ class CodexAppServerAdapter(AdapterDefaults):
                             "the remaining threads of this run were read from their rollout files")))
                     state.stopped(session.home, detail)
             except AppServerClientError as exc:
-                reason, detail = "appserver_error", _one_line(exc)
+                reason, detail = "appserver_error", one_line(exc)
             else:
                 report.counts.update(outcome.counts)
                 report.warnings.extend(outcome.warnings)
@@ -588,7 +420,7 @@ class CodexAppServerAdapter(AdapterDefaults):
                     fallback = outcome.fallback_path or fallback
         yield from self._fallback(candidate, thread_id, state, home, fallback, reason, detail, report)
 
-    def _fallback(self, candidate: SourceCandidate, thread_id: str, state: _RunState | None,
+    def _fallback(self, candidate: SourceCandidate, thread_id: str, state: RunState | None,
                   home: str | None, fallback: str | None, reason: str, detail: str,
                   report: ParseReport) -> Iterator[ConversationDoc]:
         path = self._rollout_file(fallback, home, thread_id)
@@ -603,7 +435,7 @@ class CodexAppServerAdapter(AdapterDefaults):
             docs = list(self.rollout.parse(sub, report, None))
         except SourceError as exc:
             raise SourceError(f"codex thread {thread_id}: {reason} ({detail}), and its rollout file "
-                              f"failed too: {_one_line(exc)}") from None
+                              f"failed too: {one_line(exc)}") from None
         rollout_state = report.state or {}
         report.state = {"via": PATH_FALLBACK, "reason": reason, "rollout_path": str(path),
                         "last_turn_id": rollout_state.get("last_turn_id")}

@@ -51,7 +51,8 @@ from chinvex.ingest.adapters import adapter as registered_adapter
 from chinvex.ingest.adapters import adapters_for
 from chinvex.ingest.origins import precedence_of
 from chinvex.models.sources import Adapter, AdapterOptions, ParseReport, SkippedSource, SourceCandidate
-from chinvex_adapters.cx_appserver.adapter import AppServerSettings, CodexAppServerAdapter, codex_home_for
+from chinvex_adapters.cx_appserver.adapter import CodexAppServerAdapter
+from chinvex_adapters.cx_appserver.reader_choice import AppServerSettings, codex_home_for
 from chinvex_adapters.cx_appserver.source import AppServerSource, client_factory_from
 from chinvex_adapters.cx_sessions_jsonl import CodexRolloutAdapter
 from chinvex_adapters.cx_sessions_jsonl.reader import open_stream
@@ -444,7 +445,7 @@ def test_auto_without_the_binary_reads_rollout_files_without_a_warning(tmp_path:
 
 def test_reader_choice_and_the_enabled_key(tmp_path: Path) -> None:
     from chinvex.models import CodexAppServerConfig
-    from chinvex_adapters.cx_appserver.adapter import choose_reader
+    from chinvex_adapters.cx_appserver.reader_choice import choose_reader
 
     home = tmp_path / ".codex"
     bin_dir = tmp_path / "bin"
