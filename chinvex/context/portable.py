@@ -239,7 +239,7 @@ class _Importer:
 
     def __init__(self, config: ContextConfig, conn: sqlite3.Connection, path: Path, embedder: Any, reuse: bool,
                  from_context: str | None = None):
-        from chinvex.ingest.writer import IndexWriter
+        from chinvex.storage.writer import IndexWriter
         from chinvex.timeutil import now_iso
 
         self.from_context, self.stamp = from_context, now_iso()
@@ -273,7 +273,7 @@ class _Importer:
             db.set_meta(self.conn, "embedding_dimension", str(self.vectors.dimension))
 
     def _source(self, record: dict[str, Any]) -> None:
-        from chinvex.storage import imported, import_writes
+        from chinvex.storage import import_writes, imported
 
         import_writes.insert_fingerprint(self.conn, self.config.name, record)
 
