@@ -67,7 +67,7 @@ from chinvex.models.sources import (
 from chinvex_adapters.cx_sessions_jsonl.adapter import CodexRolloutAdapter
 from chinvex_adapters.cx_sessions_jsonl.discover import find_rollout_for_thread
 
-from .client import (
+from .errors import (
     AppServerClientError,
     AppServerDied,
     AppServerTimeout,
@@ -96,12 +96,8 @@ from .run_state import (
     one_line,
     real_path,
 )
-from .source import (
-    AppServerSource,
-    AppServerSourceOptions,
-    ThreadSummary,
-    resolve_rollout_path,
-)
+from .source import AppServerSource, AppServerSourceOptions
+from .threads import ThreadSummary, resolve_rollout_path
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from chinvex.models.context import CodexReaderMode
 from chinvex.models.sources import AdapterOptions, SourceError
 from chinvex_adapters.cx_sessions_jsonl.discover import SESSION_DIRS
 
-from .client import executable_of, find_executable, is_path
+from .launch import executable_of, find_executable, is_path
 
 ROLLOUT_ADAPTER = "cx_sessions_jsonl"
 BINARY_ENV = "CHINVEX_CODEX_BIN"

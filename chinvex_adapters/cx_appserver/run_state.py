@@ -20,7 +20,8 @@ from chinvex.files.excludes import is_excluded
 
 from .client import AppServerClient
 from .reader_choice import READER_APPSERVER, AppServerSettings
-from .source import AppServerSource, ThreadSummary, client_factory_from
+from .source import AppServerSource, client_factory_from
+from .threads import ThreadSummary
 
 log = logging.getLogger(__name__)
 

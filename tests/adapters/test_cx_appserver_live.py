@@ -53,18 +53,15 @@ import pytest
 
 from chinvex.models import CodexAppServerConfig
 from chinvex.models.sources import ParseReport, SourceCandidate
-from chinvex_adapters.cx_appserver.client import (
-    AppServerClient,
-    AppServerDied,
-    AppServerError,
-    ClientConfig,
-)
+from chinvex_adapters.cx_appserver.client import AppServerClient
+from chinvex_adapters.cx_appserver.errors import AppServerDied, AppServerError
+from chinvex_adapters.cx_appserver.launch import ClientConfig
 from chinvex_adapters.cx_appserver.source import (
     AppServerSource,
     AppServerSourceOptions,
-    ThreadReadError,
     client_factory_from,
 )
+from chinvex_adapters.cx_appserver.threads import ThreadReadError
 from chinvex_adapters.cx_sessions_jsonl import CodexRolloutAdapter
 from helpers import (CODEX_INSTALL_SCRIPT, CODEX_TRIPLE, CODEX_VERSION, FIXTURES, REPO_ROOT,
                      codex_binary_or_skip)

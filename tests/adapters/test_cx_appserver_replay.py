@@ -25,22 +25,19 @@ import pytest
 from chinvex.ids import thread_doc_id
 from chinvex.models.sources import ParseReport
 from chinvex_adapters.cx_appserver import schemas as s
-from chinvex_adapters.cx_appserver.client import (
-    AppServerClient,
+from chinvex_adapters.cx_appserver.client import AppServerClient
+from chinvex_adapters.cx_appserver.errors import (
     AppServerDied,
     AppServerError,
     AppServerTimeout,
     AppServerUnavailable,
-    ClientConfig,
-    StreamTransport,
 )
-from chinvex_adapters.cx_appserver.normalize import NormalizeOptions, clip, thread_to_conversation
-from chinvex_adapters.cx_appserver.source import (
-    AppServerSource,
-    DEFAULT_SOURCE_KINDS,
-    ThreadReadError,
-    resolve_rollout_path,
-)
+from chinvex_adapters.cx_appserver.launch import ClientConfig
+from chinvex_adapters.cx_appserver.transport import StreamTransport
+from chinvex_adapters.cx_appserver.item_text import NormalizeOptions, clip
+from chinvex_adapters.cx_appserver.normalize import thread_to_conversation
+from chinvex_adapters.cx_appserver.source import DEFAULT_SOURCE_KINDS, AppServerSource
+from chinvex_adapters.cx_appserver.threads import ThreadReadError, resolve_rollout_path
 from helpers import FIXTURES
 
 TRANSCRIPTS = FIXTURES / "codex-app-server" / "transcripts"
@@ -480,7 +477,7 @@ def test_start_failures_are_clear(tmp_path):
 
 def test_command_line_from_context_config(tmp_path):
     from chinvex.models import CodexAppServerConfig
-    from chinvex_adapters.cx_appserver.client import build_argv
+    from chinvex_adapters.cx_appserver.launch import build_argv
     from chinvex_adapters.cx_appserver.source import client_factory_from
 
     cfg = CodexAppServerConfig(command=["codex", "app-server", "--listen", "stdio://"], timeout_s=7)
