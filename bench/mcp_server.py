@@ -65,7 +65,7 @@ def build_index(home: Path, n_chunks: int = N_CHUNKS, seed: int = 7) -> dict[str
     from chinvex.ids import chunk_id as make_chunk_id
     from chinvex.ids import doc_id_for, sha256_hex
     from chinvex.ingest.prepare import PreparedChunk, PreparedDoc
-    from chinvex.ingest.writer import IndexWriter
+    from chinvex.storage.writer import IndexWriter
     from chinvex.models import Chunk
     from chinvex.context.registry import Registry
     from chinvex.retrieval.lexical import index_text

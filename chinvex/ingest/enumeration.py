@@ -1,69 +1,32 @@
 """How an ingest run finds its sources: every include root through the adapters that read it,
 one work item per source (a file reachable from two roots belongs to the most specific one),
-skips and unreadable entries reported. A mixin of chinvex.ingest.pipeline.IngestRun."""
+skips and unreadable entries reported. A part of chinvex.ingest.pipeline.IngestRun."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from chinvex.ingest.adapters import adapter as load_adapter
 from chinvex.ingest.adapters import adapters_for
+from chinvex.ingest.run_state import EnumeratedRoot, RunState, SourceWork
 from chinvex.models.context import SESSIONS_KEY
-from chinvex.models.sources import SkippedSource, SourceCandidate, SourceError
-
-if TYPE_CHECKING:
-    from collections import Counter
-
-    from chinvex.ingest.summary import IngestSummary
-    from chinvex.models import ContextConfig
-    from chinvex.redaction import Redactor
-    from chinvex.models.sources import AdapterOptions
+from chinvex.models.sources import SkippedSource, SourceError
 
 ERROR_SKIP_REASONS = {"unreadable"}
 """Skips that are not a choice but a failure: reported as errors, and what was indexed from the
 source before is kept (a permission glitch must not wipe it)."""
 
 
-@dataclass
-class EnumeratedRoot:
-    """One include root and the adapter that enumerated it. `ok` is False when enumeration
-    failed: then nothing under it may be taken as deleted."""
+class RootEnumerator:
+    """Lists a run's sources from its configuration, redacted by its redactor, and reports
+    through its state (errors, the decision log, skip counts, unreadable entries)."""
 
-    include_key: str
-    root: str
-    adapter: str
-    ok: bool = True
-
-
-@dataclass
-class SourceWork:
-    """A source found by enumeration and the adapter that will read it."""
-
-    candidate: SourceCandidate
-    adapter: str
-
-
-class RootEnumeration:
-    """IngestRun's enumeration. Reads the run's configuration and redactor, and reports through
-    its `_error` and `_decide_log`."""
-
-    config: ContextConfig
-    adapter_options: AdapterOptions
-    redactor: Redactor
-    summary: IngestSummary
-    skipped: Counter[str]
-    unreadable: set[str]
-    root_adapters: set[str]
-
-    if TYPE_CHECKING:  # provided by IngestRun (or another of its parts)
-        def _error(self, uri: str, adapter: str | None, message: str) -> None: ...
-        def _decide_log(self, uri: str, adapter: str, action: str, reason: str, detail: str | None = None) -> None: ...
+    def __init__(self, state: RunState):
+        self.state = state
 
     def _roots(self) -> list[EnumeratedRoot]:
         roots: list[EnumeratedRoot] = []
-        for key, values in self.config.includes.entries():
+        for key, values in self.state.config.includes.entries():
             if not isinstance(values, list):
                 continue
             if key == SESSIONS_KEY:
@@ -86,41 +49,41 @@ class RootEnumeration:
             try:
                 found = resolve([str(entry)])
             except UsageError as exc:
-                self._error(str(entry), None, f"includes.sessions: {exc}")
+                self.state.error(str(entry), None, f"includes.sessions: {exc}")
                 continue
             roots.extend(EnumeratedRoot(include_key=SESSIONS_KEY, root=root, adapter=adapter)
                          for adapter, root in found)
         return roots
 
-    def _enumerate(self) -> tuple[list[EnumeratedRoot], list[SourceWork], dict[str, str]]:
+    def enumerate(self) -> tuple[list[EnumeratedRoot], list[SourceWork], dict[str, str]]:
         roots = self._roots()
         chosen: dict[str, tuple[int, SourceWork]] = {}
         skipped_uris: dict[str, str] = {}  # uri -> skip reason
         for order, root in enumerate(roots):
-            self.root_adapters.add(root.adapter)
+            self.state.root_adapters.add(root.adapter)
             try:
                 adapter = load_adapter(root.adapter)
-                items = [self.redactor.source(item)
-                         for item in adapter.enumerate(Path(root.root), self.adapter_options)]
+                items = [self.state.redactor.source(item)
+                         for item in adapter.enumerate(Path(root.root), self.state.adapter_options)]
             except SourceError as exc:
                 root.ok = False
-                self._error(root.root, root.adapter, str(exc))
+                self.state.error(root.root, root.adapter, str(exc))
                 continue
             except Exception as exc:  # an adapter bug must not end the run
                 root.ok = False
-                self._error(root.root, root.adapter, f"internal error while listing: {type(exc).__name__}: {exc}")
+                self.state.error(root.root, root.adapter, f"internal error while listing: {type(exc).__name__}: {exc}")
                 continue
             depth = len(Path(root.root).parts)
             for item in items:
                 if isinstance(item, SkippedSource) and item.reason in ERROR_SKIP_REASONS:
-                    self._error(item.source_uri, root.adapter,
+                    self.state.error(item.source_uri, root.adapter,
                                 f"{item.source_uri}: {item.reason}: {item.detail}".rstrip(": "))
-                    self.unreadable.add(item.source_uri)
+                    self.state.unreadable.add(item.source_uri)
                     continue
                 if isinstance(item, SkippedSource):
-                    self.skipped[item.reason] += 1
+                    self.state.skipped[item.reason] += 1
                     skipped_uris[item.source_uri] = item.reason
-                    self._decide_log(item.source_uri, root.adapter, "excluded", item.reason, item.detail)
+                    self.state.decide_log(item.source_uri, root.adapter, "excluded", item.reason, item.detail)
                     continue
                 previous = chosen.get(item.source_uri)
                 # A file reachable from two roots is indexed once, by the most specific root.
@@ -129,5 +92,5 @@ class RootEnumeration:
                     # app-server lists threads whose legacy rollout files the JSONL parser reads).
                     chosen[item.source_uri] = (depth, SourceWork(item, item.adapter or root.adapter))
         work = [w for _, w in chosen.values()]
-        self.summary.sources.scanned = len(work)
+        self.state.summary.sources.scanned = len(work)
         return roots, work, {uri: why for uri, why in skipped_uris.items() if uri not in chosen}

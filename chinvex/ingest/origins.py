@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from chinvex.models.sources import complete
+from chinvex.storage import origins as rows
 
 
 def precedence_of(adapter: Any, doc: Any) -> str:
@@ -45,34 +46,28 @@ class Detached:
 
 
 class OriginLedger:
+    """Which sources produce which documents, and which of them writes each (the table access
+    is chinvex.storage.origins)."""
+
     def __init__(self, conn: sqlite3.Connection):
         self.conn = conn
 
     def origins(self, doc_id: str) -> list[tuple[str, list[Any]]]:
-        return [(row[0], orjson.loads(row[1])) for row in self.conn.execute(
-            "SELECT origin_uri, precedence_json FROM doc_origins WHERE doc_id=?", (doc_id,))]
+        return rows.origins_of(self.conn, doc_id)
 
     def record(self, doc_id: str, origin: str, precedence: str) -> bool:
         """Record that `origin` produces `doc_id`; True when `origin` is the one that should write it."""
-        self.conn.execute(
-            "INSERT INTO doc_origins(doc_id, origin_uri, precedence_json) VALUES(?,?,?) "
-            "ON CONFLICT(doc_id, origin_uri) DO UPDATE SET precedence_json=excluded.precedence_json",
-            (doc_id, origin, precedence),
-        )
+        rows.record(self.conn, doc_id, origin, precedence)
         return self.winner(doc_id) == origin
 
     def winner(self, doc_id: str) -> str | None:
-        rows = self.origins(doc_id)
-        if not rows:
+        found = self.origins(doc_id)
+        if not found:
             return None
-        return max(rows, key=lambda item: (item[1], item[0]))[0]
+        return max(found, key=lambda item: (item[1], item[0]))[0]
 
     def docs_of(self, origin: str) -> list[str]:
-        ids = {row[0] for row in self.conn.execute(
-            "SELECT doc_id FROM doc_origins WHERE origin_uri=?", (origin,))}
-        ids |= {row[0] for row in self.conn.execute(
-            "SELECT doc_id FROM documents WHERE origin_uri=?", (origin,))}
-        return sorted(ids)
+        return rows.docs_of(self.conn, origin)
 
     def detach(self, origin: str, doc_ids: list[str]) -> Detached:
         """`origin` no longer produces these documents: delete the ones nobody else produces,
@@ -80,14 +75,12 @@ class OriginLedger:
         delete: list[str] = []
         reingest: set[str] = set()
         for doc_id in doc_ids:
-            self.conn.execute(
-                "DELETE FROM doc_origins WHERE doc_id=? AND origin_uri=?", (doc_id, origin))
+            rows.forget(self.conn, doc_id, origin)
             best = self.winner(doc_id)
-            row = self.conn.execute(
-                "SELECT origin_uri FROM documents WHERE doc_id=?", (doc_id,)).fetchone()
+            written = rows.written_from(self.conn, doc_id)
             if best is None:
-                if row is not None:
+                if written is not None:
                     delete.append(doc_id)
-            elif row is None or row[0] == origin:
+            elif written is None or written[0] == origin:
                 reingest.add(best)
         return Detached(delete, reingest)

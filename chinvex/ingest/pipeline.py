@@ -11,47 +11,31 @@ import sqlite3
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
-
-import orjson
 
 from chinvex.errors import EmbedderMismatchError, StorageError
-from chinvex.ingest import fingerprints as fps
-from chinvex.ingest import journal
 from chinvex.ingest.adapters import adapter as load_adapter
-from chinvex.ingest.enumeration import RootEnumeration, SourceWork
+from chinvex.ingest.enumeration import RootEnumerator
 from chinvex.ingest.origins import OriginLedger
-from chinvex.ingest.source_ingest import SourceIngest
-from chinvex.ingest.summary import Decision, IngestSummary, SourceMessage
-from chinvex.ingest.vanished import VanishedSources
-from chinvex.ingest.writer import IndexWriter
+from chinvex.ingest.run_state import IngestOptions, ProgressSink, RunState
+from chinvex.ingest.source_ingest import SourceIngester
+from chinvex.ingest.summary import IngestSummary, SourceMessage
+from chinvex.ingest.vanished import VanishedSweeper
 from chinvex.locking import context_lock
 from chinvex.models import ContextConfig
 from chinvex.models.sources import AdapterOptions
-from chinvex.storage import db
+from chinvex.storage import db, runs
+from chinvex.storage import fingerprints as fingerprint_rows
+from chinvex.storage import pending as pending_rows
+from chinvex.storage import tombstones as tombstone_rows
 from chinvex.storage.access import check_writable
 from chinvex.storage.vector_open import check_store_file
 from chinvex.storage.vectors import VectorStore
+from chinvex.storage.writer import IndexWriter
 from chinvex.timeutil import now_iso
 
-class ProgressSink(Protocol):
-    def start(self, total: int) -> None: ...
-    def advance(self, label: str) -> None: ...
-    def embedded(self, count: int) -> None: ...
-    def decision(self, decision: Decision) -> None: ...
-    def finish(self) -> None: ...
-
-
-@dataclass
-class IngestOptions:
-    full: bool = False
-    verbose: bool = False
-    wait: bool | float = False
-    progress: ProgressSink | None = None
-    embedder_factory: Callable[[], Any] | None = None
+__all__ = ["IngestOptions", "IngestRun", "ProgressSink", "run_ingest", "run_ingest_locked",
+           "write_failure"]
 
 
 def run_ingest(config: ContextConfig, options: IngestOptions | None = None) -> IngestSummary:
@@ -73,7 +57,7 @@ def run_ingest_locked(config: ContextConfig, options: IngestOptions) -> IngestSu
     rebuilding a damaged hybrid.db from the sources)."""
     conn = db.connect(Path(config.index.sqlite_path), create=True)
     try:
-        return IngestRun(config, conn, options).execute()
+        return IngestRun(config, conn, options).run()
     except (sqlite3.Error, OSError) as exc:
         raise write_failure(config, exc) from None
     except StorageError as exc:
@@ -126,116 +110,112 @@ def write_failure(config: ContextConfig, exc: BaseException) -> StorageError:
                         "run 'chinvex ingest' again")
 
 
-class IngestRun(RootEnumeration, SourceIngest, VanishedSources):
-    """One ingest of one context under its lock: enumerate the roots (enumeration.py), decide per
-    source from its fingerprint, parse, prepare and write what changed (source_ingest.py), remove
-    what vanished (vanished.py), and record the run (here)."""
+class IngestRun:
+    """One ingest of one context under its lock: enumerate the roots (RootEnumerator), decide per
+    source from its fingerprint, parse, prepare and write what changed (SourceIngester), remove
+    what vanished (VanishedSweeper), and record the run (here). The parts share one RunState."""
 
     def __init__(self, config: ContextConfig, conn: sqlite3.Connection, options: IngestOptions):
         from chinvex.chunking import CHUNKER_VERSION
         from chinvex.embedding.factory import make_embedder
         from chinvex.redaction import REDACTION_VERSION, Redactor
 
-        self.config = config
-        self.conn = conn
-        self.options = options
-        self.started = time.monotonic()
-        self.summary = IngestSummary(
-            run_id=uuid.uuid4().hex, context=config.name, started_at=now_iso(), full=options.full
+        redact = config.redaction is None or config.redaction.enabled
+        redaction_tag = REDACTION_VERSION if redact else "redaction-off"
+        embedder = (options.embedder_factory or (lambda: make_embedder(config.embedding)))()
+        summary = IngestSummary(run_id=uuid.uuid4().hex, context=config.name,
+                                started_at=now_iso(), full=options.full)
+        summary.embedder = embedder.name
+        self.state = RunState(
+            config=config, conn=conn, options=options, summary=summary,
+            redactor=Redactor(redact), redact=redact,
+            chunker_version=f"{CHUNKER_VERSION}+{redaction_tag}", embedder=embedder,
+            adapter_options=AdapterOptions(context_name=config.name, excludes=list(config.excludes),
+                                           settings=config.model_dump(mode="json")),
+            ledger=OriginLedger(conn), tombstones=tombstone_rows.hashes(conn),
         )
-        self.redact = config.redaction is None or config.redaction.enabled
-        # Source uris, adapter state, errors and the run log are redacted like documents
-        # (chinvex.redaction.structured); what documents hold is redacted by `prepare`.
-        self.redactor = Redactor(self.redact)
-        redaction_tag = REDACTION_VERSION if self.redact else "redaction-off"
-        self.chunker_version = f"{CHUNKER_VERSION}+{redaction_tag}"
-        self._embedder = (options.embedder_factory or (lambda: make_embedder(config.embedding)))()
-        self.summary.embedder = self._embedder.name
-        self.adapter_options = AdapterOptions(
-            context_name=config.name, excludes=list(config.excludes),
-            settings=config.model_dump(mode="json"),
-        )
-        self.redactions: Counter[str] = Counter()
-        self.adapter_counts: dict[str, Counter[str]] = {}
-        self.skipped: Counter[str] = Counter()
-        self.reasons: Counter[str] = Counter()
-        self.unreadable: set[str] = set()
-        self.ledger = OriginLedger(conn)
-        self.tombstones: dict[str, str | None] = dict(
-            conn.execute("SELECT doc_id, content_hash FROM tombstones").fetchall())
-        self.pending: dict[str, journal.PendingSource] = {}
-        self.reingest: set[str] = set()
-        self.work_by_uri: dict[str, SourceWork] = {}
-        self.root_adapters: set[str] = set()
+        self.enumerator = RootEnumerator(self.state)
+        self.ingester = SourceIngester(self.state)
+        self.sweeper = VanishedSweeper(self.state, self.ingester)
 
     # -- run --------------------------------------------------------------------------------
 
-    def execute(self) -> IngestSummary:
-        conn = self.conn
-        conn.execute(
-            "INSERT INTO ingest_runs(run_id, context_name, started_at, status) VALUES(?,?,?,?)",
-            (self.summary.run_id, self.config.name, self.summary.started_at, "running"),
-        )
+    def run(self) -> IngestSummary:
+        state = self.state
+        runs.start(state.conn, state.summary.run_id, state.config.name, state.summary.started_at)
         try:
-            check_store_file(self.config)
-            vectors_reset = self._check_embedder()
-
-            def open_store() -> VectorStore:
-                store = VectorStore.open(self.config, conn, create=True)
-                assert store is not None
-                if vectors_reset:
-                    store.drop()
-                    return store
-                return self._without_segment_damage(store)
-
-            progress = self.options.progress
-            self.writer = IndexWriter(
-                conn, open_store, lambda: self._embedder, vectors_reset=vectors_reset,
-                on_embedded=progress.embedded if progress else None, overlap=True,
-            )
-            if vectors_reset:
-                _ = self.writer.store  # drop the other model's vectors now, not on first write
+            check_store_file(state.config)
+            state.writer = self._open_writer(self._check_embedder())
             # What an interrupted run left half-written is settled before anything is decided.
-            self.writer.settle_vector_journal()
-            self.pending = journal.load_pending(conn)
-            self.known = fps.load_all(conn, self.config.name)
-            roots, work, skipped_uris = self._enumerate()
-            if progress:
-                progress.start(len(work))
-            seen: set[str] = set()
-            self.work_by_uri = {item.candidate.source_uri: item for item in work}
-            for item in work:
-                seen.add(item.candidate.source_uri)
-                self._process(item)
-                if progress:
-                    progress.advance(item.candidate.source_uri)
-            self._remove_vanished(roots, seen, skipped_uris)
-            self._rewrite_from_other_origins()
-            self.writer.flush()
+            state.writer.settle_vector_journal()
+            state.pending = pending_rows.load_pending(state.conn)
+            state.known = fingerprint_rows.load_all(state.conn, state.config.name)
+            self._ingest_sources()
+            state.writer.flush()
             self._reconcile_vectors()
             self._record_embedder()
-            self.summary.status = "completed_with_errors" if self.summary.errors else "completed"
+            state.summary.status = "completed_with_errors" if state.summary.errors else "completed"
         except BaseException as exc:
-            writer = getattr(self, "writer", None)
-            if writer is not None and not isinstance(exc, KeyboardInterrupt):
-                writer.wait_in_flight()  # unwritten, as after a crash; nothing outlives the run
-            self.summary.status = "failed"
-            self.summary.errors.append(SourceMessage(source_uri=self.config.name, message=str(exc)))
+            if state.writer is not None and not isinstance(exc, KeyboardInterrupt):
+                state.writer.wait_in_flight()  # unwritten, as after a crash; nothing outlives the run
+            state.summary.status = "failed"
+            state.summary.errors.append(SourceMessage(source_uri=state.config.name, message=str(exc)))
             raise
         finally:
             self._end_adapters()
             self._finish()
-        return self.summary
+        return state.summary
+
+    def _open_writer(self, vectors_reset: bool) -> IndexWriter:
+        """The run's writer; its vector store opens on first need (dropped first when the
+        vectors of another model are being replaced)."""
+        state = self.state
+
+        def open_store() -> VectorStore:
+            store = VectorStore.open(state.config, state.conn, create=True)
+            assert store is not None
+            if vectors_reset:
+                store.drop()
+                return store
+            return self._without_segment_damage(store)
+
+        progress = state.options.progress
+        writer = IndexWriter(
+            state.conn, open_store, lambda: state.embedder, vectors_reset=vectors_reset,
+            on_embedded=progress.embedded if progress else None, overlap=True,
+        )
+        if vectors_reset:
+            _ = writer.store  # drop the other model's vectors now, not on first write
+        return writer
+
+    def _ingest_sources(self) -> None:
+        """Every source enumerated, read or skipped; then what vanished is removed and what
+        another source gave up is rewritten."""
+        state = self.state
+        roots, work, skipped_uris = self.enumerator.enumerate()
+        progress = state.options.progress
+        if progress:
+            progress.start(len(work))
+        seen: set[str] = set()
+        state.work_by_uri = {item.candidate.source_uri: item for item in work}
+        for item in work:
+            seen.add(item.candidate.source_uri)
+            self.ingester.process(item)
+            if progress:
+                progress.advance(item.candidate.source_uri)
+        self.sweeper.remove_vanished(roots, seen, skipped_uris)
+        self.sweeper.rewrite_from_other_origins()
 
     def _end_adapters(self) -> None:
         """Adapters that hold something for the length of a run (the Codex app-server child)
         release it here, and report what they can only say about a whole root: errors (a server
         that kept dying), warnings (put first: one line about a root outweighs many about its
         sources), counts, and in verbose mode which path each Codex thread took."""
+        state, summary = self.state, self.state.summary
         notes: list[SourceMessage] = []
-        for name in sorted(self.root_adapters):
+        for name in sorted(state.root_adapters):
             try:
-                report = load_adapter(name).end_run(self.adapter_options)
+                report = load_adapter(name).end_run(state.adapter_options)
             except Exception as exc:  # finishing must never fail a run
                 notes.append(SourceMessage(source_uri=name, adapter=name, message=(
                     f"adapter {name} failed to finish the run: {type(exc).__name__}: {exc}")))
@@ -245,76 +225,70 @@ class IngestRun(RootEnumeration, SourceIngest, VanishedSources):
             for uri, message in report.get("warnings") or ():
                 notes.append(SourceMessage(source_uri=uri, adapter=name, message=message))
             for uri, message in report.get("errors") or ():
-                self.summary.errors.append(SourceMessage(source_uri=uri, adapter=name, message=message))
-            self.adapter_counts.setdefault(name, Counter()).update(report.get("counts") or {})
-            self.summary.readers.update(report.get("readers") or {})
-            if self.options.verbose:
-                self.summary.paths.update(report.get("paths") or {})
-        self.summary.warnings[0:0] = notes
-        if self.summary.status == "completed" and self.summary.errors:
-            self.summary.status = "completed_with_errors"
+                summary.errors.append(SourceMessage(source_uri=uri, adapter=name, message=message))
+            state.adapter_counts.setdefault(name, Counter()).update(report.get("counts") or {})
+            summary.readers.update(report.get("readers") or {})
+            if state.options.verbose:
+                summary.paths.update(report.get("paths") or {})
+        summary.warnings[0:0] = notes
+        if summary.status == "completed" and summary.errors:
+            summary.status = "completed_with_errors"
 
     def _finish(self) -> None:
-        s = self.summary
+        state, s = self.state, self.state.summary
         s.finished_at = now_iso()
-        s.duration_s = round(time.monotonic() - self.started, 3)
-        s.sources.skipped = dict(sorted(self.skipped.items()))
-        s.sources.reasons = dict(sorted(self.reasons.items()))
-        s.redactions = dict(sorted(self.redactions.items()))
-        s.adapter_counts = {k: dict(sorted(v.items())) for k, v in sorted(self.adapter_counts.items()) if v}
-        writer = getattr(self, "writer", None)
-        if writer is not None:
-            st = writer.stats
-            s.documents = {"written": st.docs_written, "removed": st.docs_deleted}
-            s.chunks = {"written": st.chunks_written, "updated": st.chunks_updated,
-                        "deleted": st.chunks_deleted, "embedded": st.chunks_embedded,
-                        "reused": st.chunks_reused, "vectors_repaired": st.vectors_repaired,
-                        "vectors_settled": st.vectors_settled,
-                        "vectors_healed": st.vectors_healed,
-                        "orphan_vectors_deleted": st.orphan_vectors_deleted}
-            from chinvex.storage.coverage import vector_coverage
-
-            try:
-                recorded = vector_coverage(self.conn)
-            except sqlite3.Error:
-                recorded = None
-            if recorded is not None:
-                s.chunks["total"] = recorded.chunks
-                s.chunks["with_vector"] = recorded.with_vector
-        if self.options.progress:
-            self.options.progress.finish()
-        stats = self.redactor.value(s.model_dump(mode="json", exclude={"decisions"}))
+        s.duration_s = round(time.monotonic() - state.started, 3)
+        s.sources.skipped = dict(sorted(state.skipped.items()))
+        s.sources.reasons = dict(sorted(state.reasons.items()))
+        s.redactions = dict(sorted(state.redactions.items()))
+        s.adapter_counts = {k: dict(sorted(v.items())) for k, v in sorted(state.adapter_counts.items()) if v}
+        if state.writer is not None:
+            self._write_counts(state.writer)
+        if state.options.progress:
+            state.options.progress.finish()
+        stats = state.redactor.value(s.model_dump(mode="json", exclude={"decisions"}))
         try:
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-            self.conn.execute(
-                "UPDATE ingest_runs SET finished_at=?, status=?, stats_json=? WHERE run_id=?",
-                (s.finished_at, s.status, orjson.dumps(stats).decode(), s.run_id),
-            )
+            runs.finish(state.conn, s.run_id, s.finished_at, s.status, stats)
         except sqlite3.Error:
             pass
+
+    def _write_counts(self, writer: IndexWriter) -> None:
+        """The writer's counters and the recorded vector coverage, into the summary."""
+        from chinvex.storage.coverage import vector_coverage
+
+        s, st = self.state.summary, writer.stats
+        s.documents = {"written": st.docs_written, "removed": st.docs_deleted}
+        s.chunks = {"written": st.chunks_written, "updated": st.chunks_updated,
+                    "deleted": st.chunks_deleted, "embedded": st.chunks_embedded,
+                    "reused": st.chunks_reused, "vectors_repaired": st.vectors_repaired,
+                    "vectors_settled": st.vectors_settled,
+                    "vectors_healed": st.vectors_healed,
+                    "orphan_vectors_deleted": st.orphan_vectors_deleted}
+        try:
+            recorded = vector_coverage(self.state.conn)
+        except sqlite3.Error:
+            recorded = None
+        if recorded is not None:
+            s.chunks["total"] = recorded.chunks
+            s.chunks["with_vector"] = recorded.with_vector
 
     # -- embedder consistency ---------------------------------------------------------------
 
     def _check_embedder(self) -> bool:
         """True when vectors must be rebuilt (another model, with --full)."""
-        stored = db.get_meta(self.conn, "embedder")
-        current = self._embedder.name
+        state, embedder = self.state, self.state.embedder
+        stored = db.get_meta(state.conn, "embedder")
+        current = embedder.name
         if stored is None or stored == current:
-            db.set_meta(self.conn, "embedder", current)
-            db.set_meta(self.conn, "embedding_provider", self._embedder.provider)
-            db.set_meta(self.conn, "embedding_model", self._embedder.model)
+            runs.record_embedder(state.conn, current, embedder.provider, embedder.model)
             return False
-        if not self.options.full:
+        if not state.options.full:
             raise EmbedderMismatchError(
-                f"Context {self.config.name!r} was embedded with {stored}, but it is configured "
+                f"Context {state.config.name!r} was embedded with {stored}, but it is configured "
                 f"for {current}; vectors of two models cannot be mixed. Run "
-                f"'chinvex ingest --context {self.config.name} --full' to re-embed everything."
+                f"'chinvex ingest --context {state.config.name} --full' to re-embed everything."
             )
-        db.set_meta(self.conn, "embedder", current)
-        db.set_meta(self.conn, "embedding_provider", self._embedder.provider)
-        db.set_meta(self.conn, "embedding_model", self._embedder.model)
-        self.conn.execute("DELETE FROM meta WHERE key='embedding_dimension'")
+        runs.record_embedder(state.conn, current, embedder.provider, embedder.model, switched=True)
         return True
 
     def _without_segment_damage(self, store: VectorStore) -> VectorStore:
@@ -325,7 +299,8 @@ class IngestRun(RootEnumeration, SourceIngest, VanishedSources):
         journal. The old folder is kept; the vectors come back from hybrid.db's rows
         (`_reconcile_vectors`). A damaged `chroma.sqlite3` (never a kill's doing) still stops the
         run with the advice to run `doctor --repair`, and so does a Chroma server's store."""
-        if self.config.index.chroma_url:
+        config = self.state.config
+        if config.index.chroma_url:
             return store
         damage = store.segment_damage()
         if damage is None:
@@ -333,19 +308,20 @@ class IngestRun(RootEnumeration, SourceIngest, VanishedSources):
         from chinvex.storage.aside import move_aside_damaged_store
 
         store.close()
-        moved = move_aside_damaged_store(self.config)
-        self.summary.warnings.append(SourceMessage(
-            source_uri=self.config.name,
+        moved = move_aside_damaged_store(config)
+        self.state.summary.warnings.append(SourceMessage(
+            source_uri=config.name,
             message=f"the vector store's index files could not be loaded (as after a process was "
                     f"killed while Chroma saved them: {damage}); {moved}"))
-        fresh = VectorStore.open(self.config, self.conn, create=True)
+        fresh = VectorStore.open(config, self.state.conn, create=True)
         assert fresh is not None
         return fresh
 
     def _reconcile_vectors(self) -> None:
         """Every chunk gets its vector, also when the store was lost or replaced since the last
         run (hybrid.db is the truth; Chroma is derived). Said in the summary when it did work."""
-        rec = self.writer.reconcile_vectors(self.config)
+        config = self.state.config
+        rec = self.state.out.reconcile_vectors(config)
         notes: list[str] = []
         if rec.missing:
             healed = rec.missing - rec.unrecoverable
@@ -358,34 +334,9 @@ class IngestRun(RootEnumeration, SourceIngest, VanishedSources):
             notes.append(f"{rec.unrecoverable} chunks could not be embedded from what is stored; "
                          "their sources are read again by the next 'chinvex ingest'")
         for note in notes:
-            self.summary.warnings.append(SourceMessage(source_uri=self.config.name, message=note))
+            self.state.summary.warnings.append(SourceMessage(source_uri=config.name, message=note))
 
     def _record_embedder(self) -> None:
-        dimension = getattr(self._embedder, "dimension", None)
-        if dimension and getattr(self.writer, "_embedder", None) is not None:
-            db.set_meta(self.conn, "embedding_dimension", str(dimension))
-
-    # -- reporting --------------------------------------------------------------------------
-
-    def _error(self, uri: str, adapter: str | None, message: str) -> None:
-        self.summary.sources.errors += 1
-        self.summary.errors.append(SourceMessage(source_uri=uri, adapter=adapter, message=message))
-        self._decide_log(uri, adapter or "?", "error", "error", message)
-
-    def _decide_log(self, uri: str, adapter: str, action: str, reason: str,
-                    detail: str | None = None) -> None:
-        decision = Decision(source_uri=uri, adapter=adapter, action=action, reason=reason,
-                            detail=detail or None)
-        if self.options.verbose:
-            self.summary.decisions.append(decision)
-        if self.options.progress:
-            self.options.progress.decision(decision)
-
-
-def iter_runs(conn: sqlite3.Connection, limit: int = 1) -> Iterator[dict[str, Any]]:
-    for row in conn.execute(
-        "SELECT run_id, started_at, finished_at, status, stats_json FROM ingest_runs "
-        "ORDER BY started_at DESC LIMIT ?", (limit,)
-    ):
-        yield {"run_id": row[0], "started_at": row[1], "finished_at": row[2], "status": row[3],
-               "stats": orjson.loads(row[4]) if row[4] else None}
+        dimension = getattr(self.state.embedder, "dimension", None)
+        if dimension and getattr(self.state.writer, "_embedder", None) is not None:
+            db.set_meta(self.state.conn, "embedding_dimension", str(dimension))

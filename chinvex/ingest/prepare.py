@@ -166,9 +166,14 @@ def prepare(
     redact: bool,
     stored_turns: list[Turn] | None = None,
     append_from: int | None = None,
+    content_hash: str | None = None,
 ) -> PreparedDoc:
     """`stored_turns` + `append_from`: `doc.turns` holds only turns from `append_from` on; the
-    earlier ones come from the index (append-aware re-ingest of a growing session)."""
+    earlier ones come from the index (append-aware re-ingest of a growing session).
+
+    `content_hash`: the document's hash as the caller computed it already (the ingest pipeline's,
+    of the parsed document and the versions that made it), stored as it is; without one, the
+    hash of the prepared document is computed here."""
     from chinvex.chunking import chunk_document, embed_text, render_conversation
 
     counts: Counter[str] = Counter()
@@ -217,7 +222,7 @@ def prepare(
         created_at=iso_z(doc.created_at),
         updated_at=iso_z(doc.updated_at),
         metadata=metadata,
-        content_hash=_content_hash(doc),
+        content_hash=content_hash if content_hash is not None else _content_hash(doc),
         chunks=prepared,
         turns=turns,
         turns_from=turns_from,

@@ -8,7 +8,7 @@ document leaves a tombstone holding its content hash, so the next ingest does no
 again while its content is unchanged (`chinvex.ingest.pipeline` checks them); its source's
 fingerprint stays, so an unchanged source is not even read.
 
-Writes go through the ingest's writer (Chroma, then one SQLite transaction, journalled) under
+Writes go through the index writer (chinvex.storage.writer) (Chroma, then one SQLite transaction, journalled) under
 the context's lock, like every other write.
 """
 
@@ -22,6 +22,8 @@ from typing import Any
 
 from chinvex.errors import NotFoundError, UsageError
 from chinvex.models import ContextConfig
+from chinvex.storage import removal as removal_rows
+from chinvex.storage import tombstones as tombstone_rows
 from chinvex.timeutil import now_iso
 
 LOCK_WAIT_S = 30.0
@@ -39,22 +41,17 @@ def is_path(target: str) -> bool:
 
 
 def _docs_for(conn: sqlite3.Connection, target: str) -> list[sqlite3.Row]:
-    base = "SELECT doc_id, origin_uri, content_hash, title FROM documents WHERE "
     if not is_path(target):
-        return conn.execute(base + "doc_id = ?", (target,)).fetchall()
-    path = str(Path(target).expanduser().resolve())
-    from chinvex.storage.db import like_prefix
-
-    return conn.execute(base + "origin_uri = ? OR source_uri = ? OR origin_uri LIKE ? ESCAPE '\\' "
-                        "ORDER BY doc_id", (path, path, like_prefix(path + os.sep))).fetchall()
+        return removal_rows.docs_with_id(conn, target)
+    return removal_rows.docs_read_from(conn, str(Path(target).expanduser().resolve()), os.sep)
 
 
 def delete_documents(config: ContextConfig, conn: sqlite3.Connection, doc_ids: list[str],
                      embedder_factory: Any = None) -> None:
-    """Delete documents from both stores through the ingest's writer (Chroma, then one SQLite
+    """Delete documents from both stores through the index writer (Chroma, then one SQLite
     transaction, journalled). The caller holds the context's lock."""
     from chinvex.embedding.factory import make_embedder
-    from chinvex.ingest.writer import IndexWriter
+    from chinvex.storage.writer import IndexWriter
     from chinvex.storage.vectors import VectorStore
 
     store = VectorStore.open(config, conn, create=True)
@@ -85,22 +82,9 @@ def remove(config: ContextConfig, targets: list[str], *, reason: str = "removed 
                 rows.update({row["doc_id"]: row for row in found})
             if rows:
                 delete_documents(config, conn, sorted(rows))
-                stamp = now_iso()
                 # The ledger says which sources produce a document; a removed one is produced by
                 # none (its tombstone keeps it out when a source is read again).
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    conn.executemany("DELETE FROM doc_origins WHERE doc_id = ?", [(d,) for d in sorted(rows)])
-                    conn.executemany(
-                        "INSERT INTO tombstones(doc_id, origin_uri, content_hash, title, reason, removed_at) "
-                        "VALUES(?,?,?,?,?,?) ON CONFLICT(doc_id) DO UPDATE SET "
-                        "content_hash=excluded.content_hash, reason=excluded.reason, removed_at=excluded.removed_at",
-                        [(d, r["origin_uri"], r["content_hash"], r["title"], reason, stamp)
-                         for d, r in sorted(rows.items())])
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
+                tombstone_rows.bury(conn, rows, reason, now_iso())
                 out.removed = [{"doc_id": d, "source": r["origin_uri"], "title": r["title"]}
                                for d, r in sorted(rows.items())]
             if purge:
@@ -113,20 +97,11 @@ def remove(config: ContextConfig, targets: list[str], *, reason: str = "removed 
 def purge_tombstones(conn: sqlite3.Connection) -> int:
     """Forget every removal: the sources of removed documents lose their fingerprints, so the
     next ingest reads them again and the documents return."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.execute("DELETE FROM source_fingerprints WHERE source_uri IN (SELECT origin_uri FROM tombstones)")
-        count = conn.execute("DELETE FROM tombstones").rowcount
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return count
+    return tombstone_rows.purge(conn)
 
 
 def tombstones(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    return [dict(row) for row in conn.execute(
-        "SELECT doc_id, origin_uri, title, reason, removed_at FROM tombstones ORDER BY removed_at, doc_id")]
+    return tombstone_rows.listing(conn)
 
 
 def index_bytes(config: ContextConfig) -> dict[str, int]:
@@ -153,21 +128,13 @@ def compact(config: ContextConfig, *, purge: bool = True) -> dict[str, Any]:
         with context_lock(config, wait=LOCK_WAIT_S, purpose="compact"):
             if purge:
                 purged = purge_tombstones(conn)
-            conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            conn.execute("VACUUM")
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            removal_rows.compact_index(conn)
             chroma_file = Path(config.index.chroma_dir) / CHROMA_DB_FILE
             if not config.index.chroma_url and chroma_file.exists():
                 gate = ChromaGate(Path(config.index.chroma_dir))
                 gate.acquire(exclusive=True, timeout=LOCK_WAIT_S)
                 try:
-                    store_conn = sqlite3.connect(str(chroma_file), isolation_level=None, timeout=LOCK_WAIT_S)
-                    try:
-                        store_conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                        store_conn.execute("VACUUM")
-                    finally:
-                        store_conn.close()
+                    removal_rows.vacuum_file(chroma_file, LOCK_WAIT_S)
                     gate.bump()  # readers holding a client see a changed store and reopen it
                 finally:
                     gate.release()

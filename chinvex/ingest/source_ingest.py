@@ -1,6 +1,6 @@
 """How an ingest run reads one source: decide from its fingerprint, parse it (continuing from
 the saved state when the change allows), prepare and hand each document to the writer, and
-record the new fingerprint, or the failure without losing what was indexed before. A mixin of
+record the new fingerprint, or the failure without losing what was indexed before. A part of
 chinvex.ingest.pipeline.IngestRun."""
 
 from __future__ import annotations
@@ -10,26 +10,21 @@ import sqlite3
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chinvex.errors import StorageError
 from chinvex.ingest import fingerprints as fps
-from chinvex.ingest import journal
 from chinvex.ingest.adapters import adapter as load_adapter
-from chinvex.ingest.enumeration import SourceWork
 from chinvex.ingest.origins import precedence_of
 from chinvex.ingest.prepare import prepare
+from chinvex.ingest.run_state import RunState, SourceWork
 from chinvex.ingest.summary import SourceMessage
-from chinvex.ingest.writer import stored_turns
 from chinvex.models import ConversationDoc
 from chinvex.models.sources import ParseReport, SourceCandidate, SourceError, UnrecognisedSource
-
-if TYPE_CHECKING:
-    from chinvex.ingest.origins import OriginLedger
-    from chinvex.ingest.summary import IngestSummary
-    from chinvex.ingest.writer import IndexWriter
-    from chinvex.models import ContextConfig
-    from chinvex.redaction import Redactor
+from chinvex.storage import origins as origin_rows
+from chinvex.storage import pending as pending_rows
+from chinvex.storage import tombstones as tombstone_rows
+from chinvex.storage.writer_rows import stored_turns
 
 HASH_LIMIT_BYTES = 8 * 1024 * 1024
 """Files up to this size get a content hash, so that a `touch` is not mistaken for a change."""
@@ -82,63 +77,40 @@ class _WriteFailed(Exception):
         self.error = error
 
 
-class SourceIngest:
-    """IngestRun's reading of one source. Uses the run's writer, ledger, fingerprints and
-    counters, and reports through its `_error` and `_decide_log`."""
+class SourceIngester:
+    """Reads sources for a run: uses the run state's writer, ledger, fingerprints, tombstones
+    and counters, and reports through it."""
 
-    config: ContextConfig
-    conn: sqlite3.Connection
-    options: Any
-    summary: IngestSummary
-    writer: IndexWriter
-    ledger: OriginLedger
-    redactor: Redactor
-    redact: bool
-    chunker_version: str
-    known: dict[str, fps.Fingerprint]
-    pending: dict[str, journal.PendingSource]
-    tombstones: dict[str, str | None]
-    reingest: set[str]
-    reasons: Counter[str]
-    redactions: Counter[str]
-    adapter_counts: dict[str, Counter[str]]
-    _embedder: Any
+    def __init__(self, state: RunState):
+        self.state = state
 
-    if TYPE_CHECKING:  # provided by IngestRun (or another of its parts)
-        def _error(self, uri: str, adapter: str | None, message: str) -> None: ...
-        def _decide_log(self, uri: str, adapter: str, action: str, reason: str, detail: str | None = None) -> None: ...
-
-    def _versions(self, adapter_name: str) -> fps.Versions:
-        adapter = load_adapter(adapter_name)
-        return fps.Versions(adapter.parser_version, self.chunker_version, self._embedder.name)
-
-    def _process(self, item: SourceWork) -> None:
+    def process(self, item: SourceWork) -> None:
         cand = item.candidate
-        fp = self.known.get(cand.source_uri)
-        versions = self._versions(item.adapter)
-        decision = fps.decide(fp, cand, versions, full=self.options.full,
-                              interrupted=cand.source_uri in self.pending)
+        fp = self.state.known.get(cand.source_uri)
+        versions = self.state.versions(item.adapter)
+        decision = fps.decide(fp, cand, versions, full=self.state.options.full,
+                              interrupted=cand.source_uri in self.state.pending)
         content_sha = None
         if decision.verify_content and cand.path is not None:
             content_sha = _sha256_file(cand.path)
             decision = fps.verified(decision, fp, content_sha)
         if decision.refresh_only and fp is not None:
-            self.writer.source_done(replace(
+            self.state.out.source_done(replace(
                 fp, mtime_unix=cand.mtime_unix, mtime_ns=cand.mtime_ns,
                 last_ingested_at_unix=fps.now_unix()))
-            self.summary.sources.refreshed += 1
-            self._decide_log(cand.source_uri, item.adapter, "refreshed", decision.reason,
-                             "content unchanged")
+            self.state.summary.sources.refreshed += 1
+            self.state.decide_log(cand.source_uri, item.adapter, "refreshed", decision.reason,
+                                  "content unchanged")
             return
         if not decision.ingest:
-            self.summary.sources.unchanged += 1
-            self._decide_log(cand.source_uri, item.adapter, "skipped", decision.reason)
+            self.state.summary.sources.unchanged += 1
+            self.state.decide_log(cand.source_uri, item.adapter, "skipped", decision.reason)
             return
-        self.reasons[decision.reason] += 1
-        self._ingest(item, fp, decision.reason, versions, content_sha)
+        self.state.reasons[decision.reason] += 1
+        self.ingest(item, fp, decision.reason, versions, content_sha)
 
-    def _ingest(self, item: SourceWork, fp: fps.Fingerprint | None, reason: str,
-                versions: fps.Versions, content_sha: str | None) -> None:
+    def ingest(self, item: SourceWork, fp: fps.Fingerprint | None, reason: str,
+               versions: fps.Versions, content_sha: str | None) -> None:
         cand = item.candidate
         adapter = load_adapter(item.adapter)
         resume_state = fp.state if (fp is not None and reason in RESUMABLE_REASONS
@@ -147,7 +119,7 @@ class SourceIngest:
         report = ParseReport()
         # Before the first ledger entry or document: a crash from here on leaves the source
         # pending, and the next run reads it again or removes what it wrote.
-        journal.mark_pending(self.conn, cand.source_uri, cand.root, item.adapter)
+        pending_rows.mark_pending(self.state.conn, cand.source_uri, cand.root, item.adapter)
         try:
             try:
                 report = ParseReport()
@@ -179,23 +151,23 @@ class SourceIngest:
             return
 
         produced_set = set(produced)
-        gone = [d for d in self.ledger.docs_of(cand.source_uri) if d not in produced_set]
+        gone = [d for d in self.state.ledger.docs_of(cand.source_uri) if d not in produced_set]
         if gone:
-            detached = self.ledger.detach(cand.source_uri, gone)
-            self.writer.delete_docs(detached.delete_docs)
-            self.reingest |= detached.reingest_origins
+            detached = self.state.ledger.detach(cand.source_uri, gone)
+            self.state.out.delete_docs(detached.delete_docs)
+            self.state.reingest |= detached.reingest_origins
         for warning in report.warnings:
-            self.summary.warnings.append(SourceMessage(source_uri=cand.source_uri,
+            self.state.summary.warnings.append(SourceMessage(source_uri=cand.source_uri,
                                                        adapter=item.adapter, message=warning))
-        self.adapter_counts.setdefault(item.adapter, Counter()).update(report.counts)
+        self.state.adapter_counts.setdefault(item.adapter, Counter()).update(report.counts)
         if content_sha is None and report.state is None and cand.path is not None \
                 and (cand.size_bytes or 0) <= HASH_LIMIT_BYTES:
             content_sha = _sha256_file(cand.path)
         # A fingerprint names its document only when the source has exactly one; a source with
         # none or several (an export) names none, so it never keeps naming a document it lost.
         doc_id = produced[0] if len(produced) == 1 else ""
-        self.writer.source_done(fps.Fingerprint(
-            source_uri=cand.source_uri, context_name=self.config.name,
+        self.state.out.source_done(fps.Fingerprint(
+            source_uri=cand.source_uri, context_name=self.state.config.name,
             source_type=cand.source_type, doc_id=doc_id or "", size_bytes=cand.size_bytes,
             mtime_unix=cand.mtime_unix, content_sha256=content_sha,
             thread_updated_at=cand.thread_updated_at,
@@ -203,50 +175,51 @@ class SourceIngest:
             parser_version=versions.parser_version, chunker_version=versions.chunker_version,
             embedded_model=versions.embedded_model, last_ingested_at_unix=fps.now_unix(),
             last_status="ok", last_error=None, source_root=cand.root, adapter=item.adapter,
-            state=self.redactor.value(report.state), mtime_ns=cand.mtime_ns,
+            state=self.state.redactor.value(report.state), mtime_ns=cand.mtime_ns,
         ))
-        self.summary.sources.indexed += 1
-        self._decide_log(cand.source_uri, item.adapter, "ingested", reason,
-                         f"{len(produced)} document(s)" if len(produced) != 1 else None)
+        self.state.summary.sources.indexed += 1
+        self.state.decide_log(cand.source_uri, item.adapter, "ingested", reason,
+                              f"{len(produced)} document(s)" if len(produced) != 1 else None)
 
     def _consume(self, adapter: Any, cand: SourceCandidate, report: ParseReport,
-                 state: dict[str, Any] | None, reason: str) -> list[str]:
+                 resume_state: dict[str, Any] | None, reason: str) -> list[str]:
         produced: list[str] = []
-        tag = f"{self.chunker_version}|{adapter.parser_version}"
+        tag = f"{self.state.chunker_version}|{adapter.parser_version}"
         may_skip = reason in CONTENT_SKIP_REASONS
-        for doc in adapter.parse(cand, report, state):
+        for doc in adapter.parse(cand, report, resume_state):
             append_from = report.append_from if isinstance(doc, ConversationDoc) else None
             prior = None
             if append_from is not None:
-                prior = stored_turns(self.conn, doc.doc_id)
+                prior = stored_turns(self.state.conn, doc.doc_id)
                 if len(prior) < append_from:
                     raise _NeedFullParse()
                 report.counts["sessions_resumed"] += 1  # only the turns after append_from were read
-            content_hash = _doc_hash(doc, tag)
-            if doc.doc_id in self.tombstones:
-                if self.tombstones[doc.doc_id] == content_hash:
+            # Hashed once, here: the tombstone check, the skip check and the stored row use it.
+            # A resumed conversation's row stores the hash of the whole merged conversation,
+            # which `prepare` computes (the parsed document holds only the new turns).
+            content_hash = _doc_hash(doc, tag) if append_from is None else None
+            if doc.doc_id in self.state.tombstones:
+                content_hash = content_hash or _doc_hash(doc, tag)
+                if self.state.tombstones[doc.doc_id] == content_hash:
                     report.counts["documents_removed_by_user"] += 1  # `chinvex rm`: stays removed
                     continue
                 # Its content changed since it was removed: it is a new document now.
-                self.conn.execute("DELETE FROM tombstones WHERE doc_id=?", (doc.doc_id,))
-                del self.tombstones[doc.doc_id]
+                tombstone_rows.lift(self.state.conn, doc.doc_id)
+                del self.state.tombstones[doc.doc_id]
             produced.append(doc.doc_id)
-            if not self.ledger.record(doc.doc_id, cand.source_uri, precedence_of(adapter, doc)):
+            if not self.state.ledger.record(doc.doc_id, cand.source_uri, precedence_of(adapter, doc)):
                 # Another source holds a better copy of this document (e.g. a newer export).
                 report.counts["documents_shadowed"] += 1
                 continue
-            if append_from is None and may_skip:
-                row = self.conn.execute(
-                    "SELECT content_hash, origin_uri FROM documents WHERE doc_id=?",
-                    (doc.doc_id,)).fetchone()
-                if row is not None and row[0] == content_hash and row[1] == cand.source_uri:
-                    continue
-            prepared = prepare(doc, origin_uri=cand.source_uri, redact=self.redact,
-                               stored_turns=prior, append_from=append_from)
-            prepared.content_hash = content_hash if append_from is None else prepared.content_hash
-            self.redactions.update(prepared.redactions)
+            if append_from is None and may_skip \
+                    and origin_rows.written_from(self.state.conn, doc.doc_id) == (cand.source_uri, content_hash):
+                continue
+            prepared = prepare(doc, origin_uri=cand.source_uri, redact=self.state.redact,
+                               stored_turns=prior, append_from=append_from,
+                               content_hash=content_hash if append_from is None else None)
+            self.state.redactions.update(prepared.redactions)
             try:
-                self.writer.add(prepared)
+                self.state.out.add(prepared)
             except Exception as exc:
                 raise _WriteFailed(exc) from exc
         return produced
@@ -257,17 +230,17 @@ class SourceIngest:
         """A file that is not a session of its root's kind: reported once, then remembered by
         its fingerprint (status `skipped`) so that later runs pass over it silently until it
         changes. What it indexed before, if it ever was a session, is kept."""
-        message = self.redactor.text(message)
-        self.summary.sources.skipped_unrecognised += 1
-        self.summary.unrecognised.append(SourceMessage(source_uri=cand.source_uri, adapter=adapter,
+        message = self.state.redactor.text(message)
+        self.state.summary.sources.skipped_unrecognised += 1
+        self.state.summary.unrecognised.append(SourceMessage(source_uri=cand.source_uri, adapter=adapter,
                                                        message=message))
-        self._decide_log(cand.source_uri, adapter, "excluded", "not_a_session", message)
+        self.state.decide_log(cand.source_uri, adapter, "excluded", "not_a_session", message)
         self._record_status(cand, adapter, fp, versions, "skipped", message)
 
     def _source_failed(self, cand: SourceCandidate, adapter: str, fp: fps.Fingerprint | None,
                        versions: fps.Versions, message: str) -> None:
-        message = self.redactor.text(message)
-        self._error(cand.source_uri, adapter, message)
+        message = self.state.redactor.text(message)
+        self.state.error(cand.source_uri, adapter, message)
         self._record_status(cand, adapter, fp, versions, "error", message)
 
     def _record_status(self, cand: SourceCandidate, adapter: str, fp: fps.Fingerprint | None,
@@ -282,7 +255,7 @@ class SourceIngest:
                              last_ingested_at_unix=fps.now_unix())
         else:
             failed = fps.Fingerprint(
-                source_uri=cand.source_uri, context_name=self.config.name,
+                source_uri=cand.source_uri, context_name=self.state.config.name,
                 source_type=cand.source_type, doc_id="", size_bytes=cand.size_bytes,
                 mtime_unix=cand.mtime_unix, content_sha256=None,
                 thread_updated_at=cand.thread_updated_at, last_turn_id=None,
@@ -291,4 +264,4 @@ class SourceIngest:
                 last_status=status, last_error=message, source_root=cand.root, adapter=adapter,
                 state=None, mtime_ns=cand.mtime_ns,
             )
-        self.writer.source_done(failed)
+        self.state.out.source_done(failed)

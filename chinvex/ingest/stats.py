@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.models import ContextConfig
-from chinvex.models.documents import agent_of
-from chinvex.storage import db
+from chinvex.storage import db, document_counts
+from chinvex.storage import fingerprints as fingerprint_rows
+from chinvex.storage.runs import iter_runs
 
 
 def _size(path: Path) -> int:
@@ -37,32 +38,12 @@ def index_bytes(config: ContextConfig) -> dict[str, int | None]:
 
 
 def collect_stats(config: ContextConfig) -> dict[str, Any]:
-    from chinvex.ingest.pipeline import iter_runs
-
     sqlite_path = Path(config.index.sqlite_path)
     conn = db.connect(sqlite_path, create=True)
     try:
-        by_type: dict[str, dict[str, int]] = {}
-        for source_type, docs in conn.execute(
-            "SELECT source_type, COUNT(*) FROM documents GROUP BY source_type"
-        ):
-            by_type.setdefault(source_type, {"documents": 0, "chunks": 0})["documents"] = docs
-        for source_type, chunks in conn.execute(
-            "SELECT d.source_type, COUNT(*) FROM chunks c JOIN documents d USING(doc_id) "
-            "GROUP BY d.source_type"
-        ):
-            by_type.setdefault(source_type, {"documents": 0, "chunks": 0})["chunks"] = chunks
-        by_agent: dict[str, int] = {}
-        for source, docs in conn.execute(
-            "SELECT json_extract(metadata_json, '$.source'), COUNT(*) FROM documents "
-            "WHERE json_extract(metadata_json, '$.doc_type') = 'conversation' GROUP BY 1"
-        ):
-            if isinstance(source, str):
-                agent = agent_of(source)
-                by_agent[agent] = by_agent.get(agent, 0) + docs
-        fingerprints = dict(conn.execute(
-            "SELECT last_status, COUNT(*) FROM source_fingerprints WHERE context_name=? "
-            "GROUP BY last_status", (config.name,)).fetchall())
+        by_type = document_counts.by_source_type(conn)
+        by_agent = document_counts.conversations_by_agent(conn)
+        fingerprints = fingerprint_rows.counts_by_status(conn, config.name)
         runs = list(iter_runs(conn, 1))
         embedder = {key: db.get_meta(conn, key) for key in
                     ("embedder", "embedding_provider", "embedding_model", "embedding_dimension")}

@@ -1,50 +1,30 @@
 """How an ingest run removes what vanished: sources no longer found (deleted, excluded, or
 whose root left the context) leave both stores, except under a root that could not be listed;
 documents whose writing source went away are rewritten from the best source left. The decisions
-are chinvex.ingest.removal's pure functions; this applies them. A mixin of
+are chinvex.ingest.removal's pure functions; this applies them. A part of
 chinvex.ingest.pipeline.IngestRun."""
 
 from __future__ import annotations
 
 import os
-import sqlite3
-from collections import Counter
-from typing import TYPE_CHECKING
 
 from chinvex.ingest import fingerprints as fps
-from chinvex.ingest import journal, removal
-from chinvex.ingest.enumeration import EnumeratedRoot, SourceWork
-
-if TYPE_CHECKING:
-    from chinvex.ingest.origins import OriginLedger
-    from chinvex.ingest.summary import IngestSummary
-    from chinvex.ingest.writer import IndexWriter
-    from chinvex.models import ContextConfig
+from chinvex.ingest import removal
+from chinvex.ingest.run_state import EnumeratedRoot, RunState
+from chinvex.ingest.source_ingest import SourceIngester
+from chinvex.storage import origins as origin_rows
+from chinvex.storage import pending as pending_rows
 
 
-class VanishedSources:
-    """IngestRun's removals. Uses the run's writer, ledger and fingerprints, re-reads sources
-    through its `_ingest`, and reports through its `_decide_log`."""
+class VanishedSweeper:
+    """A run's removals: uses the run state's writer, ledger and fingerprints, reads sources
+    again through the run's source ingester, and reports through the state."""
 
-    config: ContextConfig
-    conn: sqlite3.Connection
-    summary: IngestSummary
-    writer: IndexWriter
-    ledger: OriginLedger
-    known: dict[str, fps.Fingerprint]
-    pending: dict[str, journal.PendingSource]
-    unreadable: set[str]
-    reingest: set[str]
-    reasons: Counter[str]
-    work_by_uri: dict[str, SourceWork]
+    def __init__(self, state: RunState, ingester: SourceIngester):
+        self.state = state
+        self.ingester = ingester
 
-    if TYPE_CHECKING:  # provided by IngestRun (or another of its parts)
-        def _versions(self, adapter_name: str) -> fps.Versions: ...
-        def _ingest(self, item: SourceWork, fp: fps.Fingerprint | None, reason: str, versions: fps.Versions,
-                    content_sha: str | None) -> None: ...
-        def _decide_log(self, uri: str, adapter: str, action: str, reason: str, detail: str | None = None) -> None: ...
-
-    def _remove_vanished(self, roots: list[EnumeratedRoot], seen: set[str], skipped: dict[str, str]) -> None:
+    def remove_vanished(self, roots: list[EnumeratedRoot], seen: set[str], skipped: dict[str, str]) -> None:
         """Sources no longer found (deleted, excluded, or whose root left the context) leave
         both stores — except under a root that could not be listed this time (an unmounted
         disk must not wipe an index) or when reported unreadable.
@@ -52,23 +32,23 @@ class VanishedSources:
         Besides fingerprinted sources, this covers sources that wrote documents or ledger
         entries without ever being recorded (the run writing them died before their
         fingerprint): nothing else would ever remove those."""
-        view = removal.RunView.of(seen, self.unreadable, {r.root for r in roots if not r.ok})
+        view = removal.RunView.of(seen, self.state.unreadable, {r.root for r in roots if not r.ok})
         # The ledger must see this run's writes before deciding what a vanished source took
         # with it (a thread that moved from its rollout file to codex://thread/<id>).
-        self.writer.flush()
-        fingerprinted = {uri: fp.source_root for uri, fp in self.known.items()}
+        self.state.out.flush()
+        fingerprinted = {uri: fp.source_root for uri, fp in self.state.known.items()}
         kept = self._imported_elsewhere(roots)
         for uri in removal.vanished(fingerprinted, view):
             if uri in kept:
                 continue
-            self._remove_source(uri, self.known[uri].adapter, _removal_reason(uri, skipped))
-        pending_roots = {uri: p.source_root for uri, p in self.pending.items()}
+            self._remove_source(uri, self.state.known[uri].adapter, _removal_reason(uri, skipped))
+        pending_roots = {uri: p.source_root for uri, p in self.state.pending.items()}
         untracked = removal.untracked_vanished(self._unrecorded_origins(), fingerprinted,
                                                pending_roots, view)
         for uri in untracked:
             if uri in kept:
                 continue
-            pending = self.pending.get(uri)
+            pending = self.state.pending.get(uri)
             self._remove_source(uri, pending.adapter if pending else None,
                                 _removal_reason(uri, skipped),
                                 "its documents were written but never recorded")
@@ -80,11 +60,11 @@ class VanishedSources:
         from chinvex.storage import imported
 
         own = {r.root for r in roots} | {removal._norm(r.root) for r in roots}
-        found = imported.imported(self.conn, self.config.name)
+        found = imported.imported(self.state.conn, self.state.config.name)
         kept = {uri for uri, root in found.items()
                 if not (root and (root in own or removal._norm(root) in own))}
         if kept:
-            self.summary.imported_kept = len(kept)
+            self.state.summary.imported_kept = len(kept)
         return kept
 
     def _unrecorded_origins(self) -> set[str]:
@@ -92,13 +72,8 @@ class VanishedSources:
         pending ones. Found by SQL over the origin indexes rather than from the journal alone,
         so that indexes written before the journal existed (or fingerprints cleared by
         `doctor --repair`) are covered too; ≈0.15 s for 100k documents."""
-        found = set(self.pending)
-        for table in ("doc_origins", "documents"):
-            found.update(row[0] for row in self.conn.execute(
-                f"SELECT DISTINCT o.origin_uri FROM {table} o WHERE o.origin_uri NOT LIKE ? "
-                "AND NOT EXISTS (SELECT 1 FROM source_fingerprints f "
-                "WHERE f.source_uri = o.origin_uri AND f.context_name = ?)",
-                (removal.MEMORY_PREFIX + "%", self.config.name)))
+        found = set(self.state.pending)
+        found |= origin_rows.unrecorded(self.state.conn, self.state.config.name, removal.MEMORY_PREFIX)
         return found
 
     def _remove_source(self, uri: str, adapter: str | None, why: str,
@@ -106,30 +81,30 @@ class VanishedSources:
         # Journaled like a write: a run killed between deleting the documents and deleting the
         # fingerprint leaves a pending source (doctor: "interrupted"), which the next run
         # removes again.
-        known, pending = self.known.get(uri), self.pending.get(uri)
+        known, pending = self.state.known.get(uri), self.state.pending.get(uri)
         root = known.source_root if known is not None else (pending.source_root if pending else None)
-        journal.mark_pending(self.conn, uri, root, adapter)
-        detached = self.ledger.detach(uri, self.ledger.docs_of(uri))
-        self.writer.delete_docs(detached.delete_docs)
-        self.reingest |= detached.reingest_origins
-        self.writer.source_removed(self.config.name, uri)
-        self.summary.sources.removed += 1
-        self._decide_log(uri, adapter or "?", "removed", why, detail)
+        pending_rows.mark_pending(self.state.conn, uri, root, adapter)
+        detached = self.state.ledger.detach(uri, self.state.ledger.docs_of(uri))
+        self.state.out.delete_docs(detached.delete_docs)
+        self.state.reingest |= detached.reingest_origins
+        self.state.out.source_removed(self.state.config.name, uri)
+        self.state.summary.sources.removed += 1
+        self.state.decide_log(uri, adapter or "?", "removed", why, detail)
 
-    def _rewrite_from_other_origins(self) -> None:
+    def rewrite_from_other_origins(self) -> None:
         """Documents whose writing source went away are rewritten from the best source left."""
         for _ in range(3):  # a rewrite can detach further documents; this converges quickly
-            pending, self.reingest = sorted(self.reingest), set()
+            pending, self.state.reingest = sorted(self.state.reingest), set()
             if not pending:
                 return
-            self.writer.flush()
+            self.state.out.flush()
             for uri in pending:
-                item = self.work_by_uri.get(uri)
+                item = self.state.work_by_uri.get(uri)
                 if item is None:
                     continue
-                versions = self._versions(item.adapter)
-                self.reasons[fps.ORIGIN_CHANGED] += 1
-                self._ingest(item, self.known.get(uri), fps.ORIGIN_CHANGED, versions, None)
+                versions = self.state.versions(item.adapter)
+                self.state.reasons[fps.ORIGIN_CHANGED] += 1
+                self.ingester.ingest(item, self.state.known.get(uri), fps.ORIGIN_CHANGED, versions, None)
 
 
 def _removal_reason(uri: str, skipped: dict[str, str]) -> str:

@@ -331,7 +331,7 @@ def write_prepared(conn: sqlite3.Connection, store: Any, prepared: Sequence[Any]
                    vectors: dict[str, Any]) -> int:
     """Write memory documents through the ingest's writer (Chroma first, then one SQLite
     transaction), so they follow the same consistency rules as every other document."""
-    from chinvex.ingest.writer import IndexWriter
+    from chinvex.storage.writer import IndexWriter
 
     writer = IndexWriter(conn, lambda: store, lambda: _Precomputed(vectors))
     for doc in prepared:

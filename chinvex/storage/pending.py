@@ -12,8 +12,8 @@ so the next run reads it again (its old fingerprint may match a file that was re
 meantime) or removes what it wrote (the file may be gone, and without a fingerprint nothing
 else would ever remove it).
 
-The table access is here; the decision of what to do with the journal is the pure
-`plan_vector_recovery`.
+The table access is here (moved from chinvex/ingest/journal.py), with the pure decision of what
+to do with the vector journal, `plan_vector_recovery`, which the writer applies.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
+from chinvex.storage import transactions
 
 _SQL_BATCH = 500
 
@@ -58,6 +60,33 @@ def clear_pending(conn: sqlite3.Connection, source_uris: Iterable[str]) -> None:
                      [(uri,) for uri in source_uris])
 
 
+def settle_rereads(conn: sqlite3.Connection, origins: Iterable[str],
+                   settled_ids: Iterable[str]) -> None:
+    """One transaction: the documents of `origins` lose their content hash and the origins are
+    recorded pending (the run reads them again), and the settled journal entries are dropped."""
+    with transactions.write(conn):
+        for origin in sorted(origins):
+            conn.execute("UPDATE documents SET content_hash=NULL WHERE origin_uri=?", (origin,))
+            conn.execute("INSERT OR IGNORE INTO pending_sources(source_uri) VALUES(?)", (origin,))
+        clear_vectors(conn, settled_ids)
+
+
+def schedule_reread(conn: sqlite3.Connection, doc_ids: Iterable[str]) -> None:
+    """One transaction: these documents lose their content hash and their sources are recorded
+    pending, so the next run reads them again and rewrites them."""
+    with transactions.write(conn):
+        for doc_id in sorted(doc_ids):
+            row = conn.execute("SELECT origin_uri FROM documents WHERE doc_id=?", (doc_id,)).fetchone()
+            conn.execute("UPDATE documents SET content_hash=NULL WHERE doc_id=?", (doc_id,))
+            if row is not None:
+                conn.execute("INSERT OR IGNORE INTO pending_sources(source_uri) VALUES(?)", (row[0],))
+
+
+def origin_of(conn: sqlite3.Connection, doc_id: str) -> str | None:
+    row = conn.execute("SELECT origin_uri FROM documents WHERE doc_id=?", (doc_id,)).fetchone()
+    return None if row is None else row[0]
+
+
 # -- vectors ----------------------------------------------------------------------------------
 
 
@@ -66,16 +95,10 @@ def journal_upserts(conn: sqlite3.Connection, entries: Sequence[tuple[str, str]]
     vectors are about to be upserted. Must run before the upsert."""
     if not entries:
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transactions.write(conn):
         conn.executemany(
             "INSERT INTO vector_journal(chunk_id, embed_hash) VALUES(?,?) "
             "ON CONFLICT(chunk_id) DO UPDATE SET embed_hash=excluded.embed_hash", entries)
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
 
 
 def journal_removals(conn: sqlite3.Connection, chunk_ids: Iterable[str]) -> None:

@@ -29,133 +29,20 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import orjson
-
-from chinvex.ingest import fingerprints as fps
-from chinvex.ingest import journal
-from chinvex.ingest.prepare import PreparedChunk, PreparedDoc
-from chinvex.models import Turn
-from chinvex.storage import coverage, edits
+from chinvex.storage import coverage, pending, transactions, writer_vectors
+from chinvex.storage import fingerprints as fps
+from chinvex.storage import writer_rows as rows
 from chinvex.storage.vectors import VectorStore
+from chinvex.storage.writer_batches import Batch, InFlight, Pending, WriteStats
+from chinvex.storage.writer_vectors import Reconciled
 from chinvex.timeutil import now_iso
 
-_SQL_BATCH = 500
-_HEAL_BATCH = 256
+if TYPE_CHECKING:
+    from chinvex.ingest.prepare import PreparedChunk, PreparedDoc
 
-
-@dataclass
-class WriteStats:
-    docs_written: int = 0
-    docs_deleted: int = 0
-    chunks_written: int = 0
-    chunks_updated: int = 0
-    chunks_deleted: int = 0
-    chunks_embedded: int = 0
-    chunks_reused: int = 0
-    vectors_repaired: int = 0
-    vectors_settled: int = 0
-    """Vectors an interrupted write left behind: orphans deleted plus doubtful ones re-embedded."""
-    vectors_healed: int = 0
-    """Chunks whose vector was missing from the store (lost, replaced), embedded from their rows."""
-    orphan_vectors_deleted: int = 0
-    """Vectors of no chunk found when the two stores were compared."""
-
-
-@dataclass(frozen=True)
-class Reconciled:
-    """What `reconcile_vectors` found and did."""
-
-    chunks: int
-    with_vector: int
-    compared: bool
-    """Whether the id sets were listed and compared (not just the cheap checks)."""
-    missing: int = 0
-    orphans: int = 0
-    unrecoverable: int = 0
-
-
-@dataclass
-class _Pending:
-    docs: list[PreparedDoc] = field(default_factory=list)
-    delete_doc_ids: list[str] = field(default_factory=list)
-    fingerprints: list[fps.Fingerprint] = field(default_factory=list)
-    fingerprint_deletes: list[tuple[str, str]] = field(default_factory=list)
-    chunk_count: int = 0
-
-
-@dataclass
-class _Batch:
-    """One flush worked out before anything is written: the documents to write (the last of
-    each id), the ids to delete, their stored chunk rows, and what changes."""
-
-    docs: list[PreparedDoc]
-    delete_ids: list[str]
-    existing: dict[str, sqlite3.Row]
-    """The stored chunk rows of the documents written or deleted, by chunk id."""
-    new_chunks: dict[str, PreparedChunk]
-    added: list[str]
-    """Chunk ids with no row yet."""
-    need_vector: list[str]
-    restored: int
-    """Kept rows whose vector is upserted again (missing, or the store was emptied)."""
-    removed_ids: list[str]
-    """Stored chunk ids the documents no longer have."""
-
-
-@dataclass
-class _InFlight:
-    """A begun batch: planned, its vector ids journalled, the texts to embed on their way."""
-
-    pending: _Pending
-    batch: _Batch
-    prepared: list[PreparedChunk] = field(default_factory=list)
-    """The chunks of `batch.need_vector`, in that order."""
-    by_hash: dict[str, Any] = field(default_factory=dict)
-    """Vectors reused from the store by embed hash, then the embedded ones."""
-    missing: dict[str, str] = field(default_factory=dict)
-    """Embed hash -> text of what is being embedded; the other chunks reuse a stored vector."""
-    embedding: Future | None = None
-
-
-def _chunks_of(conn: sqlite3.Connection, doc_ids: list[str]) -> dict[str, sqlite3.Row]:
-    rows: dict[str, sqlite3.Row] = {}
-    for start in range(0, len(doc_ids), _SQL_BATCH):
-        part = doc_ids[start:start + _SQL_BATCH]
-        marks = ",".join("?" * len(part))
-        for row in conn.execute(
-            f"SELECT chunk_id, doc_id, chunk_index, char_start, char_end, line_start, line_end, "
-            f"metadata_json, search_text, embed_hash FROM chunks WHERE doc_id IN ({marks})",
-            part,
-        ):
-            rows[row["chunk_id"]] = row
-    return rows
-
-
-REUSE_CANDIDATES = 4
-"""Chunk ids looked up per embed hash when a vector may be reused (the first whose vector the
-store has is taken). Bounded per hash: a text repeated in thousands of chunks (the same short
-message across a chat export's conversations) fetched every one of them for every batch that
-repeated it again, so each batch's lookup grew with the index (100,000 such conversations took
-146 s to ingest instead of 105 s)."""
-
-
-def _ids_with_hashes(conn: sqlite3.Connection, hashes: list[str],
-                     limit: int = REUSE_CANDIDATES) -> dict[str, list[str]]:
-    """Up to `limit` chunk ids (oldest rows first) for each of `hashes` that some chunk has."""
-    found: dict[str, list[str]] = {}
-    for embed_hash in hashes:
-        ids = [row[0] for row in conn.execute(
-            "SELECT chunk_id FROM chunks WHERE embed_hash=? ORDER BY rowid LIMIT ?", (embed_hash, limit))]
-        if ids:
-            found[embed_hash] = ids
-    return found
-
-
-def _metadata_json(chunk: PreparedChunk) -> str:
-    return orjson.dumps(chunk.chunk.metadata, option=orjson.OPT_SORT_KEYS, default=str).decode()
+__all__ = ["IndexWriter", "Reconciled", "WriteStats"]
 
 
 class IndexWriter:
@@ -182,8 +69,8 @@ class IndexWriter:
         self.on_embedded = on_embedded
         self.stats = WriteStats()
         self.overlap = overlap
-        self._pending = _Pending()
-        self._in_flight: _InFlight | None = None
+        self._pending = Pending()
+        self._in_flight: InFlight | None = None
         self._embedding: Future | None = None
         """The last embedding handed to the worker thread (see wait_in_flight)."""
         self._warming = False
@@ -235,52 +122,8 @@ class IndexWriter:
         expected: the hash check of `embed_text_of` failed). Their vectors are deleted, their
         content hash is cleared and they are recorded in `pending_sources`, so the run (which
         loads that journal after this) reads them again and writes the missing vectors."""
-        from chinvex.storage import consistency as cons
-
         self._finish_in_flight()
-        entries = journal.load_vector_journal(self.conn)
-        if not entries:
-            return set()
-        reread: set[str] = set()
-        if not self.vectors_reset:  # after a reset the collection is empty: nothing to settle
-            ids = sorted(entries)
-            owned = journal.owned_hashes(self.conn, ids)
-            present = self.store.existing(sorted(owned)) if owned else set()
-            plan = journal.plan_vector_recovery(entries, owned, present)
-            if plan.delete:
-                self.store.delete(plan.delete)
-            rows = list(cons.iter_chunk_rows(self.conn, plan.reembed)) if plan.reembed else []
-            texts = [cons.embed_text_of(row) for row in rows]
-            usable = [(row, text) for row, text in zip(rows, texts) if text is not None]
-            lost = [row for row, text in zip(rows, texts) if text is None]
-            if usable:
-                vectors = self._embed([text for _, text in usable])
-                self._embedded(len(usable))
-                self.stats.chunks_embedded += len(usable)
-                self.store.upsert([row["chunk_id"] for row, _ in usable], vectors,
-                                  [{"doc_id": row["doc_id"], "source_type": row["source_type"]}
-                                   for row, _ in usable])
-            if lost:
-                self.store.delete([row["chunk_id"] for row in lost])
-                for row in lost:
-                    origin = self.conn.execute("SELECT origin_uri FROM documents WHERE doc_id=?",
-                                               (row["doc_id"],)).fetchone()
-                    if origin is not None:
-                        reread.add(origin[0])
-            self.stats.vectors_settled += len(plan.delete) + len(usable)
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for origin in sorted(reread):
-                conn.execute("UPDATE documents SET content_hash=NULL WHERE origin_uri=?", (origin,))
-                conn.execute("INSERT OR IGNORE INTO pending_sources(source_uri) VALUES(?)", (origin,))
-            journal.clear_vectors(conn, entries)
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        return reread
+        return writer_vectors.settle_vector_journal(self)
 
     def _maybe_flush(self) -> None:
         if (self._pending.chunk_count >= self.max_pending_chunks
@@ -315,7 +158,7 @@ class IndexWriter:
         by_hash: dict[str, Any] = {}
         hashes = list(dict.fromkeys(c.embed_hash for c in needed))
         if not self.vectors_reset and hashes:
-            candidates = _ids_with_hashes(self.conn, hashes)
+            candidates = rows.ids_with_hashes(self.conn, hashes)
             wanted_ids = [ids[0] for ids in candidates.values()]
             # Several ids may share a hash; one present vector is enough.
             extra_ids = [cid for ids in candidates.values() for cid in ids[1:]]
@@ -371,7 +214,7 @@ class IndexWriter:
             return False
         if self.vectors_reset:
             return True
-        return len(_ids_with_hashes(self.conn, hashes, limit=1)) < len(hashes)
+        return len(rows.ids_with_hashes(self.conn, hashes, limit=1)) < len(hashes)
 
     def _warm(self) -> None:
         """Load the model on a worker thread as soon as a queued document needs it, so the
@@ -421,21 +264,21 @@ class IndexWriter:
                 pass
         self._wait_for_load()
 
-    def _take_pending(self) -> _Pending:
-        pending, self._pending = self._pending, _Pending()
-        return pending
+    def _take_pending(self) -> Pending:
+        queued, self._pending = self._pending, Pending()
+        return queued
 
-    def _begin(self, pending: _Pending) -> None:
+    def _begin(self, queued: Pending) -> None:
         """Finish the batch in flight, then plan this one, journal its vector ids (0) and start
         embedding what the store cannot give back."""
         self._finish_in_flight()
-        if not (pending.docs or pending.delete_doc_ids or pending.fingerprints
-                or pending.fingerprint_deletes):
+        if not (queued.docs or queued.delete_doc_ids or queued.fingerprints
+                or queued.fingerprint_deletes):
             return
-        batch = self._plan(pending)
-        job = _InFlight(pending, batch)
+        batch = self._plan(queued)
+        job = InFlight(queued, batch)
         if batch.need_vector:
-            journal.journal_upserts(self.conn, [(cid, batch.new_chunks[cid].embed_hash)
+            pending.journal_upserts(self.conn, [(cid, batch.new_chunks[cid].embed_hash)
                                                 for cid in batch.need_vector])
             job.prepared = [batch.new_chunks[cid] for cid in batch.need_vector]
             job.by_hash, job.missing = self._reusable(job.prepared)
@@ -466,25 +309,25 @@ class IndexWriter:
         self._delete_stale_vectors(batch)  # 3. vectors that left SQLite
         self._write_fingerprints(job.pending, batch.removed_ids)  # 4. fingerprints last
 
-    def _plan(self, pending: _Pending) -> _Batch:
+    def _plan(self, queued: Pending) -> Batch:
         """What the queued documents change: their stored chunks, which chunks are new, and
         which need a vector."""
         # The same document may be queued twice in one batch (a thread seen by two adapters):
         # the last one wins.
         docs_by_id: dict[str, PreparedDoc] = {}
-        for doc in pending.docs:
+        for doc in queued.docs:
             docs_by_id[doc.doc_id] = doc
         docs = list(docs_by_id.values())
         doc_ids = [d.doc_id for d in docs]
-        delete_ids = [d for d in dict.fromkeys(pending.delete_doc_ids) if d not in docs_by_id]
+        delete_ids = [d for d in dict.fromkeys(queued.delete_doc_ids) if d not in docs_by_id]
 
-        existing = _chunks_of(self.conn, doc_ids + delete_ids)
+        existing = rows.chunks_of(self.conn, doc_ids + delete_ids)
         new_chunks = {c.chunk.chunk_id: c for d in docs for c in d.chunks}
         kept = [cid for cid in new_chunks if cid in existing]
         added = [cid for cid in new_chunks if cid not in existing]
         need_vector, restored = self._needing_vectors(existing, new_chunks, kept, added)
         removed_ids = [cid for cid, row in existing.items() if cid not in new_chunks]
-        return _Batch(docs, delete_ids, existing, new_chunks, added, need_vector, restored,
+        return Batch(docs, delete_ids, existing, new_chunks, added, need_vector, restored,
                       removed_ids)
 
     def _needing_vectors(
@@ -505,22 +348,21 @@ class IndexWriter:
         self.stats.vectors_repaired += len(repaired)
         return added + reembedded + repaired, len(repaired)
 
-    def _write_rows(self, batch: _Batch) -> None:
+    def _write_rows(self, batch: Batch) -> None:
         """The documents' rows, chunks and turns, in one transaction with the journal's
         bookkeeping and the coverage figure."""
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transactions.write(conn):
             for doc_id in batch.delete_ids:
-                conn.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
+                rows.delete_document(conn, doc_id)
             self.stats.docs_deleted += len(batch.delete_ids)
             for cid in batch.removed_ids:
-                conn.execute("DELETE FROM chunks WHERE chunk_id=?", (cid,))
-            journal.journal_removals(conn, batch.removed_ids)
-            journal.clear_vectors(conn, batch.need_vector)
+                rows.delete_chunk(conn, cid)
+            pending.journal_removals(conn, batch.removed_ids)
+            pending.clear_vectors(conn, batch.need_vector)
             stamp = now_iso()
             for doc in batch.docs:
-                self._write_document(doc, stamp)
+                rows.write_document(conn, doc, stamp)
                 for chunk in doc.chunks:
                     cid = chunk.chunk.chunk_id
                     if cid in batch.existing:
@@ -528,20 +370,15 @@ class IndexWriter:
                     else:
                         self._insert_chunk(chunk)
                 if doc.turns is not None:
-                    self._write_turns(doc)
+                    rows.write_turns(conn, doc)
             rebased = self._adjust_coverage(added=len(batch.added), removed=len(batch.removed_ids),
                                             restored=batch.restored)
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
         self._rebased = self._rebased or rebased
         self.stats.docs_written += len(batch.docs)
         self.stats.chunks_written += len(batch.added)
         self.stats.chunks_deleted += len(batch.removed_ids)
 
-    def _delete_stale_vectors(self, batch: _Batch) -> None:
+    def _delete_stale_vectors(self, batch: Batch) -> None:
         """Vectors of chunks that left SQLite, plus leftovers of interrupted runs."""
         stale = set(batch.removed_ids)
         touched = [d.doc_id for d in batch.docs] + batch.delete_ids
@@ -550,26 +387,20 @@ class IndexWriter:
         if stale:
             self.store.delete(sorted(stale))
 
-    def _write_fingerprints(self, pending: _Pending, removed_ids: list[str]) -> None:
+    def _write_fingerprints(self, pending_work: Pending, removed_ids: list[str]) -> None:
         """The fingerprints of the sources whose documents are all written (and the removals),
         with their pending-sources entries and the journal entries of the deleted ids."""
-        if not (pending.fingerprints or pending.fingerprint_deletes or removed_ids):
+        if not (pending_work.fingerprints or pending_work.fingerprint_deletes or removed_ids):
             return
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            journal.clear_vectors(conn, removed_ids)
-            for fp in pending.fingerprints:
+        with transactions.write(conn):
+            pending.clear_vectors(conn, removed_ids)
+            for fp in pending_work.fingerprints:
                 fps.write(conn, fp)
-            for context_name, uri in pending.fingerprint_deletes:
+            for context_name, uri in pending_work.fingerprint_deletes:
                 fps.delete(conn, context_name, uri)
-            journal.clear_pending(conn, [fp.source_uri for fp in pending.fingerprints]
-                                  + [uri for _, uri in pending.fingerprint_deletes])
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+            pending.clear_pending(conn, [fp.source_uri for fp in pending_work.fingerprints]
+                                  + [uri for _, uri in pending_work.fingerprint_deletes])
 
     # -- vector coverage --------------------------------------------------------------------
 
@@ -602,138 +433,12 @@ class IndexWriter:
         Rows whose stored text no longer matches its hash (never expected) cannot be embedded:
         their sources are scheduled to be read again by the next run, as `settle_vector_journal`
         does."""
-        from chinvex.storage import consistency as cons
-        from chinvex.storage.db import get_meta
-
         self._finish_in_flight()
-        conn = self.conn
-        total = coverage.chunk_count(conn)
-        recorded = coverage.vector_coverage(conn)
-        if total == 0 and self._store is None and get_meta(conn, coverage.COLLECTION_META_KEY) is None:
-            coverage.record(conn, coverage.measured(0, 0, None))
-            return Reconciled(chunks=0, with_vector=0, compared=False)
-        identity = coverage.store_identity(config, conn)
-        token_now = coverage.gate_token(config)
-        trusted = (recorded is not None and recorded.complete and recorded.chunks == total
-                   and identity is not None and recorded.store == identity)
-        if trusted and self._store is None and recorded is not None \
-                and recorded.token == token_now:
-            return Reconciled(chunks=total, with_vector=total, compared=False)
-        # A figure taken at a known token that is no longer the store's: the store was written
-        # behind the figure's back (a crash between the Chroma write and the SQLite commit, or
-        # a backup copied over the folder, which often gets the old file's inode). Equal counts
-        # prove nothing then; only comparing the ids does.
-        moved_on = recorded is not None and recorded.token is not None and recorded.token != token_now
-        store = self.store
-        if trusted and not moved_on and store.count() == total:
-            coverage.record(conn, coverage.measured(total, total, store.identity(conn),
-                                                    coverage.gate_token(config)))
-            return Reconciled(chunks=total, with_vector=total, compared=False)
-        in_chroma = store.all_ids()
-        in_sqlite = cons.chunk_ids(conn)
-        orphans = sorted(in_chroma - in_sqlite)
-        missing = sorted(in_sqlite - in_chroma)
-        if orphans:
-            store.delete(orphans)
-            self.stats.orphan_vectors_deleted += len(orphans)
-        embedded, lost = 0, []
-        for start in range(0, len(missing), _HEAL_BATCH):
-            rows = list(cons.iter_chunk_rows(conn, missing[start:start + _HEAL_BATCH]))
-            usable = [(row, cons.embed_text_of(row)) for row in rows]
-            lost += [row for row, text in usable if text is None]
-            usable = [(row, text) for row, text in usable if text is not None]
-            if not usable:
-                continue
-            vectors = self._embed([text for _, text in usable])
-            self._embedded(len(usable))
-            store.upsert([row["chunk_id"] for row, _ in usable], vectors,
-                         [{"doc_id": row["doc_id"], "source_type": row["source_type"]}
-                          for row, _ in usable])
-            embedded += len(usable)
-        self.stats.vectors_healed += embedded
-        self.stats.chunks_embedded += embedded
-        if lost:
-            self._schedule_reread({row["doc_id"] for row in lost})
-        with_vector = total - (len(missing) - embedded)
-        coverage.record(conn, coverage.measured(total, with_vector, store.identity(conn),
-                                                coverage.gate_token(config)))
-        return Reconciled(chunks=total, with_vector=with_vector, compared=True,
-                          missing=len(missing), orphans=len(orphans), unrecoverable=len(lost))
-
-    def _schedule_reread(self, doc_ids: set[str]) -> None:
-        """The next run reads these documents' sources again and rewrites them (their chunks'
-        stored text cannot give back what was embedded)."""
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for doc_id in sorted(doc_ids):
-                row = conn.execute("SELECT origin_uri FROM documents WHERE doc_id=?", (doc_id,)).fetchone()
-                conn.execute("UPDATE documents SET content_hash=NULL WHERE doc_id=?", (doc_id,))
-                if row is not None:
-                    conn.execute("INSERT OR IGNORE INTO pending_sources(source_uri) VALUES(?)", (row[0],))
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-
-    def _write_document(self, doc: PreparedDoc, stamp: str) -> None:
-        self.conn.execute(
-            """INSERT INTO documents(doc_id, source_type, source_uri, title, created_at, updated_at,
-                   metadata_json, indexed_at, origin_uri, content_hash)
-               VALUES(?,?,?,?,?,?,?,?,?,?)
-               ON CONFLICT(doc_id) DO UPDATE SET source_type=excluded.source_type,
-                   source_uri=excluded.source_uri, title=excluded.title,
-                   created_at=excluded.created_at, updated_at=excluded.updated_at,
-                   metadata_json=excluded.metadata_json, indexed_at=excluded.indexed_at,
-                   origin_uri=excluded.origin_uri, content_hash=excluded.content_hash""",
-            (doc.doc_id, doc.source_type, doc.source_uri, doc.title, doc.created_at,
-             doc.updated_at, orjson.dumps(doc.metadata, default=str).decode(), stamp,
-             doc.origin_uri, doc.content_hash),
-        )
+        return writer_vectors.reconcile_vectors(self, config)
 
     def _insert_chunk(self, p: PreparedChunk) -> None:
-        c = p.chunk
-        self.conn.execute(
-            """INSERT INTO chunks(chunk_id, doc_id, chunk_index, text, search_text, embed_hash,
-                   char_start, char_end, line_start, line_end, metadata_json)
-               VALUES(?,?,?,?,?,?,?,?,?,?,?)""",
-            (c.chunk_id, c.doc_id, c.chunk_index, c.text, p.search_text, p.embed_hash,
-             c.char_start, c.char_end, c.line_start, c.line_end, _metadata_json(p)),
-        )
+        rows.insert_chunk(self.conn, p)
 
     def _update_if_changed(self, p: PreparedChunk, row: sqlite3.Row) -> None:
-        c = p.chunk
-        meta = _metadata_json(p)
-        if (row["char_start"], row["char_end"], row["line_start"], row["line_end"],
-                row["metadata_json"], row["search_text"], row["embed_hash"]) == (
-                c.char_start, c.char_end, c.line_start, c.line_end, meta, p.search_text,
-                p.embed_hash):
-            return
-        self.conn.execute(
-            """UPDATE chunks SET char_start=?, char_end=?, line_start=?, line_end=?,
-                   metadata_json=?, search_text=?, embed_hash=? WHERE chunk_id=?""",
-            (c.char_start, c.char_end, c.line_start, c.line_end, meta, p.search_text,
-             p.embed_hash, c.chunk_id),
-        )
-        self.stats.chunks_updated += 1
-
-    def _write_turns(self, doc: PreparedDoc) -> None:
-        assert doc.turns is not None
-        self.conn.execute(
-            "DELETE FROM conversation_turns WHERE doc_id=? AND turn_index>=?",
-            (doc.doc_id, doc.turns_from),
-        )
-        self.conn.executemany(
-            "INSERT INTO conversation_turns(doc_id, turn_index, turn_json) VALUES(?,?,?)",
-            [(doc.doc_id, index, turn.model_dump_json())
-             for index, turn in enumerate(doc.turns) if index >= doc.turns_from],
-        )
-        edits.record(self.conn, doc.doc_id, doc.turns, doc.turns_from, doc.updated_at)
-
-
-def stored_turns(conn: sqlite3.Connection, doc_id: str) -> list[Turn]:
-    rows = conn.execute(
-        "SELECT turn_json FROM conversation_turns WHERE doc_id=? ORDER BY turn_index", (doc_id,)
-    )
-    return [Turn.model_validate_json(row[0]) for row in rows]
+        if rows.update_chunk_if_changed(self.conn, p, row):
+            self.stats.chunks_updated += 1

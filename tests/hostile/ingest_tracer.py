@@ -47,7 +47,9 @@ def _wrap(owner: object, name: str, emit, *, after: bool = True) -> None:
 
 
 def install(trace_path: str, batch: int, kill_at: tuple[str, int] | None = None) -> None:
-    from chinvex.ingest import fingerprints, journal, origins, pipeline, writer
+    from chinvex.ingest import origins, source_ingest
+    from chinvex.storage import fingerprints, writer
+    from chinvex.storage import pending as journal
     from chinvex.storage import vectors
 
     fd = os.open(trace_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -56,7 +58,7 @@ def install(trace_path: str, batch: int, kill_at: tuple[str, int] | None = None)
     defaults["max_pending_chunks"] = batch
     defaults["max_pending_docs"] = max(4, batch // 2)
     writer.IndexWriter.__init__.__kwdefaults__ = defaults
-    _wrap(pipeline.IngestRun, "_consume", emit)                 # parsing a source
+    _wrap(source_ingest.SourceIngester, "_consume", emit)      # parsing a source
     _wrap(origins.OriginLedger, "record", emit)            # ledger rows (autocommit)
     _wrap(origins.OriginLedger, "detach", emit)            # removal of a source's documents
     _wrap(writer.IndexWriter, "_embed", emit)              # the embedder

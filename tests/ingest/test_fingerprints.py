@@ -3,7 +3,8 @@ code of DESIGN.md §5 that `decide()` and `verified()` can give, and which one w
 apply. The reason is what `ingest --verbose` and the run summary show the user, so it must name
 the change that forced the read, not merely that something did.
 
-Fingerprints and candidates are built by hand; the one storage test uses a real hybrid.db."""
+Fingerprints and candidates are built by hand; the one storage test (the table access is
+chinvex/storage/fingerprints.py) uses a real hybrid.db."""
 
 from __future__ import annotations
 
@@ -208,14 +209,15 @@ def test_nanosecond_mtime_and_state_survive_the_table(tmp_path: Path) -> None:
     """mtime_ns rides in state_json (the table has seconds only); losing it would turn every
     sub-second edit into `unchanged`."""
     from chinvex.storage import db
+    from chinvex.storage import fingerprints as rows
 
     conn = db.connect(tmp_path / "hybrid.db", create=True)
     try:
         stored = file_fp(state={"offset": 42})
-        fps.write(conn, file_fp(mtime_ns=MTIME_NS - 1, state=None, last_status="error"))
-        fps.write(conn, stored)  # the upsert of the next run replaces every field
-        fps.write(conn, file_fp(source_uri="/r/b.py", mtime_ns=None, state=None))
-        loaded = fps.load_all(conn, "T")
+        rows.write(conn, file_fp(mtime_ns=MTIME_NS - 1, state=None, last_status="error"))
+        rows.write(conn, stored)  # the upsert of the next run replaces every field
+        rows.write(conn, file_fp(source_uri="/r/b.py", mtime_ns=None, state=None))
+        loaded = rows.load_all(conn, "T")
     finally:
         conn.close()
     assert loaded["/r/a.py"] == stored

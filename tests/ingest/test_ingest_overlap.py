@@ -1,5 +1,5 @@
 """The ingest writer embeds a full batch on a worker thread while the next sources are parsed
-(chinvex.ingest.writer, `overlap`), and whatever the writer raises (an embedder that stops
+(chinvex.storage.writer, `overlap`), and whatever the writer raises (an embedder that stops
 working, possibly for a batch of other sources still in flight) stops the run instead of
 failing the source being parsed at that moment.
 
@@ -32,7 +32,7 @@ def notes(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def small_batches(monkeypatch):
-    from chinvex.ingest import writer
+    from chinvex.storage import writer
 
     defaults = dict(writer.IndexWriter.__init__.__kwdefaults__)
     defaults.update(max_pending_chunks=8, max_pending_docs=8)

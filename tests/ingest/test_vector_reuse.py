@@ -1,5 +1,5 @@
 """A text embedded once is reused for every later chunk with the same embedded text (vectors are
-found by embed hash, chinvex.ingest.writer), and finding them stays bounded however often the
+found by embed hash, chinvex.storage.writer), and finding them stays bounded however often the
 text repeats: a chat export whose conversations repeat one short exchange made every batch fetch
 every earlier copy, so each batch's lookup grew with the index. Real export, real ingest, real
 hybrid.db and Chroma store."""
@@ -18,7 +18,7 @@ CONVERSATIONS = 700
 
 def test_repeated_texts_are_embedded_once_and_looked_up_a_bounded_number_of_times(tmp_path: Path,
                                                                                 chinvex_home: Path):
-    from chinvex.ingest.writer import REUSE_CANDIDATES, _ids_with_hashes
+    from chinvex.storage.writer_rows import REUSE_CANDIDATES, ids_with_hashes as _ids_with_hashes
 
     chat = tmp_path / "chat"
     chat.mkdir()

@@ -19,7 +19,7 @@ from chinvex.web.render import render, url
 def ingest_page(request: Request) -> Response:
     """GET /ingest?job=: the history, and the run this server started (or is running) for the
     context, whose progress the page's script follows."""
-    from chinvex.ingest.pipeline import iter_runs
+    from chinvex.storage.runs import iter_runs
 
     config = selected_config(request)
     state = ui(request)
