@@ -29,12 +29,12 @@ from chinvex.models.sources import (
     SourceError,
     UnrecognisedSource,
 )
+from chinvex_adapters.kit.walk import WalkEntry, walk
 from chinvex_adapters.walked import source_candidate, walked_sources
 
 from .chatgpt import conversation_to_doc, thread_id_of
 from .claude_ai import claude_conversation_to_doc, is_claude_conversation
 from .claude_ai import thread_id_of as claude_thread_id
-from chinvex_adapters.kit.walk import WalkEntry, walk
 from .json_stream import (
     MAX_NESTING,
     SNIFF_BYTES,
@@ -253,6 +253,15 @@ def parse_conversations(
             raise UnrecognisedSource(f"{label}: not a readable chat export ({damaged})")
         counts["read_errors"] += 1
         _warn(report, f"{label}: reading stopped ({damaged}); {yielded} conversations kept")
+    _report_problems(label, report, problems, entries=entries, conversation_like=conversation_like,
+                     yielded=yielded)
+
+
+def _report_problems(label: str, report: ParseReport, problems: StreamProblems, *, entries: int,
+                     conversation_like: int, yielded: int) -> None:
+    """After the stream: refuse a source that gave nothing readable, else count and warn
+    about every kind of damage that was read past."""
+    counts = report.counts
     if entries == 0 and (problems.unrecovered_error or problems.truncated):
         if problems.too_deep:
             raise UnrecognisedSource(f"{label}: refused: {problems.too_deep_error}; no conversation "

@@ -27,9 +27,9 @@ from chinvex.ids import doc_id_for, sha256_hex, thread_doc_id
 from chinvex.models import Attachment, ConversationDoc, Document, ToolCall, Turn
 from chinvex.models.sources import ParseReport
 from chinvex.timeutil import to_utc
+from chinvex_adapters.kit.text import clean_text, fill_times, one_line, searchable
 
 from .frontmatter import conversation_id_from, lookup, split_front_matter
-from chinvex_adapters.kit.text import clean_text, fill_times, one_line, searchable
 
 SOURCE = "chat_markdown"
 SOURCE_TYPE = "chat"
@@ -247,32 +247,11 @@ def plain_document(text: str, front: dict[str, Any], body: str, *, path: str, st
     )
 
 
-def parse_markdown(path: Path, report: ParseReport) -> ConversationDoc | Document:
-    """Parse one markdown file; `path` must be absolute (it becomes the source_uri)."""
-    text = read_text(path)
-    uri = str(path)
-    front, body, fm_error = split_front_matter(text)
-    if fm_error:
-        report.warnings.append(f"{uri}: {fm_error}; front matter ignored")
-        report.counts["front_matter_invalid"] += 1
-    lines = body.split("\n")
-    found = detect(lines)
-    if found is None:
-        return plain_document(text, front, body, path=uri, stem=path.stem)
-    shape, headers = found
-    preamble = "\n".join(lines[: headers[0].line])
-    h1_title, preamble_rest = _title_from_preamble(preamble)
-    body_offset = text[: len(text) - len(body)].count("\n")
-
-    thread_id = conversation_id_from(front)
-    synthetic = thread_id is None
-    if thread_id is None:
-        thread_id = "md-" + sha256_hex(uri)[:32]
-
+def _header_turns(lines: list[str], headers: list[Any], shape: str, body_offset: int,
+                  report: ParseReport) -> list[Turn]:
+    """One turn per speaker header, its body up to the next header; a pionxzh `Result:` code
+    block joins the `Code:` call before it."""
     turns: list[Turn] = []
-    if preamble_rest:
-        turns.append(Turn(turn_id="md-0", role="system", text=searchable(preamble_rest),
-                          meta={"preamble": True}))
     open_call: Turn | None = None
     for k, header in enumerate(headers):
         end = headers[k + 1].line if k + 1 < len(headers) else len(lines)
@@ -306,6 +285,36 @@ def parse_markdown(path: Path, report: ParseReport) -> ConversationDoc | Documen
                     tool=call, attachments=parsed.attachments, meta=meta)
         turns.append(turn)
         open_call = turn if code and code.group(1) == "Code" else None
+    return turns
+
+
+def parse_markdown(path: Path, report: ParseReport) -> ConversationDoc | Document:
+    """Parse one markdown file; `path` must be absolute (it becomes the source_uri)."""
+    text = read_text(path)
+    uri = str(path)
+    front, body, fm_error = split_front_matter(text)
+    if fm_error:
+        report.warnings.append(f"{uri}: {fm_error}; front matter ignored")
+        report.counts["front_matter_invalid"] += 1
+    lines = body.split("\n")
+    found = detect(lines)
+    if found is None:
+        return plain_document(text, front, body, path=uri, stem=path.stem)
+    shape, headers = found
+    preamble = "\n".join(lines[: headers[0].line])
+    h1_title, preamble_rest = _title_from_preamble(preamble)
+    body_offset = text[: len(text) - len(body)].count("\n")
+
+    thread_id = conversation_id_from(front)
+    synthetic = thread_id is None
+    if thread_id is None:
+        thread_id = "md-" + sha256_hex(uri)[:32]
+
+    turns: list[Turn] = []
+    if preamble_rest:
+        turns.append(Turn(turn_id="md-0", role="system", text=searchable(preamble_rest),
+                          meta={"preamble": True}))
+    turns += _header_turns(lines, headers, shape, body_offset, report)
 
     if not turns:
         report.counts["chat_markdown_without_messages"] += 1

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from chinvex.files.walk import absolute_root
 from chinvex.ids import thread_doc_id
 from chinvex.models import ConversationDoc, ConversationLinks
 from chinvex.models.sources import (
@@ -27,7 +28,6 @@ from chinvex.models.sources import (
     SourceError,
     UnrecognisedSource,
 )
-from chinvex.files.walk import absolute_root
 from chinvex_adapters.kit.sniff import first_objects
 from chinvex_adapters.kit.text import as_str, clean_text, json_safe, one_line
 from chinvex_adapters.kit.walk import WalkEntry, walk
@@ -36,8 +36,8 @@ from chinvex_adapters.walked import source_candidate, walked_sources
 
 from .layout import NOT_TRANSCRIPTS, classify, is_uuid, read_sidecar
 from .memory import MEMORY_SOURCE_TYPE, is_memory_file, memory_extra, parse_memory
-from .records import Record, read_records
-from .tree import is_content, select
+from .records import ReadResult, Record, read_records
+from .tree import Selection, is_content, select
 from .turns import TurnBuilder
 
 SOURCE = "claude_code"
@@ -236,6 +236,39 @@ def _title(
     return None, info
 
 
+def _session_metadata(records: list[Record], builder: TurnBuilder, selection: Selection, read: ReadResult, *,
+                      include_thinking: bool, extra: dict[str, Any]) -> dict[str, Any]:
+    """What the document says about the session beyond its turns: versions, branch, models,
+    usage, how the conversation branch was chosen."""
+    versions = _distinct(_strings(records, "version"))
+    branches = _strings(records, "gitBranch")
+    metadata: dict[str, Any] = {"format": "claude_code", **extra}
+    if versions:
+        metadata["version"] = versions[-1]
+        metadata["versions"] = versions
+    if branches:
+        metadata["git_branch"] = branches[-1]
+    if builder.models:
+        metadata["model"] = builder.models.most_common(1)[0][0]
+        metadata["models"] = sorted(builder.models)
+    for key, name in (("slug", "slug"), ("entrypoint", "entrypoint")):
+        values = _strings(records, key)
+        if values:
+            metadata[name] = values[-1]
+    if any(r.data.get("isSidechain") is True for r in records):
+        metadata["sidechain"] = True
+    usage = builder.usage_totals()
+    if usage:
+        metadata["usage"] = usage
+    metadata["thinking_included"] = include_thinking
+    metadata["branch"] = {"chains": selection.chains, "branch_points": selection.branch_points,
+                          "off_branch_records": selection.off_branch_content,
+                          "rescued_tool_results": selection.rescued_tool_results}
+    if read.partial_tail:
+        metadata["partial_last_line"] = True
+    return metadata
+
+
 def parse_transcript(
     path: Path, report: ParseReport, *, include_thinking: bool = True
 ) -> ConversationDoc | None:
@@ -285,33 +318,9 @@ def parse_transcript(
     if title is None:
         first_user = next((t.text for t in turns if t.role == "user" and t.text.strip()), "")
         title = one_line(first_user) or None
-    versions = _distinct(_strings(records, "version"))
-    branches = _strings(records, "gitBranch")
     stamps = [t.ts for t in turns if t.ts]
-    metadata: dict[str, Any] = {"format": "claude_code", **info, **title_info}
-    if versions:
-        metadata["version"] = versions[-1]
-        metadata["versions"] = versions
-    if branches:
-        metadata["git_branch"] = branches[-1]
-    if builder.models:
-        metadata["model"] = builder.models.most_common(1)[0][0]
-        metadata["models"] = sorted(builder.models)
-    for key, name in (("slug", "slug"), ("entrypoint", "entrypoint")):
-        values = _strings(records, key)
-        if values:
-            metadata[name] = values[-1]
-    if any(r.data.get("isSidechain") is True for r in records):
-        metadata["sidechain"] = True
-    usage = builder.usage_totals()
-    if usage:
-        metadata["usage"] = usage
-    metadata["thinking_included"] = include_thinking
-    metadata["branch"] = {"chains": selection.chains, "branch_points": selection.branch_points,
-                          "off_branch_records": selection.off_branch_content,
-                          "rescued_tool_results": selection.rescued_tool_results}
-    if read.partial_tail:
-        metadata["partial_last_line"] = True
+    metadata = _session_metadata(records, builder, selection, read, include_thinking=include_thinking,
+                                 extra={**info, **title_info})
     cwds = [c for c in _distinct(_strings(records, "cwd") + _strings(records, "project"), 50)
             if _looks_like_path(c)][:MAX_LISTED]
     return ConversationDoc(
