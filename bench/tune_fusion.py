@@ -45,7 +45,7 @@ def collect(name: str, data: Path = DATA) -> Path:
     from chinvex.retrieval.fusion import weight_for
     from chinvex.retrieval.roles import about_tests
     from chinvex.retrieval.results import candidate_of, result_rows
-    from chinvex.retrieval.scope import read_snapshot
+    from chinvex.storage.transactions import read as read_snapshot
     from chinvex.retrieval.search import SearchRequest, Searcher
 
     spec = SETS[name]

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
 from typing import Any, Literal
 
+from chinvex.storage.search_reads import REL_PATH_SQL
 from chinvex.timeutil import iso_z, to_utc
 
 PATH_MATCH_FUNCTION = "chinvex_path_match"
@@ -40,7 +41,6 @@ STAMP_SQL = "COALESCE(NULLIF({d}.updated_at, ''), {d}.created_at)"
 """The document's date for filters: `updated_at or created_at` in Python terms ('' counts as
 missing in both)."""
 
-REL_PATH_SQL = "json_extract({d}.metadata_json, '$.path')"
 
 # Vector-leg thresholds, measured on a 100k-chunk Chroma 1.5 store (random unit 384-d vectors,
 # the hard case for HNSW; 10 chunks per doc; 2 shared, busy cores), median ms per query for 50

@@ -16,7 +16,6 @@ from __future__ import annotations
 import heapq
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
 
@@ -25,6 +24,7 @@ from chinvex.retrieval.lexical import or_expression, query_terms, rare_terms
 from chinvex.retrieval.request import RetrievalError, SearchRequest
 from chinvex.retrieval.scope import Allowed
 from chinvex.retrieval.term_counts import TermCounts, count_matches
+from chinvex.storage import lexical as lexical_rows
 
 FTS_SCORE_BUDGET = 3_000
 """Chunks the lexical leg may rank with BM25 for one query before it takes its candidates from
@@ -142,8 +142,7 @@ def all_matches(conn: sqlite3.Connection, expression: str) -> dict[int, float]:
     """-bm25 of `expression` for every row matching it. No ORDER BY: SQLite would sort what
     Python sorts anyway, and a bounded plan returns at most the budget's rows."""
     try:
-        rows = conn.execute("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                            (expression,)).fetchall()
+        rows = lexical_rows.bm25_of_all(conn, expression)
     except sqlite3.OperationalError as exc:
         raise RetrievalError(f"full-text search failed: {exc}") from None
     return {rowid: -float(score) for rowid, score in rows}
@@ -163,34 +162,18 @@ def without_doubled_rare(conn: sqlite3.Connection, lexical: LexicalPlan,
 def ranked_matches(conn: sqlite3.Connection, req: SearchRequest, expression: str, limit: int,
             allowed: Allowed | None) -> list[tuple[int, float]]:
     """(FTS rowid, -bm25) of the best `limit` matches of `expression` the filters allow."""
-    params: list[Any] = [expression]
-    if allowed is None and not req.source_types:
-        # Rank inside FTS5 alone: joining `chunks` before the LIMIT would look up every
-        # matching row (twice the cost of ranking them).
-        sql = "SELECT rowid AS rid, bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ?"
-    else:
-        sql = ("SELECT chunks_fts.rowid AS rid, bm25(chunks_fts) AS score FROM chunks_fts "
-               "JOIN chunks c ON c.rowid = chunks_fts.rowid ")
-        where = "WHERE chunks_fts MATCH ?"
-        if allowed is not None:
-            # Source types are part of `allowed`. A few chunks: FTS5 looks up each rowid (~0.2 ms
-            # apiece); otherwise every match is checked against the allowed documents (~the cost
-            # of an unfiltered query). See filters.FTS_ROWID_LIMIT.
-            if len(allowed.chunk_rowids) <= filters.FTS_ROWID_LIMIT:
-                where += " AND chunks_fts.rowid IN (SELECT value FROM json_each(?))"
-                params.append(orjson.dumps(allowed.chunk_rowids).decode())
-            else:
-                where += " AND c.doc_id IN (SELECT value FROM json_each(?))"
-                params.append(allowed.doc_ids_json())
+    rowids_json = doc_ids_json = None
+    if allowed is not None:
+        # Source types are part of `allowed`. A few chunks: FTS5 looks up each rowid; otherwise
+        # every match is checked against the allowed documents (about the cost of an unfiltered
+        # query). See filters.FTS_ROWID_LIMIT.
+        if len(allowed.chunk_rowids) <= filters.FTS_ROWID_LIMIT:
+            rowids_json = orjson.dumps(allowed.chunk_rowids).decode()
         else:
-            types = req.source_types or []
-            sql += "JOIN documents d ON d.doc_id = c.doc_id "
-            where += f" AND d.source_type IN ({','.join('?' * len(types))})"
-            params.extend(types)
-        sql += where
-    params.append(limit)
+            doc_ids_json = allowed.doc_ids_json()
     try:
-        rows = conn.execute(sql + " ORDER BY score, rid LIMIT ?", params).fetchall()
+        rows = lexical_rows.bm25_best(conn, expression, limit, rowids_json=rowids_json, doc_ids_json=doc_ids_json,
+                                      source_types=None if allowed is not None else req.source_types)
     except sqlite3.OperationalError as exc:
         raise RetrievalError(f"full-text search failed: {exc}") from None
     return [(rowid, -float(score)) for rowid, score in rows]
@@ -198,15 +181,11 @@ def ranked_matches(conn: sqlite3.Connection, req: SearchRequest, expression: str
 
 def bm25_of(conn: sqlite3.Connection, expression: str, rowids: list[int]) -> dict[int, float]:
     """-bm25 of `expression` for the given rows (those that match it). The test is written
-    `+rowid` so that FTS5 walks the matches once while SQLite filters them: with a plain
-    `rowid IN`, FTS5 starts over for every id and recounts every term's matches."""
+    `+rowid` (chinvex.storage.lexical.bm25_among) so that FTS5 walks the matches once."""
     if not rowids:
         return {}
     try:
-        rows = conn.execute(
-            "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
-            "AND +rowid IN (SELECT value FROM json_each(?))",
-            (expression, orjson.dumps(rowids).decode())).fetchall()
+        rows = lexical_rows.bm25_among(conn, expression, orjson.dumps(rowids).decode())
     except sqlite3.OperationalError as exc:
         raise RetrievalError(f"full-text search failed: {exc}") from None
     return {rowid: -float(score) for rowid, score in rows}
@@ -215,9 +194,7 @@ def bm25_of(conn: sqlite3.Connection, expression: str, rowids: list[int]) -> dic
 def chunk_ids_of(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, str]:
     if not rowids:
         return {}
-    return dict(conn.execute(
-        "SELECT rowid, chunk_id FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
-        (orjson.dumps(rowids).decode(),)).fetchall())
+    return lexical_rows.chunk_ids_by_rowid(conn, orjson.dumps(rowids).decode())
 
 
 def fts_scores_for(conn: sqlite3.Connection, leg: LexicalLeg,
@@ -229,9 +206,7 @@ def fts_scores_for(conn: sqlite3.Connection, leg: LexicalLeg,
     lexical = leg.plan
     if lexical.expression is None or not chunk_ids:
         return []
-    names = dict(conn.execute(
-        "SELECT rowid, chunk_id FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?))",
-        (orjson.dumps(chunk_ids).decode(),)).fetchall())
+    names = lexical_rows.rowids_by_chunk_id(conn, orjson.dumps(chunk_ids).decode())
     if not names:
         return []
     if leg.scores is not None:

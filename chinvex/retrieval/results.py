@@ -19,6 +19,7 @@ from chinvex.retrieval.fusion import FTS_WEIGHT, PLATEAU, Candidate, QuerySignal
 from chinvex.retrieval.lexical_leg import LexicalPlan
 from chinvex.retrieval.request import GLOBAL_CONTEXT, SearchRequest
 from chinvex.retrieval.roles import role_of
+from chinvex.storage import search_reads
 
 @dataclass
 class Hit:
@@ -48,20 +49,8 @@ def result_rows(conn: sqlite3.Connection, chunk_ids: list[str]) -> dict[str, dic
     """Result rows by chunk id, with the document's relative path (`rel_path`) that the path
     filter and the role priors read."""
     out: dict[str, dict[str, Any]] = {}
-    rel = ", " + filters.REL_PATH_SQL.format(d="d") + " AS rel_path"
     for start in range(0, len(chunk_ids), 500):
-        part = chunk_ids[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for row in conn.execute(
-            f"""SELECT c.chunk_id, c.doc_id, c.chunk_index, c.text, c.search_text, c.char_start,
-                       c.char_end, c.line_start, c.line_end, c.metadata_json, d.source_type,
-                       d.source_uri, d.title, d.updated_at, d.created_at, d.indexed_at,
-                       d.origin_uri, f.size_bytes, f.mtime_unix, f.state_json{rel}
-                FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
-                LEFT JOIN source_fingerprints f ON f.source_uri = d.origin_uri
-                WHERE c.chunk_id IN ({marks})""",
-            part,
-        ):
+        for row in search_reads.result_rows(conn, chunk_ids[start:start + 500]):
             item = dict(row)
             item["metadata"] = orjson.loads(item.pop("metadata_json") or "{}")
             out[item["chunk_id"]] = item

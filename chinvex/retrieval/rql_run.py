@@ -23,6 +23,8 @@ import orjson
 from chinvex.models import ContextConfig
 from chinvex.retrieval import fel, rql
 from chinvex.retrieval.search import Searcher, SearchRequest
+from chinvex.storage import transactions
+from chinvex.storage.search_reads import statement_rows
 
 
 class _QueryFor:
@@ -123,8 +125,7 @@ def run(config: ContextConfig, plan: rql.Plan, searcher: RqlSearcher | None = No
                 warnings, mode = list(response.stats.warnings), response.stats.mode
             params = [orjson.dumps(hits).decode() if p is rql.HITS else p for p in query.params]
             with handle.lock:
-                cursor = conn.execute(query.sql, params)
-                rows = [_row(query.columns, values) for values in cursor.fetchall()]
+                rows = [_row(query.columns, values) for values in statement_rows(conn, query.sql, params)]
     finally:
         if own:
             searcher.close()
@@ -140,13 +141,13 @@ def _snapshot(lock: threading.Lock, conn: Any) -> Iterator[None]:
     with lock:
         opened = not conn.in_transaction
         if opened:
-            conn.execute("BEGIN")
+            transactions.begin_read(conn)
     try:
         yield
     finally:
         with lock:
-            if opened and conn.in_transaction:
-                conn.execute("COMMIT")
+            if opened:
+                transactions.commit(conn)
 
 
 def _row(columns: tuple[str, ...], values: Any) -> dict[str, Any]:

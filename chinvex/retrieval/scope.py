@@ -1,12 +1,11 @@
-"""What a search may return in one context: its read snapshot, and the documents and chunks a
-path, date or FEL filter allows, read once per search so that both legs search only those (no
+"""What a search may return in one context: the documents and chunks a path, date or FEL
+filter allows, read once per search so that both legs search only those (no
 post-filter over-fetch that loses deep matches)."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,20 +14,7 @@ import orjson
 from chinvex.retrieval import filters
 from chinvex.retrieval.filters import SearchFilter
 from chinvex.retrieval.request import InvalidFilterError, RetrievalError
-
-@contextmanager
-def read_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
-    """One read transaction (WAL: it never blocks the writer), so every read of a context's
-    search sees the same committed state even while an ingest commits batches."""
-    if conn.in_transaction:
-        yield
-        return
-    conn.execute("BEGIN")
-    try:
-        yield
-    finally:
-        if conn.in_transaction:
-            conn.execute("COMMIT")
+from chinvex.storage import scope_rows
 
 
 @dataclass
@@ -66,10 +52,7 @@ def fel_passing(conn: sqlite3.Connection, search_filter: SearchFilter, context: 
     found: set[str] = set()
     for start in range(0, len(chunk_ids), 500):
         part = chunk_ids[start:start + 500]
-        found.update(row[0] for row in conn.execute(
-            f"SELECT c.chunk_id FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
-            f"WHERE c.chunk_id IN (SELECT value FROM json_each(?)) AND {where}",
-            [orjson.dumps(part).decode(), *params]))
+        found.update(scope_rows.chunks_passing(conn, orjson.dumps(part).decode(), where, params))
     return found
 
 
@@ -81,22 +64,17 @@ def allowed_for(conn: sqlite3.Connection, search_filter: SearchFilter, context: 
     if search_filter.expression:
         where, fel_params = fel_where(conn, search_filter, context)
         doc_conds = " AND ".join(conds) if conds else "1"
-        join = f"FROM chunks c JOIN documents d ON d.doc_id = c.doc_id WHERE {doc_conds} AND {where}"
         try:
-            doc_ids = [row[0] for row in conn.execute(f"SELECT DISTINCT c.doc_id {join}", [*params, *fel_params])]
-            rows = conn.execute(f"SELECT c.chunk_id, c.rowid {join} LIMIT ?",
-                                [*params, *fel_params, filters.RESTRICT_LIMIT + 1]).fetchall() if doc_ids else []
+            doc_ids, rows = scope_rows.expression_scope(conn, f"{doc_conds} AND {where}", [*params, *fel_params],
+                                                        filters.RESTRICT_LIMIT + 1)
         except sqlite3.OperationalError as exc:
             raise RetrievalError(f"filtering documents failed: {exc}") from None
         return Allowed(doc_ids, [row[0] for row in rows], [row[1] for row in rows])
     try:
-        doc_ids = [row[0] for row in conn.execute(
-            f"SELECT d.doc_id FROM documents d WHERE {' AND '.join(conds)}", params)]
+        doc_ids = scope_rows.documents_where(conn, " AND ".join(conds), params)
         if not doc_ids:
             return Allowed([], [], [])
-        rows = conn.execute(
-            "SELECT c.chunk_id, c.rowid FROM chunks c WHERE c.doc_id IN (SELECT value FROM json_each(?)) "
-            "LIMIT ?", [orjson.dumps(doc_ids).decode(), filters.RESTRICT_LIMIT + 1]).fetchall()
+        rows = scope_rows.chunks_of_documents(conn, orjson.dumps(doc_ids).decode(), filters.RESTRICT_LIMIT + 1)
     except sqlite3.OperationalError as exc:
         raise RetrievalError(f"filtering documents failed: {exc}") from None
     return Allowed(doc_ids, [row[0] for row in rows], [row[1] for row in rows])
@@ -105,9 +83,7 @@ def allowed_for(conn: sqlite3.Connection, search_filter: SearchFilter, context: 
 def every_allowed_chunk(conn: sqlite3.Connection, allowed: Allowed) -> list[str]:
     if allowed.all_chunks:
         return allowed.chunk_ids
-    return [row[0] for row in conn.execute(
-        "SELECT c.chunk_id FROM chunks c WHERE c.doc_id IN (SELECT value FROM json_each(?))",
-        [allowed.doc_ids_json()])]
+    return scope_rows.chunk_ids_of_documents(conn, allowed.doc_ids_json())
 
 
 def allowed_among(conn: sqlite3.Connection, allowed: Allowed, chunk_ids: Sequence[str]) -> set[str]:
@@ -115,9 +91,6 @@ def allowed_among(conn: sqlite3.Connection, allowed: Allowed, chunk_ids: Sequenc
     docs = set(allowed.doc_ids)
     found: set[str] = set()
     for start in range(0, len(chunk_ids), 500):
-        part = list(chunk_ids[start:start + 500])
-        marks = ",".join("?" * len(part))
-        found.update(row[0] for row in conn.execute(
-            f"SELECT c.chunk_id, c.doc_id FROM chunks c WHERE c.chunk_id IN ({marks})", part)
-            if row[1] in docs)
+        found.update(chunk_id for chunk_id, doc_id in scope_rows.documents_of_chunks(conn, chunk_ids[start:start + 500])
+                     if doc_id in docs)
     return found

@@ -15,6 +15,8 @@ import sqlite3
 from collections.abc import Iterable
 
 from chinvex.retrieval.lexical import phrase
+from chinvex.storage import lexical as lexical_rows
+from chinvex.storage.search_reads import data_version
 
 MAX_TERMS = 8_192
 """Remembered (term, cap) pairs per connection; the oldest go first (a dict keeps insertion
@@ -23,9 +25,7 @@ order). ~1 MB at most."""
 
 def count_matches(conn: sqlite3.Connection, term: str, cap: int) -> int:
     """Chunks matching `term`, counted up to `cap`."""
-    return int(conn.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
-        (phrase(term), cap)).fetchone()[0])
+    return lexical_rows.count_matches(conn, phrase(term), cap)
 
 
 class TermCounts:
@@ -38,7 +38,7 @@ class TermCounts:
 
     def counts(self, conn: sqlite3.Connection, terms: Iterable[str], cap: int) -> dict[str, int]:
         """Each term's matches up to `cap`, in the order of `terms`."""
-        state = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
+        state = (data_version(conn), conn.total_changes)
         if state != self._state:
             self._counts.clear()
             self._state = state

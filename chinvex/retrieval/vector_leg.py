@@ -14,6 +14,7 @@ from chinvex.retrieval import exact
 from chinvex.retrieval import filters
 from chinvex.retrieval.filters import SearchFilter
 from chinvex.retrieval.scope import Allowed, allowed_among, every_allowed_chunk
+from chinvex.storage.search_reads import has_at_most_chunks
 
 EXHAUSTIVE_LIMIT = 1_000
 """Up to this many chunks the vector leg is exact: Chroma is asked for this many neighbours,
@@ -42,7 +43,7 @@ def neighbours(conn: sqlite3.Connection, store: Any, vector: Any, depth: int,
 def is_small(conn: sqlite3.Connection) -> bool:
     """At most EXHAUSTIVE_LIMIT chunks. The count stops at the limit (never a scan of a large
     table)."""
-    return conn.execute("SELECT 1 FROM chunks LIMIT 1 OFFSET ?", (EXHAUSTIVE_LIMIT,)).fetchone() is None
+    return has_at_most_chunks(conn, EXHAUSTIVE_LIMIT)
 
 
 def nearest(store: Any, vector: Any, depth: int, source_types: Sequence[str] | None, *,
