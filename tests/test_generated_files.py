@@ -2,7 +2,7 @@
 in the detail), ordinary files that merely look odd stay indexed, and a context's
 `include_generated` globs bring files back on the next ingest.
 
-The rules are pure (`chinvex_adapters/repo/generated.py`); most tests still go through the real repo
+The rules are pure (`chinvex_adapters/kit/generated.py`); most tests still go through the real repo
 adapter on real files, because what matters is what enumeration decides from the bytes it
 reads (the first 8 KB, 64 KB when those end inside one long line).
 """
@@ -19,12 +19,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import assert_no_traceback, run_cli, run_cli_in_process, write
 
 from chinvex.files.excludes import may_match_inside
 from chinvex.ingest.summary import skip_lines
 from chinvex.models.sources import AdapterOptions, SkippedSource, SourceCandidate
-from chinvex_adapters.repo import RepoAdapter, generated
-from helpers import assert_no_traceback, run_cli, run_cli_in_process, write
+from chinvex_adapters.kit import generated
+from chinvex_adapters.repo import RepoAdapter
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

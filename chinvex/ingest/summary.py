@@ -71,7 +71,7 @@ class IngestSummary(BaseModel):
 
 
 GENERATED_SKIP = "generated"
-"""The skip reason of generated, vendored and data files (`chinvex_adapters/repo/generated.py`)."""
+"""The skip reason of generated, vendored and data files (`chinvex_adapters/kit/generated.py`)."""
 
 
 def skip_lines(skipped: dict[str, int]) -> list[str]:

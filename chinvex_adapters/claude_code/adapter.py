@@ -30,8 +30,8 @@ from chinvex.models.sources import (
 )
 from chinvex_adapters.kit.sniff import first_objects
 from chinvex_adapters.kit.text import as_str, clean_text, json_safe, one_line
+from chinvex_adapters.kit.textfile import DEFAULT_MAX_FILE_BYTES
 from chinvex_adapters.kit.walk import WalkEntry, walk
-from chinvex_adapters.repo.textfile import DEFAULT_MAX_FILE_BYTES
 from chinvex_adapters.walked import source_candidate, walked_sources
 
 from .layout import NOT_TRANSCRIPTS, classify, is_uuid, read_sidecar

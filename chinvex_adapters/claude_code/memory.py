@@ -21,8 +21,8 @@ from typing import Any
 
 from chinvex.models import Document
 from chinvex.models.sources import ParseReport, SourceCandidate
+from chinvex_adapters.kit.textfile import read_candidate
 from chinvex_adapters.notes.adapter import note_document
-from chinvex_adapters.repo.textfile import read_candidate
 
 MEMORY_DIR = "memory"
 MEMORY_INDEX = "MEMORY.md"

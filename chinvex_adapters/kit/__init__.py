@@ -2,6 +2,9 @@
 
 - `text`: text hygiene (no NULs, lone surrogates or base64 reach the index) and shortening;
 - `walk`: walking a root safely (sorted, excludes, no symlink loops);
+- `gitwalk`, `gitutil`, `scan`, `generated`: listing a tree as git sees it (gitignore frames,
+  `git ls-files`) and screening each file (names, generated files, binary content);
+- `filetype`, `textfile`: telling text from binary, and reading one text file for `parse`;
 - `jsonl`: tolerant line-by-line JSON reading (a half-written last line is left for later);
 - `jsonfile`: a whole JSON document, with one clear line when it is not readable;
 - `sniff`: a file's first records or bytes, to tell formats apart by content;

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import re
-from dataclasses import dataclass
 
 GENERATED = "generated"
 """The skip reason of every rule here; the detail says which rule."""

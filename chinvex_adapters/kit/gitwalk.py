@@ -17,7 +17,7 @@ import pathspec
 
 from chinvex.files.excludes import compile_patterns
 from chinvex.models.sources import SkippedSource
-from chinvex_adapters.repo.generated import VENDORED_DIRS
+from chinvex_adapters.kit.generated import VENDORED_DIRS
 
 TOOL_STATE_DIRS = frozenset(
     {

@@ -19,18 +19,23 @@ from typing import Any
 import pathspec
 
 from chinvex.files.excludes import compile_patterns, may_match_inside, relative_excludes
-from chinvex.models.sources import AdapterOptions, SkippedSource, SourceCandidate, SourceError
 from chinvex.files.walk import inside
-from chinvex_adapters.repo import generated, gitutil
-from chinvex_adapters.repo.generated import GENERATED
-from chinvex_adapters.repo.sniff import (
+from chinvex.models.sources import (
+    AdapterOptions,
+    SkippedSource,
+    SourceCandidate,
+    SourceError,
+)
+from chinvex_adapters.kit import generated, gitutil
+from chinvex_adapters.kit.filetype import (
     SNIFF_BYTES,
     Verdict,
     binary_by_name,
     read_head,
     sniff_bytes,
 )
-from chinvex_adapters.repo.walk import (
+from chinvex_adapters.kit.generated import GENERATED
+from chinvex_adapters.kit.gitwalk import (
     ALWAYS_SKIP_DIRS,
     VCS_DIRS,
     FoundFile,

@@ -1,6 +1,6 @@
 """Read one text file for `parse`, turning every way it can fail into a one-line SourceError.
 
-Shared by the repo, notes and Claude Code memory files. The text keeps the file's line endings (CRLF stays
+Shared by the repo, notes and Claude Code memory files (and their candidates' relative paths and times). The text keeps the file's line endings (CRLF stays
 CRLF) so that chunk offsets can be mapped back to the file; only a byte-order mark is
 dropped.
 """
@@ -10,9 +10,11 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
 
 from chinvex.models.sources import ParseReport, SourceCandidate, SourceError
-from chinvex_adapters.repo.sniff import (
+from chinvex_adapters.kit.filetype import (
     OPEN_FLAGS,
     SNIFF_BYTES,
     count_invalid_utf8,
@@ -112,3 +114,20 @@ def note_replacements(path: str, tf: TextFile, report: ParseReport) -> None:
     if warning:
         report.warnings.append(warning)
         report.counts["invalid_bytes_replaced"] += tf.replaced
+
+
+def mtime_datetime(mtime_ns: int) -> datetime:
+    """A stat mtime in nanoseconds as an aware UTC datetime."""
+    return datetime.fromtimestamp(mtime_ns / 1_000_000_000, timezone.utc)
+
+
+def candidate_rel_path(candidate: SourceCandidate) -> str:
+    """The path relative to the root, POSIX-style (from enumeration, else recomputed)."""
+    rel = candidate.extra.get("path")
+    if isinstance(rel, str) and rel:
+        return rel
+    path = Path(candidate.path or candidate.source_uri)
+    try:
+        return path.relative_to(candidate.root).as_posix()
+    except ValueError:
+        return path.name

@@ -11,7 +11,24 @@ from typing import Any
 from chinvex.files.frontmatter import front_matter_date, split_front_matter
 from chinvex.ids import doc_id_for
 from chinvex.models import Document
-from chinvex.models.sources import AdapterDefaults, AdapterOptions, ParseReport, SkippedSource, SourceCandidate
+from chinvex.models.sources import (
+    AdapterDefaults,
+    AdapterOptions,
+    ParseReport,
+    SkippedSource,
+    SourceCandidate,
+)
+from chinvex_adapters.kit.filetype import extension_of
+from chinvex_adapters.kit.gitwalk import ALWAYS_SKIP_DIRS, Reason
+from chinvex_adapters.kit.scan import ScanSpec, scan
+from chinvex_adapters.kit.textfile import (
+    TextFile,
+    candidate_file,
+    candidate_rel_path,
+    mtime_datetime,
+    note_replacements,
+    read_candidate,
+)
 from chinvex_adapters.notes.obsidian import (
     alias_list,
     first_h1,
@@ -20,16 +37,6 @@ from chinvex_adapters.notes.obsidian import (
     string_list,
     wikilinks,
 )
-from chinvex_adapters.repo.adapter import candidate_rel_path, mtime_datetime
-from chinvex_adapters.repo.scan import ScanSpec, scan
-from chinvex_adapters.repo.sniff import extension_of
-from chinvex_adapters.repo.textfile import (
-    TextFile,
-    candidate_file,
-    note_replacements,
-    read_candidate,
-)
-from chinvex_adapters.repo.walk import ALWAYS_SKIP_DIRS, Reason
 
 NOTE_LANGUAGES = {"md": "markdown", "markdown": "markdown", "txt": "text"}
 

@@ -1,7 +1,8 @@
 """Adapter: repo — every text file of a git repository or folder becomes one Document.
 
-Also home of the file helpers the notes adapter shares: listing (`walk`, `gitutil`), screening
-(`scan`), binary detection (`sniff`) and safe reading (`textfile`).
+The file helpers it shares with the notes and Claude Code memory adapters live in the kit:
+listing (`kit.gitwalk`, `kit.gitutil`), screening (`kit.scan`, `kit.generated`), binary
+detection (`kit.filetype`) and safe reading (`kit.textfile`).
 """
 
 from chinvex_adapters.repo.adapter import RepoAdapter

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +15,18 @@ from chinvex.models.sources import (
     SkippedSource,
     SourceCandidate,
 )
-from chinvex_adapters.repo import gitutil, histories
+from chinvex_adapters.kit import gitutil
+from chinvex_adapters.kit.gitwalk import TOOL_STATE_DIRS, Reason
+from chinvex_adapters.kit.scan import ScanResult, ScanSpec, check_root, scan
+from chinvex_adapters.kit.textfile import (
+    candidate_file,
+    candidate_rel_path,
+    mtime_datetime,
+    note_replacements,
+    read_candidate,
+)
+from chinvex_adapters.repo import histories
 from chinvex_adapters.repo.languages import language_for
-from chinvex_adapters.repo.scan import ScanResult, ScanSpec, check_root, scan
-from chinvex_adapters.repo.textfile import candidate_file, note_replacements, read_candidate
-from chinvex_adapters.repo.walk import TOOL_STATE_DIRS, Reason
 
 _SECRET_NAMES = frozenset({"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".netrc", ".pgpass"})
 _SECRET_EXTENSIONS = (".pem", ".key", ".p12", ".pfx", ".keystore", ".jks")
@@ -44,22 +50,6 @@ REPO_SCAN = ScanSpec(
     source_type="repo", adapter="repo", kind="repository", use_git=True, name_rule=repo_name_rule,
     skip_dirs=TOOL_STATE_DIRS, detect_generated=True,
 )
-
-
-def mtime_datetime(mtime_ns: int) -> datetime:
-    return datetime.fromtimestamp(mtime_ns / 1_000_000_000, timezone.utc)
-
-
-def candidate_rel_path(candidate: SourceCandidate) -> str:
-    """The path relative to the root, POSIX-style (from enumeration, else recomputed)."""
-    rel = candidate.extra.get("path")
-    if isinstance(rel, str) and rel:
-        return rel
-    path = Path(candidate.path or candidate.source_uri)
-    try:
-        return path.relative_to(candidate.root).as_posix()
-    except ValueError:
-        return path.name
 
 
 class RepoAdapter(AdapterDefaults):

@@ -6,7 +6,7 @@ windows), and search can filter on it, so labels are lower-case names, not MIME 
 
 from __future__ import annotations
 
-from chinvex_adapters.repo.sniff import extension_of
+from chinvex_adapters.kit.filetype import extension_of
 
 _BY_EXTENSION: dict[str, str] = {
     "py": "python", "pyi": "python", "pyw": "python", "pyx": "cython",

@@ -27,7 +27,7 @@ from chinvex.models.sources import (
 from chinvex_adapters.repo import RepoAdapter
 from helpers import enumerated, write
 from chinvex_adapters.repo.languages import language_for
-from chinvex_adapters.repo.sniff import sniff_bytes
+from chinvex_adapters.kit.filetype import sniff_bytes
 
 PNG_HEADER = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(40))
 HAS_GIT = shutil.which("git") is not None
