@@ -9,6 +9,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 
 @dataclass
@@ -47,7 +48,11 @@ class _Enter:
     entry: os.DirEntry[str] | None
 
 
-class SortedWalk:
+Record = TypeVar("Record")
+"""What a walker yields: `WalkedFile` for most; the repo walker yields its own records."""
+
+
+class SortedWalk(Generic[Record]):
     """The files under a root folder, in name order, each entry stat'ed at most once.
 
     A symlinked folder is followed only when it resolves inside the root (`leaves_root`), and
@@ -56,7 +61,8 @@ class SortedWalk:
 
     A subclass says what each entry becomes: `folder` (enter it, pass over it, or report it),
     `file` (a record or nothing), and what a folder that cannot be stat'ed or listed
-    becomes (`cannot_stat`, `cannot_list`; nothing by default).
+    becomes (`cannot_stat`, `cannot_list`; nothing by default). `listed` sees each folder's
+    entries before any verdict on them (the repo walker reads its .gitignore there).
     """
 
     skip_hidden = False
@@ -65,25 +71,32 @@ class SortedWalk:
     files_first = False
     """Yield a folder's files before entering its subfolders (else one name order for both)."""
 
+    follow_folder_links = True
+    """Treat a symlink to a folder as a folder (entered when `folder` says so); when False it is
+    handed to `file` like any other link."""
+
     def __init__(self, root_abs: Path) -> None:
         self.root_abs = root_abs
         self.root_real = os.path.realpath(root_abs)
 
     # -- verdicts, for subclasses ---------------------------------------------------------
 
-    def folder(self, path: Path, rel: str, entry: os.DirEntry[str]) -> WalkedFile | bool:
-        """Whether to enter a subfolder; a WalkedFile reports it instead of entering it."""
+    def folder(self, path: Path, rel: str, entry: os.DirEntry[str]) -> Record | bool:
+        """True enters a subfolder, False passes over it; a record reports it instead."""
         return True
 
-    def file(self, path: Path, rel: str, entry: os.DirEntry[str]) -> WalkedFile | None:
+    def file(self, path: Path, rel: str, entry: os.DirEntry[str]) -> Record | None:
         """The record of a file that is not a folder; None passes over it."""
         raise NotImplementedError
 
-    def cannot_stat(self, path: Path, rel: str, exc: OSError) -> WalkedFile | None:
+    def cannot_stat(self, path: Path, rel: str, exc: OSError) -> Record | None:
         return None
 
-    def cannot_list(self, path: Path, rel: str, exc: OSError) -> WalkedFile | None:
+    def cannot_list(self, path: Path, rel: str, exc: OSError) -> Record | None:
         return None
+
+    def listed(self, path: Path, rel: str, entries: list[os.DirEntry[str]]) -> None:
+        """A folder's entries, sorted, before the verdicts on them."""
 
     def leaves_root(self, path: Path, entry: os.DirEntry[str]) -> bool:
         """Whether the entry is a symlink that resolves outside the root."""
@@ -91,7 +104,7 @@ class SortedWalk:
 
     # -- the walk -------------------------------------------------------------------------
 
-    def files(self) -> Iterator[WalkedFile]:
+    def files(self) -> Iterator[Record]:
         """Walk the root folder; every record the verdicts return, in walk order."""
         visited: set[tuple[int, int]] = set()
         stack = [self._enter(_Enter(self.root_abs, "", None), visited)]
@@ -104,7 +117,7 @@ class SortedWalk:
             else:
                 yield step
 
-    def _enter(self, at: _Enter, visited: set[tuple[int, int]]) -> Iterator[WalkedFile | _Enter]:
+    def _enter(self, at: _Enter, visited: set[tuple[int, int]]) -> Iterator[Any]:
         try:
             st = at.entry.stat(follow_symlinks=True) if at.entry is not None else os.stat(at.path)
         except OSError as exc:
@@ -124,6 +137,7 @@ class SortedWalk:
             if record is not None:
                 yield record
             return
+        self.listed(at.path, at.rel, entries)
         later: list[_Enter] = []
         for entry in entries:
             if self.skip_hidden and entry.name.startswith("."):
@@ -131,7 +145,7 @@ class SortedWalk:
             rel = f"{at.rel}/{entry.name}" if at.rel else entry.name
             path = at.path / entry.name
             try:
-                is_dir = entry.is_dir(follow_symlinks=True)
+                is_dir = entry.is_dir(follow_symlinks=self.follow_folder_links)
             except OSError:
                 is_dir = False
             if not is_dir:
@@ -140,11 +154,11 @@ class SortedWalk:
                     yield record
                 continue
             verdict = self.folder(path, rel, entry)
-            if isinstance(verdict, WalkedFile):
-                yield verdict
-            elif verdict:
+            if verdict is True:
                 if self.files_first:
                     later.append(_Enter(path, rel, entry))
                 else:
                     yield _Enter(path, rel, entry)
+            elif verdict is not False and verdict is not None:
+                yield verdict
         yield from later

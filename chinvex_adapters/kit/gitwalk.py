@@ -1,8 +1,9 @@
 """List the files under a source root, as git would: honouring .gitignore files, pruning
 directories that are never worth indexing, never following directory symlinks.
 
-Two listings give the same `FoundFile` stream: `walk_tree` (a plain directory walk) and
-`list_git` (from `git ls-files`). Each file costs one `lstat`; nothing here opens files.
+Two listings give the same `FoundFile` stream: `walk_tree` (the engine's `SortedWalk`, with the
+.gitignore frames of the folders it is in) and `list_git` (from `git ls-files`). Each file costs
+one `lstat`, each folder one `stat`; nothing here opens files besides .gitignore.
 Directories that are pruned are reported once, not once per file inside them, so a skipped
 `node_modules/` counts as one skipped source.
 """
@@ -12,10 +13,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pathspec
 
 from chinvex.files.excludes import compile_patterns
+from chinvex.files.walk import SortedWalk
 from chinvex.models.sources import SkippedSource
 from chinvex_adapters.kit.generated import VENDORED_DIRS
 
@@ -121,57 +124,75 @@ def _ignored(frames: Frames, path: str) -> bool:
 def walk_tree(
     root_abs: str, flt: PathFilter, source_type: str, honour_gitignore: bool = True
 ) -> Iterator[FoundFile | SkippedSource]:
-    """Every file under `root_abs` that is not ignored or pruned, in no particular order.
+    """Every file under `root_abs` that is not ignored or pruned (the caller sorts them).
 
     Directory symlinks are reported as files (their lstat says symlink) and never entered,
     so symlink loops cannot make the walk run forever.
     """
-    stack: list[tuple[str, Frames]] = [("", ())]
-    while stack:
-        prefix, frames = stack.pop()
-        dir_abs = os.path.join(root_abs, prefix) if prefix else root_abs
-        try:
-            with os.scandir(dir_abs) as it:
-                entries = list(it)
-        except OSError as exc:
-            yield _skip(dir_abs, source_type, ("unreadable", f"folder cannot be listed ({exc.strerror or exc})"))
-            continue
-        if honour_gitignore:
+    return _GitignoreWalk(root_abs, flt, source_type, honour_gitignore).files()
+
+
+class _GitignoreWalk(SortedWalk[FoundFile | SkippedSource]):
+    """The `SortedWalk` of a folder outside git: each folder's .gitignore joins the frames of
+    the folders above it, and decides (deepest first) what is silently left out."""
+
+    follow_folder_links = False
+
+    def __init__(self, root_abs: str, flt: PathFilter, source_type: str, honour_gitignore: bool) -> None:
+        super().__init__(Path(root_abs))
+        self.root_str = root_abs
+        self.flt = flt
+        self.source_type = source_type
+        self.honour_gitignore = honour_gitignore
+        self.frames: dict[str, Frames] = {}
+        """Folder rel ("" for the root) → the .gitignore frames that apply inside it."""
+
+    def _frames_of(self, rel: str) -> Frames:
+        """The frames that apply to an entry: those of the folder holding it."""
+        return self.frames.get(rel.rpartition("/")[0], ())
+
+    def _unreadable_folder(self, rel: str, exc: OSError) -> SkippedSource:
+        dir_abs = os.path.join(self.root_str, rel + "/") if rel else self.root_str
+        return _skip(dir_abs, self.source_type, ("unreadable", f"folder cannot be listed ({exc.strerror or exc})"))
+
+    def cannot_stat(self, path: Path, rel: str, exc: OSError) -> SkippedSource:
+        return self._unreadable_folder(rel, exc)
+
+    def cannot_list(self, path: Path, rel: str, exc: OSError) -> SkippedSource:
+        return self._unreadable_folder(rel, exc)
+
+    def listed(self, path: Path, rel: str, entries: list[os.DirEntry[str]]) -> None:
+        frames = self._frames_of(rel) if rel else ()
+        if self.honour_gitignore:
             for entry in entries:
                 if entry.name == ".gitignore":
                     spec = _load_gitignore(entry.path)
                     if spec is not None:
-                        frames = frames + ((prefix, spec),)
+                        frames = frames + ((rel + "/" if rel else "", spec),)
                     break
-        for entry in entries:
-            name = entry.name
-            rel = prefix + name
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                is_dir = False
-            if is_dir:
-                if name in VCS_DIRS or (frames and _ignored(frames, rel + "/")):
-                    continue
-                reason = flt.dir_reason(rel, name)
-                if reason is not None:
-                    yield _skip(entry.path, source_type, reason)
-                else:
-                    stack.append((rel + "/", frames))
-                continue
-            if frames and _ignored(frames, rel):
-                continue
-            reason = flt.file_reason(rel, name)
-            if reason is not None:
-                yield _skip(entry.path, source_type, reason)
-                continue
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError as exc:
-                if not isinstance(exc, FileNotFoundError):  # vanished mid-walk: just gone
-                    yield _skip(entry.path, source_type, ("unreadable", exc.strerror or str(exc)))
-                continue
-            yield FoundFile(rel, entry.path, st)
+        self.frames[rel] = frames
+
+    def folder(self, path: Path, rel: str, entry: os.DirEntry[str]) -> SkippedSource | bool:
+        frames = self._frames_of(rel)
+        if entry.name in VCS_DIRS or (frames and _ignored(frames, rel + "/")):
+            return False
+        reason = self.flt.dir_reason(rel, entry.name)
+        return _skip(entry.path, self.source_type, reason) if reason is not None else True
+
+    def file(self, path: Path, rel: str, entry: os.DirEntry[str]) -> FoundFile | SkippedSource | None:
+        frames = self._frames_of(rel)
+        if frames and _ignored(frames, rel):
+            return None
+        reason = self.flt.file_reason(rel, entry.name)
+        if reason is not None:
+            return _skip(entry.path, self.source_type, reason)
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError as exc:
+            if isinstance(exc, FileNotFoundError):  # vanished mid-walk: just gone
+                return None
+            return _skip(entry.path, self.source_type, ("unreadable", exc.strerror or str(exc)))
+        return FoundFile(rel, entry.path, st)
 
 
 # ----------------------------------------------------------------------------- git listing
