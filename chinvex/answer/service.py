@@ -29,6 +29,7 @@ from chinvex.answer.units import Unit
 from chinvex.errors import ChinvexError, UsageError
 from chinvex.models import AnswerError, AnswerResponse, ContextConfig, Retrieval, SearchResult
 from chinvex.retrieval.search import RetrievalError, Searcher, SearchRequest
+from chinvex.storage.search_reads import created_at_of, first_chunk_text
 
 
 def answer(config: ContextConfig, query: str, *, k: int = 8, grounded: bool = True,
@@ -179,12 +180,10 @@ def _first_chunk_date(searcher: Searcher, config: ContextConfig, doc_id: str) ->
     try:
         handle = searcher.handle(config)
         with handle.lock:
-            row = handle.conn.execute(
-                "SELECT text FROM chunks WHERE doc_id = ? ORDER BY chunk_index LIMIT 1", (doc_id,)
-            ).fetchone()
+            text = first_chunk_text(handle.conn, doc_id)
     except (ChinvexError, sqlite3.Error):
         return None
-    return header_date(row[0]) if row else None
+    return header_date(text) if text is not None else None
 
 
 def _created_at(searcher: Searcher, config: ContextConfig, results) -> dict[str, str | None]:
@@ -195,10 +194,6 @@ def _created_at(searcher: Searcher, config: ContextConfig, results) -> dict[str,
     try:
         handle = searcher.handle(config)
         with handle.lock:
-            rows = handle.conn.execute(
-                f"SELECT doc_id, created_at FROM documents WHERE doc_id IN ({','.join('?' * len(doc_ids))})",
-                doc_ids,
-            ).fetchall()
-        return {row[0]: row[1] for row in rows}
+            return created_at_of(handle.conn, doc_ids)
     except (ChinvexError, sqlite3.Error):
         return {}

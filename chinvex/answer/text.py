@@ -1,7 +1,7 @@
 """Words, stems and term weights for deciding whether evidence answers a question.
 
-Stems come from SQLite's own FTS5 `porter unicode61 remove_diacritics 2` tokenizer (the one
-hybrid.db's `chunks_fts` uses), run on an in-memory table: the answer layer then agrees with
+Stems come from SQLite's own FTS5 tokenizer (the one hybrid.db's `chunks_fts` uses, asked
+through chinvex.storage.fts_tokens), run on an in-memory table: the answer layer then agrees with
 the index about what a word is ("painting" = "paints" = "paint", "café" = "cafe") without a
 second, hand-written stemmer. Term weights are inverse document frequencies read from the
 context's own FTS index through a temporary `fts5vocab` table, so a term that appears in every
@@ -16,7 +16,8 @@ import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-TOKENIZER = "porter unicode61 remove_diacritics 2"
+from chinvex.storage import fts_tokens
+from chinvex.storage.search_reads import chunk_count, data_version
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 
@@ -107,21 +108,13 @@ class Stemmer:
     """
 
     def __init__(self) -> None:
-        self._conn = sqlite3.connect(":memory:")
-        self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZER}')")
-        self._conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, t, instance)")
+        self._conn = fts_tokens.token_table()
         self._cache: dict[str, frozenset[str]] = {}
 
     def stem_sets(self, texts: Sequence[str]) -> list[frozenset[str]]:
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
-            self._conn.execute("DELETE FROM t")
-            self._conn.executemany(
-                "INSERT INTO t(rowid, x) VALUES (?, ?)", list(enumerate(missing, start=1))
-            )
-            found: list[set[str]] = [set() for _ in missing]
-            for term, row in self._conn.execute("SELECT term, doc FROM v"):
-                found[row - 1].add(term)
+            found = fts_tokens.stems_of(self._conn, missing)
             for text, stems in zip(missing, found):
                 self._cache[text] = frozenset(stems)
         return [self._cache[t] for t in texts]
@@ -140,9 +133,8 @@ class TermWeights:
     `idf = ln((N + 1) / (df + 0.5))` is about ln(2) for a stem in every chunk and largest for
     one the index has never seen. The square root keeps the ordering but stops one rare word
     from outweighing the rest of the question: a passage naming "chunk" and "ids" answers "how
-    are chunk ids computed?" even if "computed" is rare. Measured: power 0.5 beats 1.0 and 0.75
-    on LoCoMo (answered 0.693 vs 0.667 at the same refusal rate), and keeps every golden
-    question over this repository answered.
+    are chunk ids computed?" even if "computed" is rare. The power was chosen on LoCoMo against
+    1.0 and 0.75 (bench/answers.py), keeping every golden question over this repository answered.
     """
 
     def __init__(self, df: dict[str, int], total: int):
@@ -174,8 +166,8 @@ class TermWeights:
 class DocumentFrequencies:
     """Document frequencies read from one connection's index, kept until the database changes.
 
-    An answer reads the frequency of every word of its evidence (a few hundred stems, about
-    0.1 ms each); questions over the same context share most of them. `PRAGMA data_version`
+    An answer reads the frequency of every word of its evidence (a few hundred stems);
+    questions over the same context share most of them. `PRAGMA data_version`
     changes when another connection commits (an ingest), which empties the cache."""
 
     def __init__(self) -> None:
@@ -184,22 +176,11 @@ class DocumentFrequencies:
         self.df: dict[str, int] = {}
 
     def weights(self, conn: sqlite3.Connection, stems: Iterable[str]) -> TermWeights:
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        version = data_version(conn)
         if version != self.version:
             self.version, self.df = version, {}
-            self.total = int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+            self.total = chunk_count(conn)
         wanted = sorted(set(stems) - self.df.keys())
         if wanted:
-            conn.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chinvex_answer_vocab "
-                "USING fts5vocab(main, chunks_fts, row)"
-            )
-            for start in range(0, len(wanted), 500):
-                batch = wanted[start:start + 500]
-                found = dict(conn.execute(
-                    f"SELECT term, doc FROM temp.chinvex_answer_vocab WHERE term IN ({','.join('?' * len(batch))})",
-                    batch,
-                ).fetchall())
-                for stem in batch:
-                    self.df[stem] = int(found.get(stem, 0))
+            self.df.update(fts_tokens.document_frequencies(conn, wanted))
         return TermWeights(self.df, self.total)

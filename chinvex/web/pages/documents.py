@@ -22,6 +22,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from chinvex.errors import NotFoundError
+from chinvex.storage import document_pages
 from chinvex.web.highlight import Highlighter
 from chinvex.web.pages.common import int_param, reading, selected_config, text_param
 from chinvex.web.provenance import sessions_behind
@@ -78,15 +79,14 @@ def document_page(request: Request) -> Response:
     focus = text_param(request, "chunk", limit=200)
     query = text_param(request, "q")
     with reading(config) as conn:
-        doc = conn.execute("SELECT * FROM documents WHERE doc_id = ?", (doc_id,)).fetchone() if conn else None
+        doc = document_pages.document(conn, doc_id) if conn else None
         if doc is None:
             raise NotFoundError(f"No document {doc_id!r} in context {config.name}.")
         meta = orjson.loads(doc["metadata_json"] or "{}")
         if meta.get("doc_type") == "conversation" and meta.get("thread_id"):
             return RedirectResponse(url(f"/conversation/{segment(meta['thread_id'])}", context=config.name, q=query),
                                     status_code=303)
-        chunks = conn.execute("SELECT chunk_id, chunk_index, text, line_start, line_end FROM chunks "
-                              "WHERE doc_id = ? ORDER BY chunk_index", (doc_id,)).fetchall()
+        chunks = document_pages.document_chunks(conn, doc_id)
         lines = document_lines(chunks)
         focus_lines = [line.number for line in lines if line.chunk == focus] if focus else []
         start = int_param(request, "from", max(1, (focus_lines[0] if focus_lines else 1) - 200), low=1,
@@ -110,28 +110,17 @@ def documents_page(request: Request) -> Response:
     source_type = text_param(request, "type", limit=100)
     path = text_param(request, "path", limit=500)
     page = int_param(request, "page", 1, low=1, high=1_000_000)
-    where, params = ["1"], []
-    if source_type:
-        where.append("d.source_type = ?")
-        params.append(source_type)
+    pattern: str | None = None
     if path:
         from chinvex.storage.db import like_prefix
 
-        where.append("d.source_uri LIKE ? ESCAPE '\\'")
-        params.append("%" + like_prefix(path))
+        pattern = "%" + like_prefix(path)
     rows: list[Any] = []
     total = 0
     with reading(config) as conn:
         if conn is not None:
-            clause = " AND ".join(where)
-            total = conn.execute(f"SELECT COUNT(*) FROM documents d WHERE {clause}", params).fetchone()[0]
-            rows = conn.execute(
-                "SELECT d.doc_id, d.source_type, d.source_uri, d.title, d.updated_at, "
-                "json_extract(d.metadata_json, '$.thread_id') AS thread_id, "
-                "json_extract(d.metadata_json, '$.doc_type') AS doc_type, "
-                "(SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.doc_id) AS chunks "
-                f"FROM documents d WHERE {clause} ORDER BY d.updated_at DESC, d.doc_id LIMIT ? OFFSET ?",
-                [*params, PAGE_DOCS, (page - 1) * PAGE_DOCS]).fetchall()
+            total, rows = document_pages.document_list(conn, source_type=source_type or None, path_pattern=pattern,
+                                                       limit=PAGE_DOCS, offset=(page - 1) * PAGE_DOCS)
     pages = max(1, -(-total // PAGE_DOCS))
     return render(request, "documents.html", page="documents", context=config.name, rows=rows, total=total,
                   current_page=page, pages=pages, source_type=source_type, path=path, source_types=SOURCE_TYPES)
