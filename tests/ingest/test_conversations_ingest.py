@@ -1,7 +1,7 @@
 """Issue 5: conversation sources end to end through `chinvex ingest` (real embedder, real Chroma).
 
 Turn counts were counted by hand from the fixture files (see the comments in
-tests/adapters/test_cx_sessions_jsonl.py, tests/adapters/test_chat_export.py and tests/adapters/test_claude_code.py); here
+tests/adapters/cx_sessions_jsonl/, tests/adapters/chat_export/ and tests/adapters/test_claude_code.py); here
 they are checked after the whole pipeline (parse → origin ledger → stored turns).
 """
 
