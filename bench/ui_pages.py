@@ -118,7 +118,8 @@ def build(home: Path, notes: int) -> dict[str, Any]:
     shutil.rmtree(home, ignore_errors=True)
     os.environ["CHINVEX_HOME"] = str(home)
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
-    from chinvex.mcp import recall as R
+    from chinvex.memory.feedback import record_feedback
+    from chinvex.memory.items import insert_memory, make_memory
     from chinvex.context.registry import Registry
     from chinvex.storage import db
 
@@ -140,11 +141,11 @@ def build(home: Path, notes: int) -> dict[str, Any]:
     conn = db.connect(Path(config.index.sqlite_path))
     try:
         for n in range(20):
-            item = R.make_item("decision", f"Decision {n} about {_TOPICS[n]}", f"We keep the {_TOPICS[n]} settings "
+            item = make_memory("decision", f"Decision {n} about {_TOPICS[n]}", f"We keep the {_TOPICS[n]} settings "
                                f"in one place (decision {n}).", scope="project", tags=[_TOPICS[n]], metadata={})
-            R.insert_item(conn, item)
+            insert_memory(conn, item)
             for kind in ("useful", "not_useful", "useful"):
-                R.record_feedback(conn, item_id=item.item_id, session_id="bench", kind=kind, context=f"note {n}",
+                record_feedback(conn, item_id=item.item_id, session_id="bench", kind=kind, context=f"note {n}",
                                   duplicate_of=None)
         chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
     finally:

@@ -18,9 +18,9 @@ app.add_typer(memory_app, name="memory")
 
 def _contexts(context: Optional[str], scope: str, *, json_out: bool):
     from chinvex.cli.commands import _resolve
-    from chinvex.errors import UsageError
-    from chinvex.memory import GLOBAL
     from chinvex.context.registry import Registry
+    from chinvex.errors import UsageError
+    from chinvex.memory.scope import GLOBAL
 
     if scope not in ("project", "global", "all"):
         raise UsageError(f"--scope {scope!r}: expected project, global or all")
@@ -50,8 +50,8 @@ def memory_list(
     """Knowledge items, newest first, each with its scope label."""
     from pathlib import Path
 
-    from chinvex.mcp.recall import list_items
-    from chinvex.memory import scope_label
+    from chinvex.memory.items import list_memories
+    from chinvex.memory.scope import scope_label
     from chinvex.storage import db
 
     rows = []
@@ -61,7 +61,7 @@ def memory_list(
             continue
         conn = db.connect(path, create=False)
         try:
-            for item in list_items(conn, include_promoted=promoted):
+            for item in list_memories(conn, include_promoted=promoted):
                 rows.append({"id": item.item_id, "type": item.type, "title": item.title, "context": config.name,
                              "scope": "promoted" if item.scope == "promoted" else scope_label(config),
                              "tags": item.tags, "updated_at": item.updated_at,
@@ -88,9 +88,9 @@ def memory_promote(
     """Move a project's knowledge item to the global context; the project keeps a pointer, so
     its id still resolves."""
     from chinvex.cli.commands import _resolve
-    from chinvex.errors import ContextNotFoundError
-    from chinvex.memory import GLOBAL, promote
     from chinvex.context.registry import Registry
+    from chinvex.errors import ContextNotFoundError
+    from chinvex.memory.scope import GLOBAL, promote
 
     project = _resolve(context, json_out=json_out)
     registry = Registry()

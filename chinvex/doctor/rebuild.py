@@ -150,22 +150,23 @@ def _drop_other_collections(config: ContextConfig) -> int:
 def _index_recovered_items(config: ContextConfig) -> int:
     """Index the recovered knowledge items as the MCP server does (`recall_add`)."""
     from chinvex.embedding.factory import make_embedder
-    from chinvex.mcp import recall
+    from chinvex.memory.indexing import prepare_memories, write_prepared
+    from chinvex.memory.items import mark_indexed, pending_memories
     from chinvex.storage.vectors import VectorStore
 
     conn = db.connect(Path(config.index.sqlite_path))
     try:
-        items = recall.pending_items(conn, limit=1_000_000)
+        items = pending_memories(conn, limit=1_000_000)
         if not items:
             return 0
-        prepared, vectors = recall.prepare_items(items, make_embedder(config.embedding))
+        prepared, vectors = prepare_memories(items, make_embedder(config.embedding))
         store = VectorStore.open(config, conn, create=True)
         assert store is not None
         try:
-            recall.write_prepared(conn, store, prepared, vectors)
+            write_prepared(conn, store, prepared, vectors)
         finally:
             store.close()
-        recall.mark_indexed(conn, [item.item_id for item in items])
+        mark_indexed(conn, [item.item_id for item in items])
         return len(items)
     finally:
         conn.close()

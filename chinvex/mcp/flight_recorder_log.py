@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from chinvex.mcp import limits
-from chinvex.mcp import recall
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
+from chinvex.memory.events import log_event
+from chinvex.memory.items import edi_metadata, redactor_for
 
 
 def flight_recorder_log(state: ServerState, type: str, content: str, rationale: str | None = None,
@@ -27,13 +28,13 @@ def flight_recorder_log(state: ServerState, type: str, content: str, rationale: 
             merged.setdefault(key, value[:1024] if key != "resolution" else value)
     if files:
         merged.setdefault("related_files", files)
-    for key, value in recall.edi_metadata(state.env).items():
+    for key, value in edi_metadata(state.env).items():
         merged.setdefault(key, value)
     limits.check_json_size("metadata", merged)
     assert event_type is not None
     config = state.project()
     h = state.handle(config)
     with h.lock:
-        logged = recall.log_event(h.conn, session_id=state.session_id, event_type=event_type, content=content,
-                             rationale=rationale, metadata=merged, redactor=recall.redactor_for(config))
+        logged = log_event(h.conn, session_id=state.session_id, event_type=event_type, content=content,
+                             rationale=rationale, metadata=merged, redactor=redactor_for(config))
     return {"logged": True, **logged, "session_id": state.session_id, "context": config.name}

@@ -6,11 +6,12 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from chinvex.mcp import recall
 from chinvex.mcp.state import ServerState
+from chinvex.memory.indexing import prepare_memories, write_prepared
+from chinvex.memory.items import Memory, mark_indexed, pending_memories, redactor_for
 
 
-def index_items(state: ServerState, config: Any, items: list[recall.KnowledgeItem], *, wait: float | bool) -> str | None:
+def index_items(state: ServerState, config: Any, items: list[Memory], *, wait: float | bool) -> str | None:
     """Index stored items; None when done, else why they stay pending (they are kept either way)."""
     ids = [item.item_id for item in items]
     with state.indexing_lock:
@@ -22,7 +23,7 @@ def index_items(state: ServerState, config: Any, items: list[recall.KnowledgeIte
             state.indexing.difference_update(ids)
 
 
-def _index_items_now(state: ServerState, config: Any, items: list[recall.KnowledgeItem], *,
+def _index_items_now(state: ServerState, config: Any, items: list[Memory], *,
                      wait: float | bool) -> str | None:
     from chinvex.errors import ChinvexError, LockedError
     from chinvex.locking import context_lock
@@ -37,7 +38,7 @@ def _index_items_now(state: ServerState, config: Any, items: list[recall.Knowled
         if stored is not None and stored != embedder.name:
             return (f"context {config.name} holds vectors of {stored} but is configured for {embedder.name}; "
                     f"the item is stored and will be indexed after 'chinvex ingest --context {config.name} --full'")
-        prepared, vectors = recall.prepare_items(items, embedder, redact=recall.redactor_for(config).enabled)
+        prepared, vectors = prepare_memories(items, embedder, redact=redactor_for(config).enabled)
     except ChinvexError as exc:
         return f"the item is stored but could not be embedded yet ({exc.message}); it will be indexed on a later call"
     try:
@@ -57,8 +58,8 @@ def _index_items_now(state: ServerState, config: Any, items: list[recall.Knowled
                         store = VectorStore.open(config, h.conn, create=True)
                         # The searcher may have noted "no vectors yet": it sees this store from now on.
                         h.store, h.store_checked, h.store_error = store, True, None
-                    recall.write_prepared(h.conn, store, prepared, vectors)
-                    recall.mark_indexed(h.conn, [item.item_id for item in items])
+                    write_prepared(h.conn, store, prepared, vectors)
+                    mark_indexed(h.conn, [item.item_id for item in items])
                 except (ChinvexError, sqlite3.Error, OSError) as exc:
                     message = getattr(exc, "message", None) or str(exc)
                     return (f"the item is stored but writing it to the index failed ({message}); it will be "
@@ -74,7 +75,7 @@ def index_pending(state: ServerState, config: Any) -> str | None:
     waits for a lock, and leaves alone the items another call of this server is indexing."""
     h = state.handle(config)
     with h.lock:
-        pending = [item for item in recall.pending_items(h.conn) if item.item_id not in state.indexing]
+        pending = [item for item in pending_memories(h.conn) if item.item_id not in state.indexing]
     if not pending:
         return None
     note = index_items(state, config, pending, wait=False)

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from chinvex.mcp import limits
-from chinvex.mcp import recall
 from chinvex.mcp.item_indexing import index_items
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.scopes import scope_contexts
 from chinvex.mcp.state import ServerState
-
+from chinvex.memory.items import edi_metadata, insert_memory, make_memory, redactor_for
 
 LOCK_WAIT_S = 3.0
 """How long recall_add waits for a context an ingest is writing before storing the item as
@@ -29,12 +28,12 @@ def recall_add(state: ServerState, type: str, title: str, content: str, tags: li
         raise ToolFailure(limits.INVALID_ARGUMENT, f"scope must be project or global (got {scope!r}).")
     config = state.project() if scope == "project" else scope_contexts(state, "global")[0][0]
 
-    metadata: dict[str, Any] = {**recall.edi_metadata(state.env), "added_by": "recall_add",
+    metadata: dict[str, Any] = {**edi_metadata(state.env), "added_by": "recall_add",
                                 "mcp_session_id": state.session_id}
     if files:
         metadata["related_files"] = files
-    redactor = recall.redactor_for(config)
-    item = recall.make_item(item_type.lower(), clean_title, content, scope=scope, tags=tag_list, metadata=metadata,
+    redactor = redactor_for(config)
+    item = make_memory(item_type.lower(), clean_title, content, scope=scope, tags=tag_list, metadata=metadata,
                        redactor=redactor)
     redactions = dict(sorted(redactor.counts.items()))
     h = state.handle(config)
@@ -42,7 +41,7 @@ def recall_add(state: ServerState, type: str, title: str, content: str, tags: li
         state.indexing.add(item.item_id)
     try:
         with h.lock:
-            recall.insert_item(h.conn, item)  # durable first: indexing may have to wait
+            insert_memory(h.conn, item)  # durable first: indexing may have to wait
         pending = index_items(state, config, [item], wait=LOCK_WAIT_S)
     finally:
         with state.indexing_lock:

@@ -19,11 +19,13 @@ from typing import Any
 
 import orjson
 
-from chinvex.mcp import limits, recall
+from chinvex.files.walk import within
+from chinvex.mcp import limits
 from chinvex.mcp.arguments import file_candidates, source_folders
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
-from chinvex.files.walk import within
+from chinvex.memory.items import list_memories
+from chinvex.memory.vocabulary import CONVERSATION_SOURCE_TYPES
 
 SECTION_LIMIT = 10
 SNIPPET_CHARS = 240
@@ -83,7 +85,7 @@ def _mentions(conn: sqlite3.Connection, name: str, exclude_doc: str | None) -> l
 
 def _decisions(conn: sqlite3.Connection, rel: str, name: str) -> list[dict[str, Any]]:
     out = []
-    for item in recall.list_items(conn):
+    for item in list_memories(conn):
         related = [str(f) for f in item.metadata.get("related_files") or []]
         named = any(f == rel or f.endswith("/" + rel) or Path(f).name == name for f in related)
         if named or name in item.content or name in item.title:
@@ -195,7 +197,7 @@ def recall_context(state: ServerState, file_path: str, context_types: list[str] 
                                            if m["source_type"] in ("repo", "note") and m["lines"] is not None
                                            ][:SECTION_LIMIT]
         if "recent_changes" in wanted or "related_code" in wanted:
-            sessions = [m for m in mentions if m["source_type"] in recall.CONVERSATION_SOURCE_TYPES]
+            sessions = [m for m in mentions if m["source_type"] in CONVERSATION_SOURCE_TYPES]
             sessions.sort(key=lambda m: (m["updated_at"] or ""), reverse=True)
             result["sessions"] = sessions[:SECTION_LIMIT]
         if "recent_changes" in wanted:

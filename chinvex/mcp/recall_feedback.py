@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from chinvex.mcp import limits
-from chinvex.mcp import recall
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.scopes import lookup_contexts
 from chinvex.mcp.state import ServerState
+from chinvex.memory.feedback import FEEDBACK_KINDS, memory_stats, record_feedback
+from chinvex.memory.items import get_memory, redactor_for
+from chinvex.memory.vocabulary import MEMORY_ID
 
 
 def recall_feedback(state: ServerState, item_id: str, useful: bool | None = None, feedback: str | None = None,
@@ -16,11 +18,11 @@ def recall_feedback(state: ServerState, item_id: str, useful: bool | None = None
     target = limits.require_short("item_id", item_id, max_chars=limits.ID_MAX_CHARS)
     assert target is not None
     kind = feedback.strip().lower().replace("-", "_").replace(" ", "_") if feedback else None
-    if kind is not None and kind not in recall.FEEDBACK_KINDS:
-        raise ToolFailure(limits.INVALID_ARGUMENT, f"feedback must be one of {', '.join(recall.FEEDBACK_KINDS)} (got {feedback!r}).")
+    if kind is not None and kind not in FEEDBACK_KINDS:
+        raise ToolFailure(limits.INVALID_ARGUMENT, f"feedback must be one of {', '.join(FEEDBACK_KINDS)} (got {feedback!r}).")
     if kind is None and useful is None:
         raise ToolFailure(limits.INVALID_ARGUMENT, "give useful (true or false) or feedback "
-                          f"({', '.join(recall.FEEDBACK_KINDS)}).")
+                          f"({', '.join(FEEDBACK_KINDS)}).")
     if kind is None:
         kind = "useful" if useful else "not_useful"
     elif useful is not None and (kind == "useful") != bool(useful) and kind in ("useful", "not_useful"):
@@ -32,15 +34,15 @@ def recall_feedback(state: ServerState, item_id: str, useful: bool | None = None
     for config in lookup_contexts(state):
         h = state.handle(config)
         with h.lock:
-            if recall.ITEM_ID.match(target):
-                exists = recall.get_item(h.conn, target) is not None
+            if MEMORY_ID.match(target):
+                exists = get_memory(h.conn, target) is not None
             else:
                 exists = h.conn.execute("SELECT 1 FROM chunks WHERE chunk_id=?", (target,)).fetchone() is not None
             if not exists:
                 continue
-            feedback_id = recall.record_feedback(h.conn, item_id=target, session_id=state.session_id, kind=kind,
-                                            context=context, duplicate_of=dup, redactor=recall.redactor_for(config))
-            stats = recall.item_stats(h.conn, target)
+            feedback_id = record_feedback(h.conn, item_id=target, session_id=state.session_id, kind=kind,
+                                            context=context, duplicate_of=dup, redactor=redactor_for(config))
+            stats = memory_stats(h.conn, target)
         return {"acknowledged": True, "feedback_id": feedback_id, "item_id": target, "feedback": kind,
                 "stored_in": config.name, "item_stats": stats}
     raise ToolFailure(limits.NOT_FOUND, f"No knowledge item or chunk with id {target!r} in the project or global "

@@ -6,10 +6,12 @@ import sqlite3
 from typing import Any
 
 from chinvex.mcp import limits
-from chinvex.mcp import recall
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.scopes import lookup_contexts
 from chinvex.mcp.state import ServerState
+from chinvex.memory.feedback import memory_stats
+from chinvex.memory.items import get_memory, memories_for_docs
+from chinvex.memory.vocabulary import MEMORY_ID, MEMORY_SOURCE_TYPE, result_type
 
 
 def _parent_content(conn: sqlite3.Connection, doc_id: str) -> str:
@@ -61,15 +63,15 @@ def recall_get(state: ServerState, id: str, include_parent: bool = False) -> dic
     for config in lookup_contexts(state):
         h = state.handle(config)
         with h.lock:
-            if recall.ITEM_ID.match(item_id):
-                item = recall.get_item(h.conn, item_id)
+            if MEMORY_ID.match(item_id):
+                item = get_memory(h.conn, item_id)
                 if item is None:
                     continue
                 if item.scope == "promoted":  # a pointer: the item lives in global now
                     pointer = {**(item.metadata.get("promoted_to") or {}), "context": config.name}
                     continue
                 out = item.as_result()
-                out["metadata"].update({"context": config.name, "item_stats": recall.item_stats(h.conn, item_id)})
+                out["metadata"].update({"context": config.name, "item_stats": memory_stats(h.conn, item_id)})
                 if pointer is not None:
                     out["metadata"]["found_via_pointer_in"] = pointer["context"]
                 return out
@@ -80,11 +82,11 @@ def recall_get(state: ServerState, id: str, include_parent: bool = False) -> dic
                     return thread
                 continue
             chunk = chunks[0]
-            items = recall.items_for_docs(h.conn, [chunk["doc_id"]]) if chunk["source_type"] == recall.MEMORY_SOURCE_TYPE else {}
+            items = memories_for_docs(h.conn, [chunk["doc_id"]]) if chunk["source_type"] == MEMORY_SOURCE_TYPE else {}
             parent = _parent_content(h.conn, chunk["doc_id"]) if include_parent else None
-            stats = recall.item_stats(h.conn, item_id)
+            stats = memory_stats(h.conn, item_id)
         item = items.get(chunk["doc_id"])
-        rtype = recall.result_type(chunk["source_type"], chunk["metadata"], {"type": item.type} if item else None)
+        rtype = result_type(chunk["source_type"], chunk["metadata"], {"type": item.type} if item else None)
         meta = chunk["metadata"] or {}
         out = {
             "id": item_id,

@@ -14,10 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from chinvex.files.walk import within
 from chinvex.mcp import limits
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
-from chinvex.files.walk import within
 
 INGEST_WAIT_S = 30.0
 """How long the tool waits for another writer of the context (an ingest, `chinvex watch`)."""
@@ -31,8 +31,8 @@ def recall_index(state: ServerState, path: str, recursive: bool = False,
                  type_hint: str | None = None) -> dict[str, Any]:
     from chinvex.errors import ChinvexError, LockedError
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
-    from chinvex.storage.db import like_prefix
     from chinvex.ingest.watch import source_roots
+    from chinvex.storage.db import like_prefix
 
     raw = limits.require_short("path", path, max_chars=4096)
     assert raw is not None

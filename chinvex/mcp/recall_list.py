@@ -22,9 +22,14 @@ from typing import Any
 import orjson
 
 from chinvex.mcp import limits
-from chinvex.mcp import recall
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
+from chinvex.memory.items import list_memories
+from chinvex.memory.vocabulary import (
+    CONVERSATION_SOURCE_TYPES,
+    MEMORY_SOURCE_TYPE,
+    normalise_type,
+)
 
 DOC_LANGUAGES = ("markdown", "text", "rst", "restructuredtext", "asciidoc", "org")
 ADR_FOLDERS = ("adr", "adrs", "decisions", "decision-records")
@@ -39,7 +44,7 @@ def _documents(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
     where = {
         "code": f"d.source_type = 'repo' AND COALESCE({language}, '') NOT IN ({doc_langs})",
         "doc": f"(d.source_type = 'note' OR (d.source_type = 'repo' AND {language} IN ({doc_langs})))",
-        "session": "d.source_type IN (" + ",".join(f"'{t}'" for t in recall.CONVERSATION_SOURCE_TYPES) + ")",
+        "session": "d.source_type IN (" + ",".join(f"'{t}'" for t in CONVERSATION_SOURCE_TYPES) + ")",
         "adr": "d.source_type IN ('repo', 'note') AND (" + " OR ".join(
             f"lower('/' || COALESCE(json_extract(d.metadata_json, '$.path'), d.source_uri)) LIKE '%/{f}/%'"
             for f in ADR_FOLDERS) + ")",
@@ -61,16 +66,16 @@ def _documents(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
 
 def _items(conn: sqlite3.Connection, item_type: str) -> list[dict[str, Any]]:
     out = []
-    for item in recall.list_items(conn, item_type=item_type):
+    for item in list_memories(conn, memory_type=item_type):
         out.append({"id": item.item_id, "type": item.type, "title": item.title, "source": item.uri,
-                    "source_type": recall.MEMORY_SOURCE_TYPE, "created_at": item.created_at,
+                    "source_type": MEMORY_SOURCE_TYPE, "created_at": item.created_at,
                     "updated_at": item.updated_at, "tags": item.tags, "indexed": item.indexed_at is not None})
     return out
 
 
 def listing_kind(value: str) -> str:
     """The RECALL type asked for, normalised (`documentation` -> `doc`, `adr` -> `decision`)."""
-    return recall.normalise_type(value)
+    return normalise_type(value)
 
 
 def entries(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:

@@ -6,17 +6,17 @@ from __future__ import annotations
 from typing import Any
 
 from chinvex.mcp import limits
-from chinvex.mcp import recall
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
+from chinvex.memory.vocabulary import MEMORY_ID
 
 
 def recall_promote(state: ServerState, item_id: str) -> dict[str, Any]:
     from chinvex.errors import ChinvexError
-    from chinvex.memory import promote
+    from chinvex.memory.scope import promote
 
     wanted = limits.require_short("item_id", item_id, max_chars=limits.ID_MAX_CHARS)
-    if wanted is None or not recall.ITEM_ID.match(wanted):
+    if wanted is None or not MEMORY_ID.match(wanted):
         raise ToolFailure(limits.INVALID_ARGUMENT, f"item_id {item_id!r} is not a knowledge item id (e.g. D-1a2b3c4d)")
     project = state.project()
     target = state.global_context()

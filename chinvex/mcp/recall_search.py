@@ -5,13 +5,26 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from chinvex.mcp import budget
-from chinvex.mcp import limits
-from chinvex.mcp import recall
+from chinvex.mcp import budget, limits
 from chinvex.mcp.arguments import checked_filter
 from chinvex.mcp.item_indexing import index_pending
 from chinvex.mcp.scopes import scope_contexts
 from chinvex.mcp.state import ServerState
+from chinvex.memory.events import log_event
+from chinvex.memory.feedback import count_retrievals
+from chinvex.memory.items import Memory, memories_for_docs, redactor_for
+from chinvex.memory.vocabulary import (
+    MEMORY_SOURCE_TYPE,
+    result_type,
+    source_types_for,
+    type_matches,
+)
+
+JUDGE_REMINDER = (
+    "Apply the retrieval-judge skill: evaluate each result for relevance before using. "
+    "Log a retrieval_judgment entry via flight_recorder_log."
+)
+"""RECALL §12: a nudge for the consuming agent in every recall_search response."""
 
 
 MAX_LISTED_CONTENT = 16 * 1024
@@ -83,26 +96,26 @@ def recall_search(state: ServerState, query: str, types: list[str] | None = None
             warnings.append(note)
     fetch = min(200, limit * (5 if wanted else 2) + 10)
     response = state.searcher.search(
-        configs, SearchRequest(query=query, k=fetch, source_types=recall.source_types_for(wanted) if wanted else None,
+        configs, SearchRequest(query=query, k=fetch, source_types=source_types_for(wanted) if wanted else None,
                                filter_expression=checked_filter(filter), rerank=None if rerank else False))
     warnings.extend(w for w in response.stats.warnings if not _empty_context_warning(state, configs, w))
 
-    items: dict[tuple[str, str], recall.KnowledgeItem] = {}
+    items: dict[tuple[str, str], Memory] = {}
     by_context = {c.name: c for c in configs}
     for name, config in by_context.items():
-        doc_ids = [r.doc_id for r in response.results if r.context == name and r.source_type == recall.MEMORY_SOURCE_TYPE]
+        doc_ids = [r.doc_id for r in response.results if r.context == name and r.source_type == MEMORY_SOURCE_TYPE]
         if doc_ids:
             h = state.handle(config)
             with h.lock:
-                for doc_id, item in recall.items_for_docs(h.conn, doc_ids).items():
+                for doc_id, item in memories_for_docs(h.conn, doc_ids).items():
                     items[(name, doc_id)] = item
 
     results: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for r in response.results:
-        item = items.get((r.context, r.doc_id)) if r.source_type == recall.MEMORY_SOURCE_TYPE else None
-        rtype = recall.result_type(r.source_type, r.metadata or {}, {"type": item.type} if item else None)
-        if wanted and not recall.type_matches(rtype, r.source_type, wanted):
+        item = items.get((r.context, r.doc_id)) if r.source_type == MEMORY_SOURCE_TYPE else None
+        rtype = result_type(r.source_type, r.metadata or {}, {"type": item.type} if item else None)
+        if wanted and not type_matches(rtype, r.source_type, wanted):
             continue
         rid = item.item_id if item else r.chunk_id
         if (r.context, rid) in seen:
@@ -126,14 +139,14 @@ def recall_search(state: ServerState, query: str, types: list[str] | None = None
         if ids:
             h = state.handle(config)
             with h.lock:
-                recall.count_retrievals(h.conn, ids)
+                count_retrievals(h.conn, ids)
 
     latency_ms = int(round((time.perf_counter() - started) * 1000))
     log_config = configs[0]
     h = state.handle(log_config)
     with h.lock:
-        recall.log_event(h.conn, session_id=state.session_id, event_type="retrieval_query", content=query,
-                    redactor=recall.redactor_for(log_config), metadata={
+        log_event(h.conn, session_id=state.session_id, event_type="retrieval_query", content=query,
+                    redactor=redactor_for(log_config), metadata={
                         "query": query,
                         "filters": {"scope": scope, "types": wanted, "limit": limit},
                         "contexts": list(by_context),
@@ -154,5 +167,5 @@ def recall_search(state: ServerState, query: str, types: list[str] | None = None
             "latency_ms": latency_ms,
             "warnings": list(dict.fromkeys(warnings)),
         },
-        "_judge_reminder": recall.JUDGE_REMINDER,
+        "_judge_reminder": JUDGE_REMINDER,
     }

@@ -9,14 +9,23 @@ from pathlib import Path
 
 import pytest
 
+from chinvex.context.registry import Registry
 from chinvex.mcp import limits as L
-from chinvex.mcp import recall as R
 from chinvex.mcp import recall_add as recall_add_tool
 from chinvex.mcp import recall_get as recall_get_tool
 from chinvex.mcp import tools as T
 from chinvex.mcp.limits import ToolFailure
+from chinvex.mcp.recall_search import JUDGE_REMINDER
 from chinvex.mcp.state import ServerState
-from chinvex.context.registry import Registry
+from chinvex.memory.feedback import count_retrievals, memory_stats, record_feedback
+from chinvex.memory.items import edi_metadata
+from chinvex.memory.vocabulary import (
+    MEMORY_ID,
+    new_memory_id,
+    result_type,
+    source_types_for,
+    type_matches,
+)
 
 
 def _ok(fn, state, **kwargs):
@@ -83,31 +92,31 @@ def test_id_prefixes_follow_codex():
                 "code": "X", "doc": "O", "documentation": "O", "runbook": "R", "playbook": "R",
                 "lesson": "I", "note": "I", "whatever": "I", "Decision": "D"}
     for item_type, prefix in expected.items():
-        item_id = R.new_item_id(item_type)
-        assert R.ITEM_ID.match(item_id), item_id
+        item_id = new_memory_id(item_type)
+        assert MEMORY_ID.match(item_id), item_id
         assert item_id.startswith(prefix + "-"), (item_type, item_id)
-    assert len({R.new_item_id("pattern") for _ in range(200)}) == 200
+    assert len({new_memory_id("pattern") for _ in range(200)}) == 200
 
 
 def test_result_types_and_filters():
-    assert R.result_type("repo", {"kind": "code"}, None) == "code"
-    assert R.result_type("repo", {"kind": "markdown"}, None) == "doc"
-    assert R.result_type("note", {"kind": "markdown"}, None) == "doc"
-    assert R.result_type("codex_session", {}, None) == "session"
-    assert R.result_type("memory", {}, {"type": "ADR"}) == "decision"
-    assert R.source_types_for(["session"]) == ["codex_session", "agent_session", "chat"]
-    assert R.source_types_for(["decision"]) == ["memory"]
-    assert set(R.source_types_for(["code", "documentation"])) == {"repo", "memory", "note"}
-    assert R.source_types_for(["note"]) == ["note"]
-    assert R.type_matches("decision", "memory", ["adr"])
-    assert not R.type_matches("code", "repo", ["decision"])
+    assert result_type("repo", {"kind": "code"}, None) == "code"
+    assert result_type("repo", {"kind": "markdown"}, None) == "doc"
+    assert result_type("note", {"kind": "markdown"}, None) == "doc"
+    assert result_type("codex_session", {}, None) == "session"
+    assert result_type("memory", {}, {"type": "ADR"}) == "decision"
+    assert source_types_for(["session"]) == ["codex_session", "agent_session", "chat"]
+    assert source_types_for(["decision"]) == ["memory"]
+    assert set(source_types_for(["code", "documentation"])) == {"repo", "memory", "note"}
+    assert source_types_for(["note"]) == ["note"]
+    assert type_matches("decision", "memory", ["adr"])
+    assert not type_matches("code", "repo", ["decision"])
 
 
 def test_edi_metadata_is_injected_without_secrets():
     env = {"EDI_SESSION_ID": "s-1", "EDI_AGENT_MODE": "coder", "EDI_GIT_BRANCH": "main",
            "EDI_GIT_SHA": "abc1234", "EDI_PROJECT_PATH": "/p", "EDI_PROJECT_NAME": "p",
            "EDI_AGENT": "architect", "EDI_API_KEY": "sk-secret", "EDI_EMPTY": " ", "PATH": "/bin"}
-    meta = R.edi_metadata(env)
+    meta = edi_metadata(env)
     assert meta == {"edi_session_id": "s-1", "edi_agent_mode": "coder", "edi_git_branch": "main",
                     "edi_git_sha": "abc1234", "edi_project_path": "/p", "edi_project_name": "p",
                     "edi_agent": "architect"}
@@ -182,22 +191,22 @@ def test_feedback_counts_and_rate(tmp_path):
     from chinvex.storage import db
 
     conn = db.connect(tmp_path / "h.db", create=True)
-    R.count_retrievals(conn, ["P-00000001", "P-00000001", "abcdefabcdef"])
-    stats = R.item_stats(conn, "P-00000001")
+    count_retrievals(conn, ["P-00000001", "P-00000001", "abcdefabcdef"])
+    stats = memory_stats(conn, "P-00000001")
     assert stats["retrieval_count"] == 1 and stats["usefulness_rate"] == 0.0
-    R.count_retrievals(conn, ["P-00000001"])
-    R.record_feedback(conn, item_id="P-00000001", session_id="s", kind="useful", context="yes", duplicate_of=None)
-    R.record_feedback(conn, item_id="P-00000001", session_id="s", kind="duplicate", context=None,
+    count_retrievals(conn, ["P-00000001"])
+    record_feedback(conn, item_id="P-00000001", session_id="s", kind="useful", context="yes", duplicate_of=None)
+    record_feedback(conn, item_id="P-00000001", session_id="s", kind="duplicate", context=None,
                       duplicate_of="P-00000002")
-    stats = R.item_stats(conn, "P-00000001")
+    stats = memory_stats(conn, "P-00000001")
     assert stats["useful_count"] == 1 and stats["duplicate_count"] == 1 and stats["retrieval_count"] == 2
     assert stats["usefulness_rate"] == 0.5 and stats["flagged_duplicate_of"] == "P-00000002"
     # more judgements than retrievals never give a rate above 1
-    R.record_feedback(conn, item_id="nevercounted", session_id="s", kind="useful", context=None, duplicate_of=None)
-    assert R.item_stats(conn, "nevercounted")["usefulness_rate"] == 1.0
+    record_feedback(conn, item_id="nevercounted", session_id="s", kind="useful", context=None, duplicate_of=None)
+    assert memory_stats(conn, "nevercounted")["usefulness_rate"] == 1.0
     rows = conn.execute("SELECT feedback, useful FROM feedback ORDER BY created_at").fetchall()
     assert [(r[0], r[1]) for r in rows] == [("useful", 1), ("duplicate", None), ("useful", 1)]
-    assert R.item_stats(conn, "unknown")["usefulness_rate"] is None
+    assert memory_stats(conn, "unknown")["usefulness_rate"] is None
 
 
 def test_parent_content_rebuilds_overlapping_chunks(tmp_path):
@@ -227,13 +236,13 @@ def test_recall_flow_in_process(project):
     added = _ok(T.recall_add, state, type="failure", title="Flaky ledger reconciliation",
                 content="The nightly reconciliation job times out when the quokka cache is cold; warm it first.",
                 tags=["ledger", "ledger", "ops"])
-    assert added["indexed"] and R.ITEM_ID.match(added["id"]) and added["id"].startswith("F-")
+    assert added["indexed"] and MEMORY_ID.match(added["id"]) and added["id"].startswith("F-")
     assert added["metadata"]["edi_session_id"] == "sess-42" and added["context"] == "alpha"
 
     found = _ok(T.recall_search, state, query="quokka cache reconciliation timeout", limit=5)
     assert found["results"][0]["id"] == added["id"]
     assert found["results"][0]["metadata"]["tags"] == ["ledger", "ops"]
-    assert found["_judge_reminder"] == R.JUDGE_REMINDER
+    assert found["_judge_reminder"] == JUDGE_REMINDER
     only_code = _ok(T.recall_search, state, query="quokka cache reconciliation", types=["code"])
     assert all(r["id"] != added["id"] for r in only_code["results"])
 

@@ -127,16 +127,16 @@ class UiRun:
 
 def _add_memory(run_home: Path) -> str:
     """One knowledge item, as `recall_add` stores it, with planted markup in its content."""
-    from chinvex.mcp import recall as R
+    from chinvex.memory.items import insert_memory, make_memory
     from chinvex.context.registry import load_config_file
     from chinvex.storage import db
 
     config = load_config_file(run_home / "contexts" / "web" / "context.json")
     conn = db.connect(Path(config.index.sqlite_path))
     try:
-        item = R.make_item("decision", "Cap webhook retries", f"Retries stop after 10 minutes. {HOSTILE}",
+        item = make_memory("decision", "Cap webhook retries", f"Retries stop after 10 minutes. {HOSTILE}",
                            scope="project", tags=["webhooks"], metadata={})
-        R.insert_item(conn, item)
+        insert_memory(conn, item)
     finally:
         conn.close()
     return item.item_id

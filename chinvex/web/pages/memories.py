@@ -25,16 +25,16 @@ RECENT_FEEDBACK = 5
 def memories_page(request: Request) -> Response:
     """GET /memories: every item of the context, promoted pointers included (they say where
     the item went)."""
-    from chinvex.mcp.recall import FEEDBACK_KINDS, item_stats, list_items
+    from chinvex.memory.feedback import FEEDBACK_KINDS, memory_stats, recent_feedback
+    from chinvex.memory.items import list_memories
 
     config = selected_config(request)
     items: list[dict[str, Any]] = []
     with reading(config) as conn:
         if conn is not None:
-            for item in list_items(conn, include_promoted=True):
-                notes = conn.execute("SELECT feedback, context, session_id, created_at FROM feedback WHERE item_id = ? "
-                                     "ORDER BY created_at DESC LIMIT ?", (item.item_id, RECENT_FEEDBACK)).fetchall()
-                items.append({"item": item, "stats": item_stats(conn, item.item_id), "feedback": notes})
+            for item in list_memories(conn, include_promoted=True):
+                notes = recent_feedback(conn, item.item_id, RECENT_FEEDBACK)
+                items.append({"item": item, "stats": memory_stats(conn, item.item_id), "feedback": notes})
     return render(request, "memories.html", page="memories", context=config.name, items=items, kinds=FEEDBACK_KINDS)
 
 
@@ -53,20 +53,21 @@ async def memory_feedback(request: Request) -> Response:
 
 
 def _record(config: Any, item_id: str, kind: str, note: str | None) -> None:
-    from chinvex.mcp import recall
+    from chinvex.memory.feedback import FEEDBACK_KINDS, record_feedback
+    from chinvex.memory.items import get_memory, redactor_for
     from chinvex.storage import db
 
-    if kind not in recall.FEEDBACK_KINDS:
-        raise UsageError(f"feedback {kind!r}: expected one of {', '.join(recall.FEEDBACK_KINDS)}")
+    if kind not in FEEDBACK_KINDS:
+        raise UsageError(f"feedback {kind!r}: expected one of {', '.join(FEEDBACK_KINDS)}")
     path = Path(config.index.sqlite_path)
     if not path.exists():
         raise NotFoundError(f"Context {config.name} has no index yet.")
     conn = db.connect(path)
     try:
-        if recall.get_item(conn, item_id) is None:
+        if get_memory(conn, item_id) is None:
             raise NotFoundError(f"No knowledge item {item_id!r} in context {config.name}.")
-        recall.record_feedback(conn, item_id=item_id, session_id=SESSION_ID, kind=kind, context=note,
-                          duplicate_of=None, redactor=recall.redactor_for(config))
+        record_feedback(conn, item_id=item_id, session_id=SESSION_ID, kind=kind, context=note,
+                        duplicate_of=None, redactor=redactor_for(config))
     finally:
         conn.close()
 

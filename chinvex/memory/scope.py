@@ -1,6 +1,6 @@
-"""Knowledge items (`recall_add` memories) by scope, and promotion from a project to `global`.
+"""Memories (`recall_add`) by scope, and promotion from a project to `global`.
 
-RECALL scopes (spec §4) are contexts here: a project's items live in its context, cross-project
+RECALL scopes (spec §4) are contexts here: a project's memories live in its context, cross-project
 ones in the context named `global`. A lesson first recorded in one project often turns out to
 hold everywhere; promotion moves it to `global` without losing the trail:
 
@@ -47,8 +47,15 @@ def promote(project: ContextConfig, target: ContextConfig, item_id: str, *,
     from chinvex.embedding.factory import make_embedder
     from chinvex.ingest.remove import delete_documents
     from chinvex.locking import context_lock
-    from chinvex.mcp import recall
+    from chinvex.memory.indexing import prepare_memories, write_prepared
+    from chinvex.memory.items import (
+        get_memory,
+        insert_memory,
+        mark_indexed,
+        redactor_for,
+    )
     from chinvex.storage import db
+    from chinvex.storage.memories import turn_into_pointer
     from chinvex.storage.vectors import VectorStore
 
     if project.name == target.name:
@@ -56,7 +63,7 @@ def promote(project: ContextConfig, target: ContextConfig, item_id: str, *,
     embedder_for = embedder_for or (lambda config: make_embedder(config.embedding))
     source = _connect(project)
     try:
-        item = recall.get_item(source, item_id)
+        item = get_memory(source, item_id)
         if item is None:
             raise NotFoundError(f"no knowledge item {item_id} in context {project.name} "
                                 f"('chinvex memory list --context {project.name}' lists them)")
@@ -67,24 +74,24 @@ def promote(project: ContextConfig, target: ContextConfig, item_id: str, *,
                         metadata={**item.metadata, "promoted_from": {"context": project.name, "at": stamp}})
         dest = _connect(target)
         try:
-            if recall.get_item(dest, item_id) is not None:
+            if get_memory(dest, item_id) is not None:
                 raise UsageError(f"context {target.name} already holds an item {item_id}")
             embedder = embedder_for(target)
-            prepared, vectors = recall.prepare_items([moved], embedder, redact=recall.redactor_for(target).enabled)
+            prepared, vectors = prepare_memories([moved], embedder, redact=redactor_for(target).enabled)
             with context_lock(target, wait=LOCK_WAIT_S, purpose="memory promote"):
                 if db.get_meta(dest, "embedder") is None:
                     db.set_meta(dest, "embedder", embedder.name)
                 store = VectorStore.open(target, dest, create=True)
-                recall.insert_item(dest, moved)
-                recall.write_prepared(dest, store, prepared, vectors)
-                recall.mark_indexed(dest, [item_id])
+                insert_memory(dest, moved)
+                write_prepared(dest, store, prepared, vectors)
+                mark_indexed(dest, [item_id])
         finally:
             dest.close()
         with context_lock(project, wait=LOCK_WAIT_S, purpose="memory promote"):
             delete_documents(project, source, [item.doc_id], lambda: embedder_for(project))
             pointer = {**item.metadata, "promoted_to": {"context": target.name, "item_id": item_id, "at": stamp}}
-            source.execute("UPDATE knowledge_items SET scope=?, metadata_json=?, updated_at=? WHERE item_id=?",
-                           (PROMOTED, orjson.dumps(pointer, default=str).decode(), stamp, item_id))
+            turn_into_pointer(source, item_id, scope=PROMOTED,
+                              metadata_json=orjson.dumps(pointer, default=str).decode(), stamp=stamp)
     except sqlite3.Error as exc:
         raise ChinvexError(f"promotion of {item_id} failed: {exc}") from None
     finally:
