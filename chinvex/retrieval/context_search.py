@@ -133,7 +133,7 @@ def exact_cosines(h: ContextHandle, neighbours: list[tuple[str, float]], extra: 
                    ) -> tuple[list[tuple[str, float]], dict[str, float]]:
     """The vector leg's neighbours re-scored from their stored vectors (chinvex.retrieval.exact),
     best first, and the cosines of `extra` candidates (the lexical leg's) from the same
-    fetch (less the vectors `prefetched` holds already, see _embed_ahead). The approximate
+    fetch (less the vectors `prefetched` holds already, see embed_ahead). The approximate
     index only chooses the neighbours; every cosine in a result then comes from one formula
     whichever leg found it, identical in every process. A neighbour whose vector is gone by
     now keeps the store's score."""

@@ -8,8 +8,8 @@ tie-break, so the depth cut never depends on the order rows came in.
 When the plan's counts show that its candidates fit the budget and no filter applies (the usual
 case), the leg fetches every candidate's score at once and keeps them (`LexicalLeg.scores`): the
 vector-only candidates' BM25 is then looked up (a pruned query still subtracts its rare terms'
-second count, one statement) instead of asked of FTS5 again: that second round scored
-candidate rows with bm25() once more, 3-9 ms a search at 100k chunks."""
+second count, one statement) instead of asked of FTS5 again, which would score candidate rows
+with bm25() a second time."""
 
 from __future__ import annotations
 
@@ -31,13 +31,10 @@ FTS_SCORE_BUDGET = 3_000
 the rarer terms only (see lexical.rare_terms). Each term's matches are counted up to this many
 too: a term matching more could never fit the budget, so it is "common".
 
-bm25() costs FTS5 1-5 us a row, more the more phrases the expression has. Measured with
-bench/search_latency.py at 106,780 chunks (2026-11-27): p95 15.4-16.3 ms with the earlier
-10,000-row budget and a 1,000-match count cap, 16.3-16.8 ms at 3,000 / 3,000, 24-25 ms at
-5,000 / 5,000, 66-71 ms at 10,000 / 10,000. A cap below the budget left out the informative
-middle (a term in 1,000-3,000 chunks of 100k) and cost ranking quality: on SciFact with both
-scaled to its 10,678 chunks, hybrid nDCG@10 0.702 (budget 10 %, cap 1 %, the old defaults at
-100k), 0.715 (3 % / 3 %), 0.726 unpruned."""
+bm25() costs FTS5 per row ranked, more the more phrases the expression has: the budget bounds
+a search's latency at 100k chunks (bench/search_latency.py). A count cap below the budget left
+out the informative middle (a term in a few percent of the chunks) and cost ranking quality on
+SciFact (bench/quality.py), so the cap equals the budget."""
 
 
 @dataclass(frozen=True)

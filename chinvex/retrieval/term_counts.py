@@ -2,8 +2,8 @@
 
 The lexical leg counts every term's matches (up to a cap) to decide whether a query must be
 pruned to its rarer terms (lexical_leg.lexical_plan). Counting walks the term's match list in
-FTS5, ~40 ns a match: up to 0.1-0.2 ms for each common word of every query at 100k chunks, paid
-again by the next query that uses the word. A warm searcher (the MCP server, the web UI, an
+FTS5, a cost paid for each common word of every query, and again by the next query that uses
+the word. A warm searcher (the MCP server, the web UI, an
 eval run) keeps the counts here instead. They are exact functions of the committed index, so a
 remembered count equals a fresh one for as long as the index is unchanged, and the same query
 plans the same way in every process. The memory is dropped when another connection commits
@@ -20,7 +20,7 @@ from chinvex.storage.search_reads import data_version
 
 MAX_TERMS = 8_192
 """Remembered (term, cap) pairs per connection; the oldest go first (a dict keeps insertion
-order). ~1 MB at most."""
+order)."""
 
 
 def count_matches(conn: sqlite3.Connection, term: str, cap: int) -> int:

@@ -22,8 +22,8 @@ which widens its HNSW beam (ef) to the whole collection, so every vector is scor
 neighbours are the approximate graph's, and Chroma builds that graph differently every time
 (a batch's vectors are inserted in parallel, in no fixed order): two stores holding the same
 vectors (an imported copy, a store rebuilt by `doctor --repair`) answered weak queries with
-different neighbours, and hybrid results differed between them. Costs ~2 ms more per search at
-650 chunks, ~3 ms at 1,000 (~5 ms at 2,000, hence the limit); larger contexts pay a 12 us count."""
+different neighbours, and hybrid results differed between them. The exhaustive search costs more
+the larger the collection, hence the limit; larger contexts pay only a bounded count."""
 
 
 RESCORE_MARGIN = 10
