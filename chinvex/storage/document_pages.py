@@ -23,7 +23,8 @@ def document_list(conn: sqlite3.Connection, *, source_type: str | None, path_pat
     """How many documents match, and `limit` of them from `offset`, newest first (ties by id),
     each with its thread id, document type and chunk count. `path_pattern` is a LIKE pattern
     (backslash escapes) tested against the source URI."""
-    where, params = ["1"], []  # type: list[str], list[Any]
+    where: list[str] = ["1"]
+    params: list[Any] = []
     if source_type:
         where.append("d.source_type = ?")
         params.append(source_type)
