@@ -50,16 +50,16 @@ def memory_list(
     """Knowledge items, newest first, each with its scope label."""
     from pathlib import Path
 
+    from chinvex.api import open_index
     from chinvex.memory.items import list_memories
     from chinvex.memory.scope import scope_label
-    from chinvex.storage import db
 
     rows = []
     for config in _contexts(context, scope, json_out=json_out):
         path = Path(config.index.sqlite_path)
         if not path.exists():
             continue
-        conn = db.connect(path, create=False)
+        conn = open_index(config)
         try:
             for item in list_memories(conn, include_promoted=promoted):
                 rows.append({"id": item.item_id, "type": item.type, "title": item.title, "context": config.name,

@@ -24,6 +24,7 @@ from pathlib import Path
 from chinvex.models import ContextConfig
 from chinvex.storage import db
 from chinvex.storage.aside import aside_path, stamp
+from chinvex.storage.copy_rows import copy_table, old_collection_name
 
 SALVAGED_TABLES = ("knowledge_items", "feedback", "item_stats", "flight_recorder")
 """Tables whose rows exist only in hybrid.db (no source file can give them back)."""
@@ -98,32 +99,16 @@ def _salvage_into(damaged: Path, conn: sqlite3.Connection) -> Salvage:
         found.unreadable = {t: str(exc) for t in SALVAGED_TABLES}
         return found
     try:
-        try:
-            row = old.execute("SELECT value FROM meta WHERE key='chroma_collection'").fetchone()
-            found.collection = str(row[0]) if row else None
-        except sqlite3.Error:
-            found.collection = None
+        found.collection = old_collection_name(old)
         if found.collection:
             db.set_meta(conn, "chroma_collection", found.collection)
         for table in SALVAGED_TABLES:
-            columns = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
-            copied = 0
-            try:
-                cursor = old.execute(f"SELECT {', '.join(columns)} FROM {table}")
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    for values in cursor:
-                        values = list(values)
-                        if table == "knowledge_items":  # indexed again below
-                            values[columns.index("indexed_at")] = None
-                        conn.execute(f"INSERT OR IGNORE INTO {table}({', '.join(columns)}) "
-                                     f"VALUES({', '.join('?' * len(columns))})", values)
-                        copied += 1
-                finally:
-                    conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                found.unreadable[table] = str(exc)
-            found.copied[table] = copied
+            # memories are indexed again below
+            cleared = "indexed_at" if table == "knowledge_items" else None
+            copied = copy_table(old, conn, table, cleared_column=cleared)
+            if copied.error is not None:
+                found.unreadable[table] = copied.error
+            found.copied[table] = copied.copied
     finally:
         old.close()
     return found

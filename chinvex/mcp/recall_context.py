@@ -26,6 +26,8 @@ from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
 from chinvex.memory.items import list_memories
 from chinvex.memory.vocabulary import CONVERSATION_SOURCE_TYPES
+from chinvex.storage.documents_by_origin import document_for_path
+from chinvex.storage.recall_reads import chunk_outline, phrase_matches
 
 SECTION_LIMIT = 10
 SNIPPET_CHARS = 240
@@ -37,8 +39,7 @@ RECENT_DAYS = 14
 
 def _own_document(conn: sqlite3.Connection, paths: list[Path]) -> sqlite3.Row | None:
     for path in paths:
-        row = conn.execute("SELECT * FROM documents WHERE origin_uri = ? OR source_uri = ? LIMIT 1",
-                           (str(path), str(path))).fetchone()
+        row = document_for_path(conn, str(path))
         if row is not None:
             return row
     return None
@@ -59,14 +60,7 @@ def _mentions(conn: sqlite3.Connection, name: str, exclude_doc: str | None) -> l
     if not words:
         return []
     expression = phrase(" ".join(words))
-    try:
-        rows = conn.execute(
-            "SELECT c.chunk_id, c.doc_id, c.text, c.line_start, c.line_end, c.metadata_json, d.source_type, "
-            "d.source_uri, d.title, d.updated_at, d.metadata_json AS doc_meta FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-            "JOIN documents d ON d.doc_id = c.doc_id WHERE chunks_fts MATCH ? "
-            "ORDER BY bm25(chunks_fts), c.chunk_id LIMIT ?", (expression, MENTION_SCAN)).fetchall()
-    except sqlite3.OperationalError:
-        return []
+    rows = phrase_matches(conn, expression, MENTION_SCAN)
     seen: set[str] = set()
     out = []
     for row in rows:
@@ -183,9 +177,7 @@ def recall_context(state: ServerState, file_path: str, context_types: list[str] 
         result: dict[str, Any] = {"file_path": str(path), "relative_path": rel, "context": config.name,
                                   "indexed": own is not None}
         if "related_code" in wanted:
-            chunks = [] if own is None else h.conn.execute(
-                "SELECT chunk_id, line_start, line_end, metadata_json, text FROM chunks WHERE doc_id = ? "
-                "ORDER BY chunk_index", (own["doc_id"],)).fetchall()
+            chunks = [] if own is None else chunk_outline(h.conn, own["doc_id"])
             result["file_chunks"] = [
                 {"chunk_id": c["chunk_id"], "lines": [c["line_start"], c["line_end"]],
                  "header": orjson.loads(c["metadata_json"] or "{}").get("header"),

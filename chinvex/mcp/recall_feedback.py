@@ -11,6 +11,7 @@ from chinvex.mcp.state import ServerState
 from chinvex.memory.feedback import FEEDBACK_KINDS, memory_stats, record_feedback
 from chinvex.memory.items import get_memory, redactor_for
 from chinvex.memory.vocabulary import MEMORY_ID
+from chinvex.storage.recall_reads import chunk_exists
 
 
 def recall_feedback(state: ServerState, item_id: str, useful: bool | None = None, feedback: str | None = None,
@@ -37,7 +38,7 @@ def recall_feedback(state: ServerState, item_id: str, useful: bool | None = None
             if MEMORY_ID.match(target):
                 exists = get_memory(h.conn, target) is not None
             else:
-                exists = h.conn.execute("SELECT 1 FROM chunks WHERE chunk_id=?", (target,)).fetchone() is not None
+                exists = chunk_exists(h.conn, target)
             if not exists:
                 continue
             feedback_id = record_feedback(h.conn, item_id=target, session_id=state.session_id, kind=kind,

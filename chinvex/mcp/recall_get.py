@@ -12,13 +12,12 @@ from chinvex.mcp.state import ServerState
 from chinvex.memory.feedback import memory_stats
 from chinvex.memory.items import get_memory, memories_for_docs
 from chinvex.memory.vocabulary import MEMORY_ID, MEMORY_SOURCE_TYPE, result_type
+from chinvex.storage.recall_reads import chunk_spans
 
 
 def _parent_content(conn: sqlite3.Connection, doc_id: str) -> str:
     """The document's text rebuilt from its chunks (ranges may overlap; gaps become a newline)."""
-    rows = conn.execute(
-        "SELECT text, char_start, char_end FROM chunks WHERE doc_id=? ORDER BY char_start, chunk_index",
-        (doc_id,)).fetchall()
+    rows = chunk_spans(conn, doc_id)
     parts: list[str] = []
     end = None
     for row in rows:

@@ -18,6 +18,7 @@ from chinvex.files.walk import within
 from chinvex.mcp import limits
 from chinvex.mcp.limits import ToolFailure
 from chinvex.mcp.state import ServerState
+from chinvex.storage.documents_by_origin import count_documents_under
 
 INGEST_WAIT_S = 30.0
 """How long the tool waits for another writer of the context (an ingest, `chinvex watch`)."""
@@ -32,7 +33,6 @@ def recall_index(state: ServerState, path: str, recursive: bool = False,
     from chinvex.errors import ChinvexError, LockedError
     from chinvex.ingest.pipeline import IngestOptions, run_ingest
     from chinvex.ingest.watch import source_roots
-    from chinvex.storage.db import like_prefix
 
     raw = limits.require_short("path", path, max_chars=4096)
     assert raw is not None
@@ -57,9 +57,7 @@ def recall_index(state: ServerState, path: str, recursive: bool = False,
     h = state.handle(config)
     with h.lock:
         prefix = str(target)
-        docs = h.conn.execute(
-            "SELECT COUNT(*) FROM documents WHERE origin_uri = ? OR origin_uri LIKE ? ESCAPE '\\'",
-            (prefix, like_prefix(prefix + "/"))).fetchone()[0]
+        docs = count_documents_under(h.conn, prefix)
     return {"path": str(target), "context": config.name, "root": str(root), "documents_for_path": docs,
             "indexed": summary.sources.indexed, "removed": summary.sources.removed,
             "unchanged": summary.sources.unchanged, "errors": [e.message for e in summary.errors][:10],

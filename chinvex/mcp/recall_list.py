@@ -30,6 +30,7 @@ from chinvex.memory.vocabulary import (
     MEMORY_SOURCE_TYPE,
     normalise_type,
 )
+from chinvex.storage.recall_reads import listed_documents
 
 DOC_LANGUAGES = ("markdown", "text", "rst", "restructuredtext", "asciidoc", "org")
 ADR_FOLDERS = ("adr", "adrs", "decisions", "decision-records")
@@ -39,20 +40,8 @@ LIMIT_MAX = 100
 
 def _documents(conn: sqlite3.Connection, kind: str) -> list[dict[str, Any]]:
     """Documents of one listing kind: code, doc, session or adr (files only)."""
-    language = "json_extract(d.metadata_json, '$.language')"
-    doc_langs = ",".join(f"'{lang}'" for lang in DOC_LANGUAGES)
-    where = {
-        "code": f"d.source_type = 'repo' AND COALESCE({language}, '') NOT IN ({doc_langs})",
-        "doc": f"(d.source_type = 'note' OR (d.source_type = 'repo' AND {language} IN ({doc_langs})))",
-        "session": "d.source_type IN (" + ",".join(f"'{t}'" for t in CONVERSATION_SOURCE_TYPES) + ")",
-        "adr": "d.source_type IN ('repo', 'note') AND (" + " OR ".join(
-            f"lower('/' || COALESCE(json_extract(d.metadata_json, '$.path'), d.source_uri)) LIKE '%/{f}/%'"
-            for f in ADR_FOLDERS) + ")",
-    }[kind]
-    rows = conn.execute(
-        f"""SELECT d.doc_id, d.source_type, d.source_uri, d.title, d.created_at, d.updated_at,
-                   d.metadata_json, (SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.doc_id) AS chunks
-            FROM documents d WHERE {where}""").fetchall()
+    rows = listed_documents(conn, kind, doc_languages=DOC_LANGUAGES, adr_folders=ADR_FOLDERS,
+                            conversation_types=CONVERSATION_SOURCE_TYPES)
     out = []
     for row in rows:
         meta = orjson.loads(row["metadata_json"] or "{}")

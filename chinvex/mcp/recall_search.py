@@ -19,6 +19,7 @@ from chinvex.memory.vocabulary import (
     source_types_for,
     type_matches,
 )
+from chinvex.storage.recall_reads import has_chunks
 
 JUDGE_REMINDER = (
     "Apply the retrieval-judge skill: evaluate each result for relevance before using. "
@@ -38,7 +39,7 @@ def _empty_context_warning(state: ServerState, configs: list[Any], warning: str)
         if warning.startswith(f"{config.name}: no vectors yet"):
             h = state.handle(config)
             with h.lock:
-                return h.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None
+                return not has_chunks(h.conn)
     return False
 
 
@@ -80,6 +81,46 @@ def _chunk_metadata(result: Any) -> dict[str, Any]:
     return out
 
 
+def _memories_found(state: ServerState, by_context: dict[str, Any],
+                    results: list[Any]) -> dict[tuple[str, str], Memory]:
+    """The memories among the search results, by (context, doc id)."""
+    items: dict[tuple[str, str], Memory] = {}
+    for name, config in by_context.items():
+        doc_ids = [r.doc_id for r in results if r.context == name and r.source_type == MEMORY_SOURCE_TYPE]
+        if doc_ids:
+            h = state.handle(config)
+            with h.lock:
+                for doc_id, item in memories_for_docs(h.conn, doc_ids).items():
+                    items[(name, doc_id)] = item
+    return items
+
+
+def _count_retrievals(state: ServerState, by_context: dict[str, Any], results: list[dict[str, Any]]) -> None:
+    """One more retrieval for every result returned, counted in its own context."""
+    for name, config in by_context.items():
+        ids = [res["id"] for res in results if res["metadata"]["context"] == name]
+        if ids:
+            h = state.handle(config)
+            with h.lock:
+                count_retrievals(h.conn, ids)
+
+
+def _log_query(state: ServerState, config: Any, query: str, results: list[dict[str, Any]],
+               latency_ms: int, *, filters: dict[str, Any], contexts: list[str]) -> None:
+    """The query and what it returned, in the flight recorder of the first context searched."""
+    h = state.handle(config)
+    with h.lock:
+        log_event(h.conn, session_id=state.session_id, event_type="retrieval_query", content=query,
+                  redactor=redactor_for(config), metadata={
+                      "query": query,
+                      "filters": filters,
+                      "contexts": contexts,
+                      "results": [{"id": res["id"], "type": res["type"], "score": res["score"],
+                                   "context": res["metadata"]["context"]} for res in results],
+                      "latency_ms": latency_ms,
+                  })
+
+
 def recall_search(state: ServerState, query: str, types: list[str] | None = None, scope: str = "all",
                   limit: int = 10, max_tokens: int = budget.DEFAULT_MAX_TOKENS,
                   filter: str | None = None, rerank: bool = True) -> dict[str, Any]:
@@ -100,16 +141,8 @@ def recall_search(state: ServerState, query: str, types: list[str] | None = None
                                filter_expression=checked_filter(filter), rerank=None if rerank else False))
     warnings.extend(w for w in response.stats.warnings if not _empty_context_warning(state, configs, w))
 
-    items: dict[tuple[str, str], Memory] = {}
     by_context = {c.name: c for c in configs}
-    for name, config in by_context.items():
-        doc_ids = [r.doc_id for r in response.results if r.context == name and r.source_type == MEMORY_SOURCE_TYPE]
-        if doc_ids:
-            h = state.handle(config)
-            with h.lock:
-                for doc_id, item in memories_for_docs(h.conn, doc_ids).items():
-                    items[(name, doc_id)] = item
-
+    items = _memories_found(state, by_context, response.results)
     results: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for r in response.results:
@@ -134,26 +167,10 @@ def recall_search(state: ServerState, query: str, types: list[str] | None = None
         if len(results) >= limit:
             break
 
-    for name, config in by_context.items():
-        ids = [res["id"] for res in results if res["metadata"]["context"] == name]
-        if ids:
-            h = state.handle(config)
-            with h.lock:
-                count_retrievals(h.conn, ids)
-
+    _count_retrievals(state, by_context, results)
     latency_ms = int(round((time.perf_counter() - started) * 1000))
-    log_config = configs[0]
-    h = state.handle(log_config)
-    with h.lock:
-        log_event(h.conn, session_id=state.session_id, event_type="retrieval_query", content=query,
-                    redactor=redactor_for(log_config), metadata={
-                        "query": query,
-                        "filters": {"scope": scope, "types": wanted, "limit": limit},
-                        "contexts": list(by_context),
-                        "results": [{"id": res["id"], "type": res["type"], "score": res["score"],
-                                     "context": res["metadata"]["context"]} for res in results],
-                        "latency_ms": latency_ms,
-                    })
+    _log_query(state, configs[0], query, results, latency_ms, contexts=list(by_context),
+               filters={"scope": scope, "types": wanted, "limit": limit})
     results, fitted = budget.fit(results, "content", max_tokens)
     return {
         "results": results,

@@ -53,16 +53,16 @@ async def memory_feedback(request: Request) -> Response:
 
 
 def _record(config: Any, item_id: str, kind: str, note: str | None) -> None:
+    from chinvex.api import open_index
     from chinvex.memory.feedback import FEEDBACK_KINDS, record_feedback
     from chinvex.memory.items import get_memory, redactor_for
-    from chinvex.storage import db
 
     if kind not in FEEDBACK_KINDS:
         raise UsageError(f"feedback {kind!r}: expected one of {', '.join(FEEDBACK_KINDS)}")
     path = Path(config.index.sqlite_path)
     if not path.exists():
         raise NotFoundError(f"Context {config.name} has no index yet.")
-    conn = db.connect(path)
+    conn = open_index(config)
     try:
         if get_memory(conn, item_id) is None:
             raise NotFoundError(f"No knowledge item {item_id!r} in context {config.name}.")
