@@ -22,7 +22,7 @@ from types import SimpleNamespace
 import pytest
 
 from helpers import FIXTURES, git, init_repo, run_cli_in_process
-from test_web_ui import HOSTILE, UiRun, serving_ui
+from ui_harness import HOSTILE, UiRun, serving_ui
 
 SESSIONS = FIXTURES / "codex-rollout" / "generated-0.169.0" / "apply-patch" / "sessions"
 ROLLOUTS = sorted((SESSIONS / "2026" / "11" / "28").glob("rollout-*.jsonl"))

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from helpers import REPO_ROOT
-from test_web_ui import LONG_THREAD, PATCH_THREAD, UiRun, running_ui
+from ui_harness import LONG_THREAD, PATCH_THREAD, UiRun, running_ui
 
 CHROMIUM = os.environ.get("CHINVEX_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = os.environ.get("CHINVEX_CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver"

@@ -1,0 +1,47 @@
+"""Issue 20: the web UI's pure helpers (highlighting, patches, URLs, quoted answers)."""
+
+from __future__ import annotations
+
+# -- pure helpers -----------------------------------------------------------------------------
+
+
+def test_highlighter_escapes_before_marking():
+    from chinvex.web.highlight import Highlighter
+
+    with Highlighter(["retry", "script"]) as highlight:
+        out = str(highlight('Retries <script>alert("x")</script> & retry_cap'))
+    assert out == ('<mark>Retries</mark> &lt;<mark>script</mark>&gt;alert(&#34;x&#34;)&lt;/<mark>script</mark>&gt; '
+                   '&amp; <mark>retry_cap</mark>')
+    with Highlighter([]) as nothing:
+        assert str(nothing("<i>")) == "&lt;i&gt;"
+
+
+def test_patches_are_recognised_in_both_forms():
+    from chinvex.web.pages.conversations import diff_lines, edit_diff
+
+    codex = diff_lines("Tool: apply_patch\n*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n*** End Patch\nOutput:\n-1")
+    assert [c for c, _ in codex] == ["", "file", "file", "hunk", "del", "add", "file", "", ""]
+    unified = diff_lines("--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y")
+    assert [c for c, _ in unified] == ["file", "file", "hunk", "del", "add"]
+    assert diff_lines("$ ls -la\n-rw-r--r-- a") is None
+    assert edit_diff({"name": "Edit", "input": {"file_path": "a.py", "old_string": "x", "new_string": "y"}}) == [
+        ("file", "*** a.py"), ("del", "-x"), ("add", "+y")]
+
+
+def test_urls_leave_out_empty_parameters_and_take_any_name():
+    from chinvex.web.render import url
+
+    assert url("/documents", context="web", path="src/", type="", page=2) == "/documents?context=web&path=src%2F&page=2"
+    assert url("/search", q="a&b", type=["note", "repo"], explain=True) == "/search?q=a%26b&type=note&type=repo&explain=1"
+
+
+def test_an_answer_quoting_a_block_shows_it_as_a_block():
+    from chinvex.web.pages.ask import linked_answer
+
+    text = ('“add to `config.toml`” [chunk:abc123abc123]\n```toml\n[mcp_servers.chinvex]\ncommand = "<x>"\n```'
+            "\n\nSecond line [chunk:def456def456]")
+    html = str(linked_answer(text, {"abc123abc123": 1, "def456def456": 2},
+                             {"abc123abc123": "/a", "def456def456": "/b"}))
+    assert '<p>“add to `config.toml`” <a class="cite" href="/a"' in html
+    assert '<pre class="snippet">[mcp_servers.chinvex]\ncommand = &#34;&lt;x&gt;&#34;</pre>' in html
+    assert html.endswith('<p>Second line <a class="cite" href="/b" title="def456def456">[2]</a></p>')
