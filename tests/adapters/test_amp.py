@@ -1,9 +1,12 @@
-"""The amp adapter. NO REAL AMP THREAD EXISTS to test on (tests/fixtures/samples/amp/PROVENANCE.md:
-no permissively licensed `T-<uuid>.json` was found). Every thread below is written by the test
-itself, in tmp_path, in the shape /work/notes/amp.md documents from Amp's published CLI bundle
-(`JSON.stringify(thread, null, 2)` of `{v, id, created (ms), title, agentMode, env.initial,
-messages[]}`); none is committed as a fixture. Re-check these shapes against a real thread when
-one becomes available. Other agents' real fixtures are used to check that the sniff claims none
+"""The amp adapter, on a REAL Amp thread and on threads written here.
+
+The real one (tests/fixtures/samples/amp/empathic-toolpath, Apache-2.0, see PROVENANCE.md) is
+the output of `amp threads export` by Amp CLI 0.0.1785170481 (2026-07-27): shell commands,
+`apply_patch` adds and updates, a failed command, a `Task` sub-agent and thinking blocks. The
+others are written by the tests in tmp_path, in the shape /work/notes/amp.md documents from
+Amp's published CLI bundle (`JSON.stringify(thread, null, 2)` of `{v, id, created (ms), title,
+agentMode, env.initial, messages[]}`), to reach cases the real thread does not have (refusals,
+images, child threads, cut files). Other agents' real fixtures check that the sniff claims none
 of them."""
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from chinvex.models.sources import AdapterOptions, ParseReport, SkippedSource, S
 from chinvex_adapters.amp import STORES
 from chinvex_adapters.amp.adapter import AmpAdapter
 from chinvex_adapters.kit.registry import Where
-from helpers import FIXTURES, assert_no_traceback, parse_file, run_cli_in_process, tool_turns
+from helpers import FIXTURES, assert_no_traceback, parse_file, run_cli, run_cli_in_process, tool_turns
 
 TID = "T-019b9c4e-2d1a-7f3e-8c5b-4a6d2e1f0c9b"
 OTHER_TID = "T-019b9c50-0000-7000-8000-000000000001"
@@ -253,9 +256,9 @@ def test_recognises_threads_and_no_other_agents_files(tmp_path: Path):
     path = write(tmp_path / "big", big)
     assert ADAPTER.recognises(path) and not ADAPTER.recognises(write(tmp_path / "big2", big, name="other.json"))
     assert one(path)[0].thread_id == OTHER_TID
-    others = [p for p in sorted(FIXTURES.rglob("*")) if p.is_file()]
+    others = [p for p in sorted(FIXTURES.rglob("*")) if p.is_file() and "amp" not in p.relative_to(FIXTURES).parts[:1]]
     assert len(others) > 100
-    assert [p for p in others if ADAPTER.recognises(p)] == []
+    assert [p for p in others if ADAPTER.recognises(p)] == []  # no other agent's file is taken for Amp's
 
 
 def test_stores_are_the_xdg_folder_and_the_extension_storage(tmp_path: Path):
@@ -290,3 +293,36 @@ def test_ingest_finds_amp_threads_under_home(tmp_path: Path, chinvex_home: Path,
     shutil.rmtree(legacy)
     again = run_cli_in_process("ingest", "--context", "X", "--json")
     assert again.code == 0 and again.json["sources"]["unchanged"] == 1, again
+
+
+REAL = FIXTURES / "amp" / "empathic-toolpath" / "threads" / "T-019fa4db-29cf-70c9-8d9b-81524df70e52.json"
+
+
+def test_a_real_thread_keeps_requests_answers_tools_and_edits():
+    docs, report = parse_file(ADAPTER, REAL)
+    assert report.warnings == [] and len(docs) == 1
+    doc = docs[0]
+    assert doc.source == "amp" and doc.thread_id == REAL.stem and doc.title == "Filesystem tool exercise"
+    assert doc.metadata["cwd"] == "/tmp/amp-elicit" and doc.metadata["model"] == "gpt-5.6-sol"
+    assert doc.metadata["version"] == "0.0.1785170481-ga5b614"
+    assert doc.turns[0].role == "user" and doc.turns[0].text.startswith("You're going to walk through")
+    assert all(t.ts is not None for t in doc.turns) and doc.created_at < doc.updated_at
+    shells = [t.tool.input["command"] for t in tool_turns(doc, "shell_command")]
+    assert shells[:2] == ["ls -la", "cat notes.md"] and "bash count.sh" in shells
+    failed = next(t for t in tool_turns(doc, "shell_command") if t.tool.input["command"] == "cat does-not-exist.txt")
+    assert "No such file or directory" in failed.text
+    patches = tool_turns(doc, "apply_patch")
+    assert [e["path"] for t in patches for e in t.meta["edits"]] == ["notes.md", "notes.md", "count.sh"]
+    assert report.counts["file_edits"] == 3 and tool_turns(doc, "Task")
+    assert doc.metadata["files_edited"] == ["/tmp/amp-elicit/notes.md", "/tmp/amp-elicit/count.sh"]
+    assert "11 words" in doc.turns[-1].text
+
+
+def test_a_real_thread_is_recognised_and_searchable(tmp_path: Path, chinvex_home: Path):
+    store = tmp_path / "amp"
+    shutil.copytree(REAL.parent.parent, store)
+    assert run_cli_in_process("context", "create", "A", "--sessions", f"amp={store}").code == 0
+    result = run_cli_in_process("ingest", "--context", "A", "--json")
+    assert result.code == 0 and result.json["sources"]["indexed"] == 1, result
+    hit = run_cli("search", "--context", "A", "count.sh five lines", "--json").json["results"][0]
+    assert hit["source_type"] == "agent_session" and hit["metadata"]["source"] == "amp"
