@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 
 from helpers import FIXTURES, git, init_repo, run_cli_in_process
-from test_mcp import World, _cli, call, call_error, run_session
+from mcp_harness import World, _cli, call, call_error, run_session
 
 SESSIONS = FIXTURES / "codex-rollout/generated-0.169.0/apply-patch/sessions/2026/11/28"
 FIRST = "01a2240a-5ee5-7170-a256-a40cba21d208"

@@ -11,7 +11,7 @@ from pathlib import Path
 from mcp import Client
 
 from helpers import assert_no_traceback, run_cli
-from test_mcp import World, call, call_error, run_session
+from mcp_harness import World, call, call_error, run_session
 
 
 def _threads(home: Path) -> dict[str, tuple[str, int]]:

@@ -1,27 +1,22 @@
 """Issue 8: `chinvex mcp` driven as a subprocess through the official `mcp` SDK's stdio client:
-handshake, tools/list, every tool's happy and error path, the RECALL flow with its rows in
-hybrid.db, 20 concurrent calls, malformed requests, and `chinvex mcp config`."""
+handshake, tools/list, the chinvex tools' happy and error paths, 20 concurrent calls, malformed
+requests, and `chinvex mcp config` (the RECALL flow: test_mcp_recall_flow.py)."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import sqlite3
 import subprocess
-import textwrap
 import time
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
-import psutil
-import pytest
-from mcp import Client, StdioServerParameters
-
-from helpers import CHINVEX_BIN, assert_no_traceback, run_cli, run_cli_in_process
+from helpers import CHINVEX_BIN, assert_no_traceback, run_cli
+from mcp import Client
+from mcp_harness import call, call_error, maps, run_session, server_pid
 
 TOOLS = {
     "chinvex_answer", "chinvex_search", "chinvex_get_chunks", "chinvex_list_contexts",
@@ -43,127 +38,6 @@ IDEMPOTENT: set[str] = set()
 read-only ones leave them out of the list, and no write tool is idempotent."""
 
 
-@dataclass
-class World:
-    home: Path
-    repo: Path
-    other: Path
-    outside: Path
-
-    def env(self, **extra: str) -> dict[str, str]:
-        # Every tool (the default list holds only the core four; test_default_tool_list checks it).
-        return {"CHINVEX_HOME": str(self.home), "ANONYMIZED_TELEMETRY": "False", "CHINVEX_MCP_TOOLS": "all",
-                **extra}
-
-    def db(self, context: str) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.home / "indexes" / context / "hybrid.db")
-        conn.row_factory = sqlite3.Row
-        return conn
-
-
-def _cli(world: World, *args: str):
-    """A set-up command, run in this process (conftest.run_cli_in_process)."""
-    result = run_cli_in_process(*args, env=world.env(CHINVEX_CONTEXT=""))
-    assert_no_traceback(result)
-    assert result.code == 0, result
-    return result
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory) -> World:
-    base = tmp_path_factory.mktemp("mcp_world")
-    repo, other, outside = base / "payflow", base / "infra", base / "elsewhere"
-    (repo / "src").mkdir(parents=True)
-    other.mkdir()
-    outside.mkdir()
-    (repo / "src" / "retry.py").write_text(textwrap.dedent('''\
-        """Retry helpers for the webhook delivery service."""
-
-        import random
-        import time
-
-
-        def backoff_delay(attempt: int, base: float = 0.5, cap: float = 30.0) -> float:
-            """Exponential backoff with full jitter, so recovering merchants are not stampeded."""
-            return random.uniform(0, min(cap, base * 2 ** attempt))
-
-
-        def deliver_with_retry(send, payload, attempts: int = 5):
-            """Send a webhook payload, retrying transient failures with exponential backoff."""
-            for attempt in range(attempts):
-                try:
-                    return send(payload)
-                except ConnectionError:
-                    time.sleep(backoff_delay(attempt))
-            raise RuntimeError("webhook delivery failed after retries")
-        '''), encoding="utf-8")
-    (repo / "README.md").write_text(textwrap.dedent("""\
-        # Payflow
-
-        Payflow processes card payments and delivers webhooks to merchants.
-
-        ## Idempotency
-
-        Every payment request carries an idempotency key; a repeated key returns the stored
-        response instead of charging the card twice.
-
-        ## Settlement
-
-        Settlement batches close at midnight UTC and are reconciled against the acquirer report.
-        """), encoding="utf-8")
-    (other / "cluster.md").write_text(textwrap.dedent("""\
-        # Cluster runbook
-
-        The kubernetes cluster autoscaler adds nodes when pods stay pending for two minutes.
-        Drain a node with kubectl drain before rebooting it.
-        """), encoding="utf-8")
-    world = World(home=base / "home", repo=repo, other=other, outside=outside)
-    _cli(world, "context", "create", "payflow", "--repo", str(repo), "--alias", "pf")
-    _cli(world, "context", "create", "infra", "--repo", str(other))
-    _cli(world, "context", "create", "global")
-    _cli(world, "ingest", "--context", "payflow")
-    _cli(world, "ingest", "--context", "infra")
-    return world
-
-
-def run_session(world: World, body, *, args: tuple[str, ...] = ("mcp", "--context", "payflow"),
-                env: dict[str, str] | None = None, cwd: Path | None = None) -> Any:
-    async def main():
-        params = StdioServerParameters(command=str(CHINVEX_BIN), args=list(args), env=world.env(**(env or {})),
-                                       cwd=str(cwd or world.repo))
-        async with Client(params, mode="legacy", read_timeout_seconds=180) as client:
-            return await body(client)
-
-    return anyio.run(main)
-
-
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, (tool, result.content[0].text if result.content else result)
-    assert json.loads(result.content[0].text) == result.structured_content
-    return result.structured_content
-
-
-async def call_error(client: Client, tool: str, code: str, **arguments: Any) -> str:
-    result = await client.call_tool(tool, arguments)
-    assert result.is_error, (tool, arguments, result)
-    payload = result.structured_content
-    assert payload["ok"] is False and payload["error"]["code"] == code, (tool, payload)
-    assert json.loads(result.content[0].text) == payload
-    return payload["error"]["message"]
-
-
-def _server_pid() -> int:
-    children = [p for p in psutil.Process().children(recursive=True)
-                if "mcp" in " ".join(p.cmdline())]
-    assert len(children) == 1, children
-    return children[0].pid
-
-
-def _maps(pid: int) -> str:
-    return Path(f"/proc/{pid}/maps").read_text()
-
-
 # -- handshake and listing ----------------------------------------------------------------------
 
 def test_handshake_lists_every_tool_with_schemas_and_loads_nothing_heavy(world):
@@ -171,10 +45,10 @@ def test_handshake_lists_every_tool_with_schemas_and_loads_nothing_heavy(world):
         info = client.server_info
         assert info is not None and info.name == "chinvex"
         listed = await client.list_tools()
-        pid = _server_pid()
-        before = _maps(pid)
+        pid = server_pid()
+        before = maps(pid)
         await call(client, "chinvex_search", query="webhook retry backoff")
-        after = _maps(pid)
+        after = maps(pid)
         return listed.tools, before, after
 
     started = time.perf_counter()
@@ -291,212 +165,6 @@ def test_chinvex_answer(world):
 
     run_session(world, body)
 
-
-# -- RECALL -------------------------------------------------------------------------------------
-
-EDI_ENV = {"EDI_SESSION_ID": "edi-session-7", "EDI_AGENT_MODE": "architect", "EDI_GIT_BRANCH": "feature/x",
-           "EDI_GIT_SHA": "0badc0d", "EDI_PROJECT_PATH": "/home/dev/payflow", "EDI_PROJECT_NAME": "payflow"}
-
-
-def test_recall_add_search_get_feedback_and_flight_recorder(world):
-    content = ("Chargebacks from the zanzibar acquirer arrive as CSV at 02:00 UTC; import them before "
-               "settlement reconciliation or the ledger drifts.")
-
-    async def body(client: Client):
-        added = await call(client, "recall_add", type="decision", title="Import zanzibar chargebacks first",
-                           content=content, tags=["settlement", "acquirer"])
-        assert re.fullmatch(r"D-[0-9a-f]{8}", added["id"]) and added["indexed"] is True
-        for key, value in {"edi_session_id": "edi-session-7", "edi_agent_mode": "architect",
-                           "edi_git_branch": "feature/x", "edi_git_sha": "0badc0d",
-                           "edi_project_path": "/home/dev/payflow", "edi_project_name": "payflow"}.items():
-            assert added["metadata"][key] == value
-
-        # RECALL's own argument set (rerank included) is accepted as is
-        found = await call(client, "recall_search", query="zanzibar chargebacks settlement", limit=5,
-                           scope="all", rerank=True)
-        assert found["_judge_reminder"].startswith("Apply the retrieval-judge skill")
-        first = found["results"][0]
-        assert first["id"] == added["id"] and first["type"] == "decision" and first["content"] == content
-        assert set(first) == {"id", "type", "title", "content", "score", "metadata"}
-        assert found["query_metadata"]["scope_searched"] == "all"
-        assert found["query_metadata"]["contexts"] == ["payflow", "global"]
-        code_hits = await call(client, "recall_search", query="webhook retry backoff", types=["code"], limit=3)
-        assert code_hits["results"] and all(r["type"] == "code" for r in code_hits["results"])
-        assert code_hits["results"][0]["id"] == code_hits["results"][0]["metadata"]["chunk_id"]
-        decisions = await call(client, "recall_search", query="zanzibar webhook retry", types=["adr"])
-        assert [r["id"] for r in decisions["results"]] == [added["id"]]
-
-        got = await call(client, "recall_get", id=added["id"])
-        assert got["content"] == content and got["tags"] == ["settlement", "acquirer"]
-        chunk = await call(client, "recall_get", id=code_hits["results"][0]["id"], include_parent=True)
-        assert chunk["type"] == "code" and chunk["content"] in chunk["parent_content"]
-
-        fb = await call(client, "recall_feedback", item_id=added["id"], useful=True, context="exactly the rule")
-        assert fb["acknowledged"] and fb["item_stats"]["useful_count"] == 1
-        assert fb["item_stats"]["retrieval_count"] == 2
-        fb2 = await call(client, "recall_feedback", item_id=code_hits["results"][0]["id"], feedback="not_useful")
-        assert fb2["item_stats"]["not_useful_count"] == 1
-
-        logged = await call(client, "flight_recorder_log", type="retrieval_judgment", content="kept 1 of 1",
-                            metadata={"kept": [added["id"]], "dropped": []})
-        assert logged["logged"] and logged["session_id"] == "edi-session-7"
-        decision = await call(client, "flight_recorder_log", type="decision", content="import chargebacks first",
-                              rationale="the ledger drifts otherwise", related_files=["src/retry.py"])
-
-        await call_error(client, "recall_get", "NOT_FOUND", id="D-00000000")
-        await call_error(client, "recall_feedback", "NOT_FOUND", item_id="nonexistent", useful=False)
-        await call_error(client, "recall_feedback", "INVALID_ARGUMENT", item_id=added["id"])
-        await call_error(client, "recall_add", "INVALID_ARGUMENT", type="decision", title="", content="x")
-        await call_error(client, "recall_search", "EMPTY_QUERY", query="")
-        await call_error(client, "flight_recorder_log", "INVALID_ARGUMENT", type="", content="x")
-        return added, decision
-
-    added, decision = run_session(world, body, env=EDI_ENV)
-
-    with world.db("payflow") as conn:
-        doc = conn.execute("SELECT * FROM documents WHERE source_type='memory'").fetchone()
-        assert doc["source_uri"] == f"memory://{added['id']}" == doc["origin_uri"]
-        assert conn.execute("SELECT COUNT(*) FROM source_fingerprints WHERE source_uri=?",
-                            (doc["source_uri"],)).fetchone()[0] == 0
-        item = conn.execute("SELECT * FROM knowledge_items WHERE item_id=?", (added["id"],)).fetchone()
-        assert item["doc_id"] == doc["doc_id"] and item["indexed_at"] is not None
-        feedback = conn.execute("SELECT * FROM feedback ORDER BY created_at").fetchall()
-        assert [(r["item_id"], r["feedback"], r["useful"], r["session_id"]) for r in feedback][:1] == [
-            (added["id"], "useful", 1, "edi-session-7")]
-        assert feedback[0]["context"] == "exactly the rule" and len(feedback) == 2
-        stats = conn.execute("SELECT * FROM item_stats WHERE item_id=?", (added["id"],)).fetchone()
-        assert stats["useful_count"] == 1 and stats["retrieval_count"] == 2
-        events = conn.execute("SELECT * FROM flight_recorder WHERE session_id='edi-session-7' "
-                              "ORDER BY created_at").fetchall()
-        queries = [e for e in events if e["type"] == "retrieval_query"]
-        assert len(queries) == 3
-        meta = json.loads(queries[0]["metadata_json"])
-        assert queries[0]["content"] == "zanzibar chargebacks settlement"
-        assert meta["filters"] == {"scope": "all", "types": [], "limit": 5}
-        assert meta["results"][0]["id"] == added["id"] and isinstance(meta["results"][0]["score"], float)
-        assert json.loads(queries[2]["metadata_json"])["filters"]["types"] == ["adr"]
-        row = next(e for e in events if e["entry_id"] == decision["event_id"])
-        assert row["rationale"] == "the ledger drifts otherwise"
-        assert json.loads(row["metadata_json"])["related_files"] == ["src/retry.py"]
-        chunk_ids = [r[0] for r in conn.execute("SELECT chunk_id FROM chunks WHERE doc_id=?", (doc["doc_id"],))]
-        collection = conn.execute("SELECT value FROM meta WHERE key='chroma_collection'").fetchone()[0]
-
-    import chromadb
-    from chromadb.config import Settings
-
-    client = chromadb.PersistentClient(path=str(world.home / "indexes" / "payflow" / "chroma"),
-                                       settings=Settings(anonymized_telemetry=False))
-    assert set(client.get_collection(collection).get(ids=chunk_ids, include=[])["ids"]) == set(chunk_ids)
-
-    # a later ingest leaves the knowledge item alone, and it is still found
-    ingest = run_cli("ingest", "--context", "payflow", "--json", env=world.env(CHINVEX_CONTEXT=""))
-    assert ingest.code == 0, ingest
-    assert ingest.json["sources"]["removed"] == 0
-
-    async def again(client: Client):
-        found = await call(client, "recall_search", query="zanzibar chargebacks", scope="project")
-        assert found["results"][0]["id"] == added["id"]
-
-    run_session(world, again)
-
-
-def test_scopes_and_default_context(world):
-    async def outside_with_global(client: Client):
-        added = await call(client, "recall_add", type="pattern", title="Okapi naming convention",
-                           content="Name okapi queues after the consuming service.", scope="global")
-        assert added["context"] == "global" and added["id"].startswith("P-")
-        msg = await call_error(client, "recall_add", "CONTEXT_NOT_FOUND", type="pattern", title="t", content="c")
-        assert "No default context" in msg
-        await call_error(client, "recall_search", "CONTEXT_NOT_FOUND", query="okapi", scope="project")
-        await call_error(client, "chinvex_search", "CONTEXT_NOT_FOUND", query="webhook")
-        await call_error(client, "flight_recorder_log", "CONTEXT_NOT_FOUND", type="observation", content="x")
-        found = await call(client, "recall_search", query="okapi queues webhook retry settlement")
-        # only the global context: never another project's data
-        assert found["query_metadata"]["contexts"] == ["global"]
-        assert [r["metadata"]["context"] for r in found["results"]] == ["global"]
-        assert found["results"][0]["id"] == added["id"]
-        listed = await call(client, "chinvex_list_contexts")
-        assert listed["default_context"] is None and "No default context" in listed["default_error"]
-        return added
-
-    added = run_session(world, outside_with_global, args=("mcp",), cwd=world.outside)
-    with world.db("global") as conn:
-        assert conn.execute("SELECT scope FROM knowledge_items WHERE item_id=?", (added["id"],)).fetchone()[0] == "global"
-
-    async def inside_repo(client: Client):
-        listed = await call(client, "chinvex_list_contexts")
-        assert listed["default_context"] == "payflow" and listed["default_resolved_by"] == "cwd"
-        found = await call(client, "recall_search", query="okapi queues", scope="global")
-        assert found["results"][0]["id"] == added["id"]
-        hits = await call(client, "chinvex_search", query="webhook")
-        assert hits["contexts"] == ["payflow"]
-
-    run_session(world, inside_repo, args=("mcp",), cwd=world.repo / "src")
-
-    async def from_env(client: Client):
-        listed = await call(client, "chinvex_list_contexts")
-        assert listed["default_context"] == "infra" and listed["default_resolved_by"] == "CHINVEX_CONTEXT"
-        hits = await call(client, "chinvex_search", query="kubernetes autoscaler")
-        assert hits["contexts"] == ["infra"]
-
-    run_session(world, from_env, args=("mcp",), cwd=world.repo, env={"CHINVEX_CONTEXT": "infra"})
-
-    async def unknown_flag(client: Client):
-        msg = await call_error(client, "recall_search", "CONTEXT_NOT_FOUND", query="okapi")
-        assert "Unknown context: nope" in msg
-        await call(client, "recall_search", query="okapi", scope="global")
-
-    run_session(world, unknown_flag, args=("mcp", "--context", "nope"))
-
-
-def test_server_and_cli_infer_the_same_default_context(tmp_path):
-    """One rule (chinvex/context/default.py) for both: for each working directory the server's
-    default context (and how it was found) is the one `chinvex context show` picks there —
-    the deepest source root of any include kind wins, a symlinked root still contains the real
-    directory, and EDI_PROJECT_PATH helps a server started elsewhere."""
-    proj, outside = tmp_path / "proj", tmp_path / "elsewhere"
-    exports = proj / "exports"
-    (exports / "2026").mkdir(parents=True)
-    (proj / "src").mkdir()
-    outside.mkdir()
-    real_vault = tmp_path / "vault-real"
-    (real_vault / "daily").mkdir(parents=True)
-    (tmp_path / "vault").symlink_to(real_vault)
-    world = World(home=tmp_path / "home", repo=proj, other=proj, outside=outside)
-    base_env = {"CHINVEX_CONTEXT": "", "EDI_PROJECT_PATH": ""}
-    _cli(world, "context", "create", "outer", "--repo", str(proj))
-    _cli(world, "context", "create", "chats", "--chat-root", str(exports))
-    _cli(world, "context", "create", "vault", "--note-root", str(tmp_path / "vault"))
-
-    cases = [  # (cwd, extra env, expected context, resolved by)
-        (proj / "src", {}, "outer", "cwd"),
-        (exports / "2026", {}, "chats", "cwd"),
-        (real_vault / "daily", {}, "vault", "cwd"),
-        (outside, {"EDI_PROJECT_PATH": str(exports)}, "chats", "EDI_PROJECT_PATH"),
-        (exports, {"CHINVEX_CONTEXT": "vault"}, "vault", "CHINVEX_CONTEXT"),
-    ]
-    for cwd, extra, expected, via in cases:
-        env = {**base_env, **extra}
-
-        async def body(client: Client):
-            return await call(client, "chinvex_list_contexts")
-
-        listed = run_session(world, body, args=("mcp",), cwd=cwd, env=env)
-        assert (listed["default_context"], listed["default_resolved_by"]) == (expected, via), (cwd, extra, listed)
-        shown = run_cli("context", "show", "--json", cwd=cwd, env=world.env(**env))
-        assert shown.code == 0 and shown.json["context"]["name"] == expected, (cwd, extra, shown)
-
-    async def nowhere(client: Client):
-        return await call(client, "chinvex_list_contexts")
-
-    listed = run_session(world, nowhere, args=("mcp",), cwd=outside, env=base_env)
-    assert listed["default_context"] is None
-    assert "No default context" in listed["default_error"] and "Contexts: chats, outer, vault" in listed["default_error"]
-    refused = run_cli("context", "show", cwd=outside, env=world.env(**base_env))
-    assert refused.code == 2 and "Contexts: chats, outer, vault" in refused.stderr, refused
-
-
-# -- robustness ---------------------------------------------------------------------------------
 
 def test_malformed_calls_return_errors_and_the_server_keeps_serving(world):
     async def body(client: Client):

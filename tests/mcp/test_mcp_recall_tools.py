@@ -8,7 +8,7 @@ import textwrap
 import pytest
 from mcp import Client
 
-from test_mcp import World, _cli, call, call_error, run_session
+from mcp_harness import World, _cli, call, call_error, run_session
 
 
 @pytest.fixture(scope="module")

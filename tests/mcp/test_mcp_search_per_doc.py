@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
-from test_mcp import World, _cli, call, call_error, run_session
+from mcp_harness import World, _cli, call, call_error, run_session
 
 SECTIONS = ("Retries", "Backoff", "Signatures", "Ordering", "Dead letters", "Replays")
 
