@@ -1,5 +1,5 @@
-"""`chinvex memory`: the knowledge items (`recall_add` memories) of a context, and promotion of a
-project's item to the `global` context (`chinvex.memory`)."""
+"""`chinvex memory`: the memories (`recall_add`) of a context, and promotion of a
+project's memory to the `global` context (`chinvex.memory.scope`)."""
 
 from __future__ import annotations
 

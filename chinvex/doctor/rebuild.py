@@ -6,8 +6,8 @@ beside the original and kept, and the index is rebuilt from what is still trustw
   from hybrid.db's chunk rows (the doctor's vector repair, on an empty store).
 - A damaged hybrid.db is moved aside (with its -wal and -shm files, which belong to it) and
   rebuilt from the sources in context.json by a full ingest. What only hybrid.db held — the MCP
-  RECALL knowledge items, feedback and flight recorder — is copied from the damaged file as far
-  as its pages can still be read, and the recovered knowledge items are indexed again. The
+  RECALL memories, feedback and flight recorder — is copied from the damaged file as far
+  as its pages can still be read, and the recovered memories are indexed again. The
   collection name is recovered too when readable, so the rebuilt index writes into its old
   collection instead of leaving it behind.
 
@@ -133,7 +133,7 @@ def _drop_other_collections(config: ContextConfig) -> int:
 
 
 def _index_recovered_items(config: ContextConfig) -> int:
-    """Index the recovered knowledge items as the MCP server does (`recall_add`)."""
+    """Index the recovered memories as the MCP server does (`recall_add`)."""
     from chinvex.embedding.factory import make_embedder
     from chinvex.memory.indexing import prepare_memories, write_prepared
     from chinvex.memory.items import mark_indexed, pending_memories

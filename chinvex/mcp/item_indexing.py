@@ -1,4 +1,4 @@
-"""Indexing knowledge items: now when the context is free, else kept pending and indexed on a
+"""Indexing memories: now when the context is free, else kept pending and indexed on a
 later call (never lost, never blocking an agent for long)."""
 
 from __future__ import annotations

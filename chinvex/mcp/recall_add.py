@@ -1,4 +1,4 @@
-"""MCP tool `recall_add`: store a knowledge item and index it."""
+"""MCP tool `recall_add`: store a memory and index it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""MCP tool `recall_get`: one knowledge item, chunk, or conversation by id."""
+"""MCP tool `recall_get`: one memory, chunk, or conversation by id."""
 
 from __future__ import annotations
 

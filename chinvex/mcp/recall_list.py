@@ -7,7 +7,7 @@ needs a listing. Types map onto what chinvex stores:
   reStructuredText, AsciiDoc and notes count as documentation);
 - `session`: Codex sessions, Claude Code transcripts and chat exports;
 - `adr` (`decision`), `playbook` (`runbook`), `pattern`, `failure`, `lesson`, `note`, and any type
-  given to `recall_add`: knowledge items of that type; for `adr`/`decision`, also repository
+  given to `recall_add`: memories of that type; for `adr`/`decision`, also repository
   and note files under a folder named `adr`, `adrs`, `decisions` or `decision-records`, the usual
   home of architecture decision records.
 

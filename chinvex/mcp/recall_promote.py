@@ -1,4 +1,4 @@
-"""MCP `recall_promote`: move a project knowledge item to the `global` context (RECALL spec §4
+"""MCP `recall_promote`: move a project memory to the `global` context (RECALL spec §4
 scopes), the same operation as `chinvex memory promote` (`chinvex.memory.promote`)."""
 
 from __future__ import annotations

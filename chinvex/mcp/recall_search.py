@@ -1,4 +1,4 @@
-"""MCP tool `recall_search`: knowledge items and chunks for a query, across RECALL scopes."""
+"""MCP tool `recall_search`: memories and chunks for a query, across RECALL scopes."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ JUDGE_REMINDER = (
 
 
 MAX_LISTED_CONTENT = 16 * 1024
-"""recall_search returns a knowledge item's whole content up to this size, else the matching
+"""recall_search returns a memory's whole content up to this size, else the matching
 chunk (recall_get returns all of it)."""
 
 

@@ -1,4 +1,4 @@
-"""Memories: the knowledge items agents added with `recall_add` (`chinvex memory list`), each
+"""Memories: what agents added with `recall_add` (`chinvex memory list`), each
 with its usage and feedback figures (`recall_feedback`'s counts and usefulness rate) and the
 latest feedback notes; buttons record feedback from the person reading them, through the same
 `record_feedback` the MCP tool uses (a POST with the run's CSRF token).
