@@ -125,11 +125,13 @@ class Context:
         finally:
             conn.close()
 
-    def ingest(self, *, full: bool = False, wait: bool = False) -> IngestSummary:
-        """Index what changed in the context's sources (`full`: everything again)."""
+    def ingest(self, *, full: bool = False, wait: bool = False, yes: bool = False) -> IngestSummary:
+        """Index what changed in the context's sources (`full`: everything again). Vanished
+        sources holding more than 5 % of the documents are removed only with `yes`; otherwise
+        they stay and the summary's errors say so."""
         from chinvex.ingest.pipeline import IngestOptions, run_ingest
 
-        summary = run_ingest(self.config, IngestOptions(full=full, wait=wait))
+        summary = run_ingest(self.config, IngestOptions(full=full, wait=wait, yes=yes))
         self.close()  # the next search sees the new index
         return summary
 

@@ -30,6 +30,8 @@ def ingest(
         "10 s (CHINVEX_PROGRESS_EVERY); with --json, one JSON object per line. Default: on, except with "
         "--json or --quiet."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but warnings and errors."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Remove vanished sources even when they hold more than "
+                             "5 % of the context's documents (otherwise asked on a terminal, held back elsewhere)."),
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Index new and changed sources of a context; remove vanished ones.
@@ -42,7 +44,10 @@ def ingest(
     config = _resolve(context, json_out=json_out)
     mode = choose_mode(show_progress, json_out=json_out, quiet=quiet)
     progress = IngestProgress(config.name, mode=mode, verbose=verbose and not json_out and not quiet)
-    summary = run_ingest(config, IngestOptions(full=full, verbose=verbose, wait=wait, progress=progress))
+    from chinvex.cli.ingest_report import confirm_on_terminal
+
+    summary = run_ingest(config, IngestOptions(full=full, verbose=verbose, wait=wait, progress=progress, yes=yes,
+                                               confirm_removal=confirm_on_terminal(progress, json_out=json_out)))
     if json_out:
         emit({"ok": summary.ok, **summary.model_dump(mode="json")}, json_mode=True)
     else:

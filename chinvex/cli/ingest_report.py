@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from typing import Any
 
 
@@ -58,3 +60,18 @@ def summary_lines(summary: Any, *, verbose: bool, strict: bool) -> list[str]:
         lines.append(f"{len(summary.errors)} source(s) failed and will be retried by the next "
                      "ingest; the rest is indexed ('chinvex doctor' lists them)")
     return [escape(line) if not line.startswith("[red]") else line for line in lines]
+
+
+def confirm_on_terminal(progress: Any, *, json_out: bool) -> Callable[[Any], bool] | None:
+    """On a terminal, ask before a mass removal (`chinvex.ingest.run_state.MassRemoval`); piped
+    or with --json there is nobody to ask: None, so the removal is held back until --yes."""
+    if json_out or not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+
+    def ask(mass: Any) -> bool:
+        import typer
+
+        progress.finish()  # a live bar and a prompt cannot share the terminal
+        return typer.confirm(f"{mass.describe()}. Remove them?", default=False, err=True)
+
+    return ask

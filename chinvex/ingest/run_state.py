@@ -40,6 +40,31 @@ class IngestOptions:
     wait: bool | float = False
     progress: ProgressSink | None = None
     embedder_factory: Callable[[], Any] | None = None
+    yes: bool = False
+    """Remove what vanished even when it is a large part of the index (see `MassRemoval`)."""
+    confirm_removal: Callable[[MassRemoval], bool] | None = None
+    """Asked before a mass removal when `yes` is not set (the CLI asks on a terminal); without
+    it, or when it says no, the documents stay and the run reports why."""
+
+
+@dataclass(frozen=True)
+class MassRemoval:
+    """A removal large enough to ask about first: more than MASS_REMOVAL_SHARE of the context's
+    documents and more than MASS_REMOVAL_MIN of them, as when a source folder is renamed or a
+    disk is mounted elsewhere and every file under it looks deleted."""
+
+    documents: int
+    total: int
+    sources: tuple[str, ...]
+
+    def describe(self) -> str:
+        shown = ", ".join(self.sources[:3]) + (f" and {len(self.sources) - 3} more" if len(self.sources) > 3 else "")
+        return (f"{self.documents} of {self.total} documents would be removed because their "
+                f"{len(self.sources)} sources are gone ({shown})")
+
+
+MASS_REMOVAL_SHARE = 0.05
+MASS_REMOVAL_MIN = 10
 
 
 @dataclass

@@ -10,8 +10,15 @@ import os
 
 from chinvex.ingest import fingerprints as fps
 from chinvex.ingest import removal
-from chinvex.ingest.run_state import EnumeratedRoot, RunState
+from chinvex.ingest.run_state import (
+    MASS_REMOVAL_MIN,
+    MASS_REMOVAL_SHARE,
+    EnumeratedRoot,
+    MassRemoval,
+    RunState,
+)
 from chinvex.ingest.source_ingest import SourceIngester
+from chinvex.ingest.summary import SourceMessage
 from chinvex.storage import origins as origin_rows
 from chinvex.storage import pending as pending_rows
 
@@ -38,20 +45,42 @@ class VanishedSweeper:
         self.state.out.flush()
         fingerprinted = {uri: fp.source_root for uri, fp in self.state.known.items()}
         kept = self._imported_elsewhere(roots)
-        for uri in removal.vanished(fingerprinted, view):
-            if uri in kept:
-                continue
-            self._remove_source(uri, self.state.known[uri].adapter, _removal_reason(uri, skipped))
+        planned: list[tuple[str, str | None, str, str | None]] = [
+            (uri, self.state.known[uri].adapter, _removal_reason(uri, skipped), None)
+            for uri in removal.vanished(fingerprinted, view) if uri not in kept]
         pending_roots = {uri: p.source_root for uri, p in self.state.pending.items()}
         untracked = removal.untracked_vanished(self._unrecorded_origins(), fingerprinted,
                                                pending_roots, view)
         for uri in untracked:
-            if uri in kept:
-                continue
-            pending = self.state.pending.get(uri)
-            self._remove_source(uri, pending.adapter if pending else None,
-                                _removal_reason(uri, skipped),
-                                "its documents were written but never recorded")
+            if uri not in kept:
+                pending = self.state.pending.get(uri)
+                planned.append((uri, pending.adapter if pending else None, _removal_reason(uri, skipped),
+                                "its documents were written but never recorded"))
+        if planned and not self._removal_allowed([uri for uri, *_ in planned]):
+            return
+        for uri, adapter, why, detail in planned:
+            self._remove_source(uri, adapter, why, detail)
+
+    def _removal_allowed(self, uris: list[str]) -> bool:
+        """Whether the planned removal may go ahead: always when it is small; a mass removal
+        only with `--yes` or the caller's confirmation. Held back, it is reported as an error of
+        the run (the documents stay; the next run asks again)."""
+        from chinvex.storage.document_counts import total_documents
+
+        documents = sum(len(self.state.ledger.docs_of(uri)) for uri in uris)
+        total = total_documents(self.state.conn)
+        if documents <= max(MASS_REMOVAL_MIN, MASS_REMOVAL_SHARE * total):
+            return True
+        mass = MassRemoval(documents, total, tuple(sorted(uris)))
+        options = self.state.options
+        if options.yes or (options.confirm_removal is not None and options.confirm_removal(mass)):
+            return True
+        message = (f"{mass.describe()}; nothing was removed. If they are really gone, run the ingest "
+                   "again with --yes (a folder renamed or unmounted: fix the context's sources instead)")
+        self.state.summary.errors.append(SourceMessage(source_uri=self.state.config.name, adapter=None,
+                                                       message=message))
+        self.state.decide_log(self.state.config.name, "?", "kept", "mass_removal_held", message)
+        return False
 
     def _imported_elsewhere(self, roots: list[EnumeratedRoot]) -> set[str]:
         """Imported sources whose root is none of this context's: an ingest keeps them (it

@@ -145,11 +145,15 @@ class Searcher:
         return vector_store(h)
 
     def close(self) -> None:
+        """Close every handle. The searcher's lock is released before a handle's is taken: a
+        search holds its handle's lock while it asks for the embedder (which takes the
+        searcher's), so holding both here, in the other order, could deadlock with it."""
         with self._lock:
-            for h in self._handles.values():
-                with h.lock:
-                    h.close()
+            handles = list(self._handles.values())
             self._handles.clear()
+        for h in handles:
+            with h.lock:
+                h.close()
 
     # -- search -----------------------------------------------------------------------------
 

@@ -8,6 +8,10 @@ import sqlite3
 from chinvex.models.documents import agent_of
 
 
+def total_documents(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0])
+
+
 def by_source_type(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
     """source type -> {"documents": n, "chunks": n}."""
     counts: dict[str, dict[str, int]] = {}

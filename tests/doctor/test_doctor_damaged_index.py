@@ -20,17 +20,18 @@ def _add_knowledge_item(index, content: str) -> str:
     """A RECALL knowledge item as `recall_add` stores it: a row only hybrid.db holds, and its
     memory document."""
     from chinvex.embedding.factory import make_embedder
-    from chinvex.mcp import recall as R
+    from chinvex.memory import indexing as RI
+    from chinvex.memory import items as R
     from chinvex.storage import db
 
-    item = R.make_item("decision", "Falconry storage decision", content, scope="project",
-                       tags=["falconry"], metadata={})
+    item = R.make_memory("decision", "Falconry storage decision", content, scope="project",
+                         tags=["falconry"], metadata={})
     conn = db.connect(Path(index.config.index.sqlite_path))
     try:
-        R.insert_item(conn, item)
-        prepared, vectors = R.prepare_items([item], make_embedder(index.config.embedding))
+        R.insert_memory(conn, item)
+        prepared, vectors = RI.prepare_memories([item], make_embedder(index.config.embedding))
         store = index.store()
-        R.write_prepared(conn, store, prepared, vectors)
+        RI.write_prepared(conn, store, prepared, vectors)
         R.mark_indexed(conn, [item.item_id])
         conn.execute("INSERT INTO flight_recorder(entry_id, session_id, type, content, created_at) "
                      "VALUES('e1', 's1', 'decision', 'kept the hood', '2026-01-01T00:00:00Z')")

@@ -55,7 +55,7 @@ def test_get_finds_each_kind_of_conversation_by_its_id(fixtures_context):
         else:  # e.g. a Claude Code session and its sub-agents' threads
             assert by_prefix.code == 2 and "more than one" in by_prefix.json["error"]["message"]
     human = run_cli("get", threads["codex_session"][0], env=env)
-    assert human.code == 0 and "[0] " in human.stdout and threads["codex_session"][0] in human.stdout
+    assert human.code == 0 and "[Turn 1] " in human.stdout and threads["codex_session"][0] in human.stdout
     missing = run_cli("get", "no-such-thread-id", env=env)
     assert_no_traceback(missing)
     assert missing.code == 1 and "no-such-thread-id" in missing.stderr

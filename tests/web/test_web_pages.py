@@ -180,6 +180,8 @@ def test_documents_list_filters_by_type_and_path_and_opens_conversations_in_the_
 def test_unknown_context_and_document_are_error_pages(ui: UiRun):
     with ui.client() as client:
         unknown = client.get("/search?context=nope&q=x")
+        home = client.get("/?context=nope")
         document = client.get("/document/doesnotexist?context=web")
     assert unknown.status_code == 404 and "Unknown context: nope" in unknown.text
+    assert home.status_code == 404 and "Unknown context: nope" in home.text and "No contexts yet" not in home.text
     assert document.status_code == 404 and "No document" in document.text
