@@ -9,7 +9,7 @@ point, 100 and more, and prints its figures).
 - A file-size limit (`RLIMIT_FSIZE`, what a full disk looks like to a writer) during the writes:
   one line and exit 1, the previous index intact and searchable, and the next ingest completes.
 
-Chroma lost, replaced or damaged between runs: tests/storage/test_vector_healing.py and test_doctor.py.
+Chroma lost, replaced or damaged between runs: tests/storage/test_vector_healing.py and tests/doctor/.
 """
 
 from __future__ import annotations
