@@ -49,21 +49,33 @@ import orjson
 
 from chinvex.errors import StorageError, UsageError
 from chinvex.models import ContextConfig, SearchResponse, SearchStats
-from chinvex.retrieval import coverage
-from chinvex.retrieval import filters
+from chinvex.retrieval import coverage, filters
 from chinvex.retrieval.context_handle import ContextHandle, vector_store
 from chinvex.retrieval.context_search import search_context
 from chinvex.retrieval.coverage import VectorCoverage
 from chinvex.retrieval.fusion import Fused, at_most_per_document, fuse
 from chinvex.retrieval.lexical import query_terms
-from chinvex.retrieval.request import (GLOBAL_CONTEXT, MAX_K, InvalidFilterError, Mode, RetrievalError,
-                                       SearchRequest)
-from chinvex.retrieval.results import (Hit, candidate_of, fts_share_for, overall_mode, passes_filters, result_rows,
-                                       search_result)
+from chinvex.retrieval.rare_terms import RARE_DF, best_lexical, keep_pinned, wanted_pins
+from chinvex.retrieval.request import (
+    GLOBAL_CONTEXT,
+    MAX_K,
+    InvalidFilterError,
+    Mode,
+    RetrievalError,
+    SearchRequest,
+)
+from chinvex.retrieval.results import (
+    Hit,
+    candidate_of,
+    fts_share_for,
+    overall_mode,
+    passes_filters,
+    result_rows,
+    search_result,
+)
 from chinvex.retrieval.roles import about_tests
 from chinvex.retrieval.scope import fel_passing
-from chinvex.storage import db
-from chinvex.storage import transactions
+from chinvex.storage import db, transactions
 from chinvex.storage.search_reads import indexed_source_types
 
 __all__ = ["GLOBAL_CONTEXT", "MAX_K", "InvalidFilterError", "Mode", "RetrievalError", "SearchRequest", "Searcher",
@@ -96,6 +108,8 @@ class Gathered:
     weights: dict[str, dict[str, float]] = field(default_factory=dict)
     role_tables: dict[str, dict[str, float]] = field(default_factory=dict)
     coverages: list[VectorCoverage] = field(default_factory=list)
+    pinned: set[str] = field(default_factory=set)
+    """Candidate keys kept in the top k for a rare query term (chinvex.retrieval.rare_terms)."""
 
 
 class Searcher:
@@ -186,6 +200,8 @@ class Searcher:
         if req.per_doc is not None:
             fused = at_most_per_document(
                 fused, req.per_doc, lambda item: (by_key[item.candidate.key].context, row_of(item)["doc_id"]))
+        if gathered.pinned:
+            fused = keep_pinned(fused, gathered.pinned, req.k, lambda item: item.candidate.key)
         fused = fused[: req.k]
         terms = query_terms(req.query) if req.explain else None
         results = []
@@ -223,6 +239,8 @@ class Searcher:
                 if search_filter.expression:  # exact, in SQL, for the chunks that reached here
                     passing = fel_passing(h.conn, search_filter, config.name, list(rows))
                     rows = {cid: row for cid, row in rows.items() if cid in passing}
+                pins = (wanted_pins(h.term_counts.counts(h.conn, query_terms(req.query), RARE_DF + 1), req.k)
+                        if req.mode == "hybrid" else 0)
             if ctx_coverage is not None:
                 gathered.coverages.append(ctx_coverage)
             for hit in ctx_hits:
@@ -235,6 +253,10 @@ class Searcher:
                     continue
                 gathered.hits.append(hit)
                 gathered.meta[(config.name, hit.chunk_id)] = row
+            if pins:
+                kept = [hit for hit in gathered.hits if hit.context == config.name]
+                gathered.pinned.update(best_lexical(((f"{hit.context}\x00{hit.chunk_id}", hit.fts) for hit in kept),
+                                                    pins))
             gathered.modes |= ctx_modes
         return gathered
 
@@ -247,7 +269,12 @@ class Searcher:
         settings = next((c.retrieval.rerank for c in configs if c.retrieval), None)
         if req.rerank is False or (settings is None and not req.rerank):
             return fused, {}, None
-        from chinvex.retrieval.rerank import RerankerError, checked_scores, make_reranker, reranked_order
+        from chinvex.retrieval.rerank import (
+            RerankerError,
+            checked_scores,
+            make_reranker,
+            reranked_order,
+        )
 
         if settings is None:
             raise UsageError(f"No reranker is configured for context {configs[0].name}: set retrieval.rerank "
