@@ -58,14 +58,3 @@ def conversation(conn: sqlite3.Connection, row: sqlite3.Row, context: str) -> di
             "source_type": row["source_type"], "source_uri": row["source_uri"], "title": row["title"],
             "created_at": row["created_at"], "updated_at": row["updated_at"], "turn_count": len(turns),
             "turns": turns}
-
-
-def format_conversation(found: dict[str, Any]) -> str:
-    """Human output: a header, then each turn under its role and time."""
-    lines = [f"{found['title'] or found['thread_id']}  ({found['source_type']}, {found['context']})",
-             f"thread {found['thread_id']} · {found['source_uri']} · {found['turn_count']} turns", ""]
-    for turn in found["turns"]:
-        when = f" {turn['ts']}" if turn.get("ts") else ""
-        lines.append(f"[{turn['index']}] {turn['role']}{when}")
-        lines.extend("    " + line for line in turn["text"].splitlines() or [""])
-    return "\n".join(lines)

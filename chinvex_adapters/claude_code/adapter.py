@@ -35,7 +35,7 @@ from chinvex_adapters.kit.walk import WalkEntry, walk
 from chinvex_adapters.walked import source_candidate, walked_sources
 
 from .layout import NOT_TRANSCRIPTS, classify, is_uuid, read_sidecar
-from .memory import MEMORY_SOURCE_TYPE, is_memory_file, memory_extra, parse_memory
+from .memory import CLAUDE_MEMORY_SOURCE_TYPE, is_memory_file, memory_extra, parse_memory
 from .records import ReadResult, Record, read_records
 from .tree import Selection, is_content, select
 from .turns import TurnBuilder
@@ -121,10 +121,10 @@ class ClaudeCodeAdapter(AdapterDefaults):
     def _memory_candidate(self, entry: WalkEntry, root: str) -> SourceCandidate | SkippedSource:
         uri = str(entry.path)
         if entry.size_bytes is not None and entry.size_bytes > DEFAULT_MAX_FILE_BYTES:
-            return SkippedSource(uri, MEMORY_SOURCE_TYPE, "too_large",
+            return SkippedSource(uri, CLAUDE_MEMORY_SOURCE_TYPE, "too_large",
                                  f"{entry.size_bytes:,} bytes, over the "
                                  f"{DEFAULT_MAX_FILE_BYTES:,}-byte limit for memory files")
-        return source_candidate(entry, source_type=MEMORY_SOURCE_TYPE, adapter=self.name, root=root,
+        return source_candidate(entry, source_type=CLAUDE_MEMORY_SOURCE_TYPE, adapter=self.name, root=root,
                                 extra=memory_extra(entry.path, entry.rel))
 
     def parse(

@@ -27,7 +27,7 @@ from chinvex_adapters.notes.adapter import note_document
 MEMORY_DIR = "memory"
 MEMORY_INDEX = "MEMORY.md"
 MEMORY_EXTENSIONS = (".md", ".markdown")
-MEMORY_SOURCE_TYPE = "note"
+CLAUDE_MEMORY_SOURCE_TYPE = "note"
 MEMORY_FORMAT = "claude_code_memory"
 
 
