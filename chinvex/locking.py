@@ -6,6 +6,7 @@ Readers never take it; SQLite WAL lets searches continue from the last committed
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +19,39 @@ from chinvex.models import ContextConfig
 
 def lock_path(config: ContextConfig) -> Path:
     return Path(config.index.sqlite_path).parent / "chinvex.lock"
+
+
+def lock_holder(config: ContextConfig) -> tuple[str | None, int | None]:
+    """What holds the context's lock, as it wrote itself down (`ingest (pid 123)`), and its pid;
+    (None, None) when nothing is written (no holder, or one that never got that far)."""
+    info = lock_path(config).with_suffix(".holder")
+    try:
+        text = info.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None, None
+    match = re.search(r"\(pid (\d+)\)", text)
+    return text, int(match.group(1)) if match else None
+
+
+def process_alive(pid: int) -> bool:
+    """Whether `pid` is a running process (a zombie its parent has not reaped is not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def ingest_alive(config: ContextConfig) -> bool:
+    """Whether an ingest of the context is running in some process, this one included."""
+    text, pid = lock_holder(config)
+    return text is not None and text.startswith("ingest") and pid is not None and process_alive(pid)
 
 
 def _holder(info: Path) -> str:

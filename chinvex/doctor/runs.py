@@ -12,6 +12,7 @@ import orjson
 
 from chinvex.doctor.findings import Findings
 from chinvex.doctor.report import Check
+from chinvex.locking import lock_holder, process_alive
 from chinvex.models import ContextConfig
 from chinvex.storage import doctor_reads as reads
 
@@ -80,36 +81,10 @@ def check_stale_sources(conn: sqlite3.Connection, config: ContextConfig) -> Chec
     return check
 
 
-def _holder(config: ContextConfig) -> tuple[str | None, int | None]:
-    from chinvex.locking import lock_path
-
-    info = lock_path(config).with_suffix(".holder")
-    try:
-        text = info.read_text(encoding="utf-8").strip()
-    except OSError:
-        return None, None
-    match = re.search(r"\(pid (\d+)\)", text)
-    return text, int(match.group(1)) if match else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a killed child its parent has not reaped yet is a zombie: not running
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
-            return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
 def ingest_running(config: ContextConfig) -> bool:
-    text, pid = _holder(config)
+    text, pid = lock_holder(config)
     return (text is not None and text.startswith("ingest") and pid is not None
-            and pid != os.getpid() and _alive(pid))
+            and pid != os.getpid() and process_alive(pid))
 
 
 def check_last_run(conn: sqlite3.Connection, config: ContextConfig, f: Findings) -> Check:
@@ -130,9 +105,13 @@ def check_last_run(conn: sqlite3.Connection, config: ContextConfig, f: Findings)
                              "ingest' completes the rest", repairable=bool(f.interrupted_runs))
     if status == "failed":
         stats = orjson.loads(stats_json) if stats_json else {}
-        errors = [e.get("message", "") for e in (stats.get("errors") or [])][-1:]
-        return check.problem("warning", errors or [run_id], "the last ingest failed; see the "
-                             "message, then run 'chinvex ingest' again", repairable=False)
+        errors = [m for m in (e.get("message", "") for e in (stats.get("errors") or [])) if m.strip()][-1:]
+        if not errors:  # stopped (Ctrl-C, a signal) rather than failed on something it could name
+            return check.problem("warning", [f"{run_id} started {started}"], "the last ingest was stopped "
+                                 "before it finished; its finished sources are kept and the next 'chinvex "
+                                 "ingest' completes the rest", repairable=False)
+        return check.problem("warning", errors, "the last ingest failed; see the message, then run "
+                             "'chinvex ingest' again", repairable=False)
     if status == "completed_with_errors":
         stats = orjson.loads(stats_json) if stats_json else {}
         errors = [e.get("message", "") for e in (stats.get("errors") or [])]
@@ -144,14 +123,14 @@ def check_last_run(conn: sqlite3.Connection, config: ContextConfig, f: Findings)
 
 def check_lock(config: ContextConfig) -> Check:
     check = Check("lock")
-    text, pid = _holder(config)
+    text, pid = lock_holder(config)
     if text is None:
         check.message = "not held"
         return check
     if pid == os.getpid():
         check.message = "held by this repair until it ends"
         return check
-    if pid is not None and _alive(pid):
+    if pid is not None and process_alive(pid):
         check.message = f"held by {text}"
         return check
     return check.problem("warning", [text], "a lock note left by a process that no longer runs "

@@ -37,6 +37,16 @@ def index_bytes(config: ContextConfig) -> dict[str, int | None]:
     }
 
 
+def _with_live_status(config: ContextConfig, run: dict[str, Any]) -> dict[str, Any]:
+    """A run recorded as running whose process is gone (killed, the machine restarted) is
+    `interrupted`: its finished sources are kept and the next ingest completes the rest."""
+    from chinvex.locking import ingest_alive
+
+    if run.get("status") == "running" and not ingest_alive(config):
+        return {**run, "status": "interrupted"}
+    return run
+
+
 def collect_stats(config: ContextConfig) -> dict[str, Any]:
     sqlite_path = Path(config.index.sqlite_path)
     conn = db.connect(sqlite_path, create=True)
@@ -62,7 +72,7 @@ def collect_stats(config: ContextConfig) -> dict[str, Any]:
         "by_source_type": dict(sorted(by_type.items())),
         "conversations_by_agent": dict(sorted(by_agent.items())),
         "fingerprints": fingerprints,
-        "last_run": runs[0] if runs else None,
+        "last_run": _with_live_status(config, runs[0]) if runs else None,
         "embedder": embedder,
         "index": {"sqlite_path": str(sqlite_path), "chroma_dir": config.index.chroma_dir,
                   "chroma_url": config.index.chroma_url, **sizes},

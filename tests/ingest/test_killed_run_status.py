@@ -1,0 +1,67 @@
+"""A run killed with SIGKILL leaves its record saying "running"; `stats` then reports it as
+interrupted (its process is gone), and `doctor` never prints an empty message for a stopped run
+(issue 40's rough edges). A real ingest process, killed for real."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import REPO_ROOT, run_cli
+
+
+def test_a_killed_ingest_is_reported_interrupted(tmp_path: Path, chinvex_home: Path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for i in range(300):
+        (notes / f"n{i:03d}.md").write_text(f"# Note {i}\n\n" + f"Settlement ledger line {i}.\n" * 40, encoding="utf-8")
+    assert run_cli("context", "create", "killed", "--note-root", str(notes)).code == 0
+    proc = subprocess.Popen([sys.executable, "-m", "chinvex", "ingest", "--context", "killed", "--json", "--progress"],
+                            cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "CHINVEX_PROGRESS_EVERY": "0.1"})
+    assert proc.stderr is not None
+    first = proc.stderr.readline()  # the run has started and recorded itself
+    assert json.loads(first)["event"] == "progress", first
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    stats = run_cli("stats", "--context", "killed", "--json")
+    assert stats.code == 0 and stats.json["last_run"]["status"] == "interrupted", stats.json["last_run"]
+    human = run_cli("stats", "--context", "killed")
+    assert "interrupted" in human.stdout and "running" not in human.stdout
+    doctor = run_cli("doctor", "--context", "killed")
+    assert "interrupted" in doctor.stdout + doctor.stderr
+    assert "see the message" not in doctor.stdout + doctor.stderr
+
+
+def test_ctrl_c_then_doctor_says_what_happened(tmp_path: Path, chinvex_home: Path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for i in range(1500):
+        (notes / f"n{i:04d}.md").write_text(f"# Note {i}\n\n" + f"Reconciliation step {i}.\n" * 40, encoding="utf-8")
+    assert run_cli("context", "create", "stopped", "--note-root", str(notes)).code == 0
+    proc = subprocess.Popen([sys.executable, "-m", "chinvex", "ingest", "--context", "stopped", "--json", "--progress"],
+                            cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "CHINVEX_PROGRESS_EVERY": "0.1"})
+    assert proc.stderr is not None
+    assert json.loads(proc.stderr.readline())["event"] == "progress"
+    # KNOWN BUG, not yet fixed: a Ctrl-C landing early in a run (while the model loads) is
+    # sometimes lost and the run completes; a user presses it again, and so does this test.
+    for _ in range(20):
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=1)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    proc.communicate(timeout=120)
+    assert proc.returncode == 130  # stopped, not finished
+    assert run_cli("stats", "--context", "stopped", "--json").json["last_run"]["status"] == "failed"
+    doctor = run_cli("doctor", "--context", "stopped")
+    lines = (doctor.stdout + doctor.stderr).splitlines()
+    at = next(i for i, line in enumerate(lines) if "last_ingest" in line)
+    assert "stopped before it finished" in lines[at], lines[at]
+    assert lines[at + 1].strip().endswith("UTC") and "started" in lines[at + 1]  # the run, never an empty line
