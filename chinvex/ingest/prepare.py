@@ -47,6 +47,30 @@ class PreparedDoc:
     turns_from: int = 0
     """Conversation turns to store start at this index (earlier ones are already stored)."""
     redactions: Counter[str] = field(default_factory=Counter)
+    messages_cut: int = 0
+    """Messages longer than MAX_MESSAGE_CHARS, cut to it (see `cap_messages`)."""
+
+
+MAX_MESSAGE_CHARS = 256 * 1024
+"""The most of one conversation message that is indexed, like the per-file cap of file sources:
+a message over it is almost always a pasted log or data dump, and indexing all of a 400 MB one
+would hold the context's lock for hours."""
+
+
+def cap_messages(doc: ConversationDoc, limit: int = MAX_MESSAGE_CHARS) -> tuple[ConversationDoc, int]:
+    """`doc` with every turn's text cut to `limit` characters, a marker saying how much was left
+    out at the cut (and `meta.cut_from_chars`), and how many turns were cut."""
+    cut = 0
+    turns = []
+    for turn in doc.turns:
+        if len(turn.text) > limit:
+            cut += 1
+            marker = f"\n[... {len(turn.text) - limit:,} more characters not indexed: the message is over the " \
+                     f"{limit // 1024} KB per-message limit]"
+            turn = turn.model_copy(update={"text": turn.text[:limit] + marker,
+                                           "meta": {**turn.meta, "cut_from_chars": len(turn.text)}})
+        turns.append(turn)
+    return (doc.model_copy(update={"turns": turns}) if cut else doc), cut
 
 
 def sanitize_document(doc: Document | ConversationDoc) -> Document | ConversationDoc:
@@ -178,6 +202,9 @@ def prepare(
 
     counts: Counter[str] = Counter()
     turns_from = 0
+    messages_cut = 0
+    if isinstance(doc, ConversationDoc):  # first: nothing below should walk a huge message
+        doc, messages_cut = cap_messages(doc)
     doc = sanitize_document(doc)  # before merging: stored turns were sanitised when stored
     if isinstance(doc, ConversationDoc) and append_from is not None:
         prior = (stored_turns or [])[:append_from]
@@ -227,4 +254,5 @@ def prepare(
         turns=turns,
         turns_from=turns_from,
         redactions=counts,
+        messages_cut=messages_cut,
     )

@@ -16,7 +16,7 @@ from chinvex.errors import StorageError
 from chinvex.ingest import fingerprints as fps
 from chinvex.ingest.adapters import adapter as load_adapter
 from chinvex.ingest.origins import precedence_of
-from chinvex.ingest.prepare import prepare
+from chinvex.ingest.prepare import MAX_MESSAGE_CHARS, prepare
 from chinvex.ingest.run_state import RunState, SourceWork
 from chinvex.ingest.summary import SourceMessage
 from chinvex.models import ConversationDoc
@@ -218,6 +218,10 @@ class SourceIngester:
                                stored_turns=prior, append_from=append_from,
                                content_hash=content_hash if append_from is None else None)
             self.state.redactions.update(prepared.redactions)
+            if prepared.messages_cut:
+                report.counts["messages_cut"] += prepared.messages_cut
+                report.warnings.append(f"{doc.title or doc.doc_id}: {prepared.messages_cut} message(s) over "
+                                       f"{MAX_MESSAGE_CHARS // 1024} KB indexed up to that size only")
             try:
                 self.state.out.add(prepared)
             except Exception as exc:
