@@ -22,7 +22,8 @@ kbytes=${kbytes:-0}
 # ~1.5 KB of text per chunk, ~7 chunks embedded per second on 2 cores with the built-in model
 minutes=$(( kbytes * 1000 / 1500 / 7 / 60 + 1 ))
 echo "== chinvex demo: CHINVEX_HOME=$CHINVEX_HOME"
-echo "== indexing $folder: $files files, $(( kbytes / 1024 )) MB; about $minutes min on 2 cores the first time (less with more cores; unchanged files are skipped next time)"
+if [ "$kbytes" -ge 1024 ]; then size="$(( kbytes / 1024 )) MB"; else size="$kbytes KB"; fi
+echo "== indexing $folder: $files files, $size; about $minutes min on 2 cores the first time (less with more cores; unchanged files are skipped next time)"
 chinvex context create demo --repo "$folder" --idempotent
 chinvex ingest --context demo
 chinvex stats --context demo
