@@ -9,6 +9,16 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_:-]{0,127}$"
+"""What chinvex writes as an id (hex digests, `P-1a2b3c4d` memory ids): an import refuses
+anything else, such as `../../x`, before it writes a row."""
+
+
+def _id(description: str = "", *, empty: bool = False) -> Any:
+    pattern = ID_PATTERN.replace("^", "^(|", 1).replace("$", ")$") if empty else ID_PATTERN
+    return Field(pattern=pattern, description=description or None)
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="allow")
     v: Literal[1] = Field(description="Record format version.")
@@ -28,7 +38,7 @@ class SourceRecord(_Record):
     kind: Literal["source"]
     source_uri: str
     source_type: str
-    doc_id: str
+    doc_id: str = _id("The source's document, or empty when it holds several.", empty=True)
     parser_version: str
     chunker_version: str
     last_status: str
@@ -36,7 +46,7 @@ class SourceRecord(_Record):
 
 class DocumentRecord(_Record):
     kind: Literal["document"]
-    doc_id: str
+    doc_id: str = _id()
     source_type: str
     source_uri: str
     origin_uri: str
@@ -51,8 +61,8 @@ class DocumentRecord(_Record):
 
 class ChunkRecord(_Record):
     kind: Literal["chunk"]
-    chunk_id: str
-    doc_id: str
+    chunk_id: str = _id()
+    doc_id: str = _id()
     chunk_index: int
     text: str
     search_text: str
@@ -70,8 +80,8 @@ class MemoryRecord(_Record):
     text stored there, in `tags_json` and `metadata_json`, plus its timestamps)."""
 
     kind: Literal["memory"]
-    item_id: str = Field(description="The item's id (RECALL `recall_add`).")
-    doc_id: str = Field(description="The document the item is indexed as (one chunk per item).")
+    item_id: str = _id("The item's id (RECALL `recall_add`).")
+    doc_id: str = _id("The document the item is indexed as (one chunk per item).")
     type: str = Field(description="The RECALL item type: code, documentation, session, adr, playbook, pattern, failure, lesson, note, ...")
     title: str
     content: str
@@ -80,8 +90,8 @@ class MemoryRecord(_Record):
 
 class FeedbackRecord(_Record):
     kind: Literal["feedback"]
-    feedback_id: str
-    item_id: str
+    feedback_id: str = _id()
+    item_id: str = _id()
     session_id: str
     feedback: str
     created_at: str

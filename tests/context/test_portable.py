@@ -111,6 +111,7 @@ def test_without_vectors_the_import_embeds_and_ranks_the_same(tmp_path):
     ("truncate", "ends before its end record"),
     ("garble", ":5: not JSON"),
     ("kind", ":4: unknown kind"),
+    ("traversal", "record: doc_id: String should match pattern"),  # an id like ../../pwn3
 ])
 def test_a_damaged_file_changes_nothing_and_names_the_line(exported, tmp_path, damage, line_hint):
     env = exported["env"]
@@ -119,6 +120,9 @@ def test_a_damaged_file_changes_nothing_and_names_the_line(exported, tmp_path, d
         lines = lines[:-3]
     elif damage == "garble":
         lines[4] = lines[4][: len(lines[4]) // 2]
+    elif damage == "traversal":
+        at = next(i for i, line in enumerate(lines) if json.loads(line)["kind"] == "document")
+        lines[at] = json.dumps({**json.loads(lines[at]), "doc_id": "../../pwn3"})
     else:
         lines[3] = json.dumps({"v": 1, "kind": "mystery"})
     bad = tmp_path / f"{damage}.jsonl"
