@@ -2,7 +2,7 @@
 
 `chinvex mcp` is started by Claude Code or Codex at the beginning of every session, and the
 handshake must be answered within a second; the MCP SDK's own import takes most of that. Parsing
-the command line with typer (and the rich/click machinery it loads) would add ~0.1 s, so the one
+the command line with typer (and the rich/click machinery it loads) would add a noticeable share of that, so the one
 plain form a client uses, `chinvex mcp [--context NAME]`, goes straight to the server. Every
 other command line (including any mistake in that one) goes through the full CLI, which also
 owns help and error messages.
@@ -32,8 +32,8 @@ def plain_mcp_serve(argv: list[str]) -> tuple[bool, str | None]:
 
 READ_ONLY_COMMANDS = frozenset({"search", "answer"})
 """Commands that write nothing to disk, so they may skip the interpreter's teardown: after a
-search, tearing down the loaded model, Chroma's bindings and ~2,000 modules takes ~0.4 s of a
-~1.5 s cold `chinvex search` that an agent waits for."""
+search, tearing down the loaded model, Chroma's bindings and thousands of modules is a large part of
+a cold `chinvex search` that an agent waits for (ARCHITECTURE, "CLI")."""
 
 
 def _exit_now(code: object) -> None:

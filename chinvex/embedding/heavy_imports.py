@@ -8,7 +8,7 @@ import locks, and Python breaks that by handing one thread a half-initialised mo
 import name 'NDArray' from partially initialized module 'numpy._typing'"): the search then
 silently lost its vector leg. So these imports go one at a time, under one lock.
 
-A lock alone serialises too much: the embed thread would wait for the whole ~0.7 s of
+A lock alone serialises too much: the embed thread would wait for the whole of
 chromadb's import just to learn that numpy is already there. `load` therefore remembers what
 has finished importing and returns at once for it, and `prefetch_search_stack` imports the
 embedder's small stack first, on the calling thread, before chromadb starts on its own thread:
@@ -31,7 +31,7 @@ EMBEDDER_STACK = ("numpy", "onnxruntime", "tokenizers")
 VECTOR_STORE_STACK = ("chromadb",)
 VECTOR_READER_STACK = ("chromadb_rust_bindings",)
 """What a process needs to open an embedded store (chinvex.storage.chroma_reader and
-chroma_writer): Chroma's compiled bindings, ~0.03 s instead of chromadb's ~0.85 s."""
+chroma_writer): Chroma's compiled bindings, a small fraction of chromadb's import."""
 
 
 def load(*names: str) -> None:
@@ -47,9 +47,9 @@ def load(*names: str) -> None:
 
 
 def prefetch_search_stack(*, embedder: bool, reader_only: bool = False) -> None:
-    """Get a cold process ready to search: the embedder's stack (~0.1 s) now, when the built-in
+    """Get a cold process ready to search: the embedder's stack now, when the built-in
     embedder will be used, and the vector store's on a background thread, so that it overlaps
-    with loading the model and running the lexical leg: chromadb (~0.7 s) for a Chroma server,
+    with loading the model and running the lexical leg: chromadb for a Chroma server,
     or for embedded stores only (`reader_only`) Chroma's bindings alone. Failures are left
     to the code that needs the module, which reports them in context."""
     if embedder:

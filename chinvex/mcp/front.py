@@ -1,8 +1,8 @@
 """The MCP handshake, answered while the SDK loads.
 
 A client starts `chinvex mcp` at the beginning of every session and waits for `initialize` and
-`tools/list`. Importing the MCP SDK and building the server takes ~0.9 s of CPU; Python itself
-starts in a few tens of milliseconds. So the server starts with this front door: it reads the
+`tools/list`. Importing the MCP SDK and building the server takes far longer than
+Python's own start. So the server starts with this front door: it reads the
 first lines off the wire and answers the handshake from the recording of what the SDK answers
 (`chinvex.mcp.handshake`), while a thread imports the SDK and builds the real server. At the
 first line the door has no recorded answer for (a tool call, anything unusual, a line it cannot

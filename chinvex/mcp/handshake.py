@@ -1,8 +1,8 @@
 """The replies `chinvex mcp` owes a client before its first tool call, recorded from the SDK.
 
 A client (Claude Code, Codex) starts the server and sends `initialize`, then `tools/list` (and
-often `prompts/list`, `resources/list`), and waits. Importing the MCP SDK alone takes ~0.85 s of
-CPU, most of the handshake; but these replies depend only on the SDK version, on the protocol
+often `prompts/list`, `resources/list`), and waits. Importing the MCP SDK alone takes most of the
+handshake's time; but these replies depend only on the SDK version, on the protocol
 version the client asks for, and on chinvex's tool definitions, all fixed when chinvex is
 installed. So they are recorded here, once per protocol version, from the real server
 (`record`), kept in `chinvex/mcp/handshake_replies.py`, and `chinvex.mcp.front` answers from
@@ -75,7 +75,7 @@ def result_for(method: str, version: str, profile: str = "default") -> Any:
 
 def installed_sdk_version() -> str | None:
     """The version of the SDK `import mcp` would load, from the name of the distribution folder
-    beside it on sys.path: importing the SDK (or importlib.metadata, ~50 ms) to learn it would
+    beside it on sys.path: importing the SDK (or importlib.metadata) to learn it would
     cost what the recording saves."""
     prefix, suffix = f"{SDK_DISTRIBUTION}-", ".dist-info"
     for entry in sys.path:

@@ -5,12 +5,11 @@ the first fast; a server keeps one and shares it between its threads. It is buil
 server answers its first request (the MCP handshake, the first page) without waiting for it.
 
 Once the searcher is warm, the objects its first searches loaded (the embedder's runtime,
-Chroma's client, numpy, ~90k objects) live as long as the process. Python's full garbage
-collection walks every one of them each time it runs, ~40 ms paid by whichever search triggers
-it (about one in 75 here: the p99 of warm searches went 59.8 → 27.6 ms at 10k chunks when they
-were frozen). So the next `get` after the searcher became warm collects once and freezes what is
-left (`gc.freeze`): later collections only walk what requests create. Only servers do this; a
-one-shot command would pay the collection and gain nothing.
+Chroma's client, numpy) live as long as the process, and Python's full garbage collection walks
+every one of them each time it runs, a pause paid by whichever search triggers it (measured in
+ARCHITECTURE, "Search"). So the next `get` after the searcher became warm collects once and
+freezes what is left (`gc.freeze`): later collections only walk what requests create. Only
+servers do this; a one-shot command would pay the collection and gain nothing.
 """
 
 from __future__ import annotations
