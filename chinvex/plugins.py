@@ -45,7 +45,7 @@ def names(builtin: Mapping[str, str], group: str) -> list[str]:
 @lru_cache(maxsize=None)
 def group_entry_points(group: str) -> tuple[EntryPoint, ...]:
     """A group's entry points, read once per process: reading them scans the metadata of every
-    installed distribution (~10 ms), which an answer or a search must not pay each time. A
+    installed distribution, which an answer or a search must not pay each time. A
     package installed while a process runs is seen by the next one."""
     return tuple(entry_points(group=group))
 

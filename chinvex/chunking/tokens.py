@@ -1,7 +1,7 @@
 """Exact WordPiece token counts of lines, fast enough for megabyte files.
 
-Running the tokenizer over a whole 1 MB file costs about half a second on this hardware, more than
-all the rest of chunking put together. Counts are exact and cheap because of how the BERT pipeline
+Running the tokenizer over a whole large file costs more than all the rest of chunking put
+together. Counts are exact and cheap because of how the BERT pipeline
 works: the normaliser is per character and the pre-tokeniser splits at every whitespace and
 punctuation character, so a line's count is the sum of its words' counts and a text's count is
 the sum of its lines' counts. For lines of printable ASCII the words are found with one regular

@@ -135,7 +135,7 @@ def check_stale_vectors(conn: sqlite3.Connection, config: ContextConfig, store: 
                         f: Findings) -> Check:
     """A sample of chunks is embedded again and compared with the stored vectors: a vector that
     no longer describes its chunk's text (kept after the text it was embedded from changed) is
-    invisible damage, found by nothing else. Sampled because embedding costs ~50 ms a chunk."""
+    invisible damage, found by nothing else. Sampled because embedding every chunk again would cost as much as the ingest did."""
     import random
 
     check = Check("vectors_stale")

@@ -85,12 +85,11 @@ def count_tokens_batch(texts: list[str], *, parallel: bool = False) -> list[int]
     """Token counts of many texts.
 
     `parallel` runs them through `encode_batch_fast`, which hands the texts to the tokenizers
-    library's thread pool: twice as fast for 50 result chunks on an idle machine (1.6 ms against
-    3.6 ms), what an MCP server answering a call is. Everything else counts on the calling
+    library's thread pool: faster for the few dozen result chunks an MCP server answering a call
+    counts on an otherwise idle machine. Everything else counts on the calling
     thread: ingest counts a few new words or lines of every file while the embedder keeps both
-    cores busy, and each hand-off to the pool then waited for a pool thread to be scheduled. On
-    CoSQA's 6,267 files the counting took 6.8 s of a 37 s ingest that way, against 0.1 s for
-    the same counts on the calling thread."""
+    cores busy, and each hand-off to the pool then waited for a pool thread to be scheduled
+    (ARCHITECTURE, "Embedders", has the measurement)."""
     tok = _counting_tokenizer()
     if parallel:
         encode = getattr(tok, "encode_batch_fast", tok.encode_batch)

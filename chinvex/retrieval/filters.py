@@ -14,8 +14,8 @@ rules, so a chunk a leg returns never fails the final check:
 
 SQL cannot express `fnmatch` (GLOB differs on `[!...]`, case folding on Windows), so the path
 test is a deterministic SQLite function registered on each search connection that calls the
-same Python function as the final check. A search runs it once per document (`documents` scan,
-~30 ms at 10k documents) and hands both legs the allowed documents and chunks.
+same Python function as the final check. A search runs it once per document (a `documents` scan)
+and hands both legs the allowed documents and chunks.
 
 The vector leg's choice of strategy is a pure function of measured costs (see `plan_vector_leg`).
 """
@@ -54,9 +54,9 @@ missing in both)."""
 # filter allows a large share of the store, an unfiltered over-fetch finds k allowed
 # neighbours within a few hundred results.
 EXACT_LIMIT = 500
-"""Up to this many allowed chunks: cosine of each stored vector, exact and ~<= 30 ms."""
+"""Up to this many allowed chunks: cosine of each stored vector, exact (the cheapest there)."""
 RESTRICT_LIMIT = 10_000
-"""Up to this many: one Chroma query restricted to the allowed chunk ids (~30-80 ms)."""
+"""Up to this many: one Chroma query restricted to the allowed chunk ids."""
 OVERFETCH_MAX = 2_000
 """An over-fetch that would need more neighbours than this switches to a restricted query."""
 
