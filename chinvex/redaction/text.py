@@ -18,15 +18,12 @@ line numbers of the rest of the text do not move.
 (`structured`) to everything else that is stored or logged: titles, metadata, adapter state,
 run logs, MCP knowledge items, tags, related files, flight-recorder entries and queries.
 
-detect-secrets 1.5 was measured as the engine, and alongside it, and not used: on this machine
-its line pipeline (default plugins and filters) runs at 0.14-0.23 MB/s, its raw plugins at
-~0.9 MB/s, and even behind a keyword prefilter at ~5 MB/s, against ~39 MB/s here and a target
-of ~20 MB/s. It reports values rather than positions (its GitHub plugin reports only the `ghp`
-prefix) and has no notion of placeholders; on the planted corpus (tests/secret_corpus.py: 260
-secrets of 26 kinds) it covers 33% of the secrets (something is reported on 47% of their lines)
-where this module removes all of them, so combining both would add its cost and nothing found
-(bench/redaction.py). Its plugins served as a reference for which token shapes exist; no code
-was taken from it.
+detect-secrets was measured as the engine, and alongside it, and not used: it is many times
+slower than this module on the same text, reports values rather than positions (its GitHub
+plugin reports only the `ghp` prefix), has no notion of placeholders, and finds a fraction of
+the planted corpus's secrets that this module removes entirely, so combining both would add
+its cost and nothing found (the figures: ARCHITECTURE, "Redaction", and bench/redaction.py).
+Its plugins served as a reference for which token shapes exist; no code was taken from it.
 """
 
 from __future__ import annotations
