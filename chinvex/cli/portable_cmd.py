@@ -25,16 +25,19 @@ def export_command(
     from chinvex.errors import UsageError
     from chinvex.context.portable import export
 
+    from chinvex.cli.progress import Ticker
+
     config = _resolve(context, json_out=False)
     if out is None:
-        counts = export(config, sys.stdout.buffer, include_vectors=include_vectors)
+        with Ticker(f"export {config.name}") as ticker:
+            counts = export(config, sys.stdout.buffer, include_vectors=include_vectors, on_record=ticker.count)
         sys.stdout.buffer.flush()
     else:
         target = Path(out)
         partial = target.with_name(target.name + ".partial")
         try:
-            with open(partial, "wb") as handle:
-                counts = export(config, handle, include_vectors=include_vectors)
+            with open(partial, "wb") as handle, Ticker(f"export {config.name}") as ticker:
+                counts = export(config, handle, include_vectors=include_vectors, on_record=ticker.count)
             partial.replace(target)  # a reader never sees half a file under the final name
         except OSError as exc:
             partial.unlink(missing_ok=True)
@@ -67,7 +70,10 @@ def import_command(
             raise
         raise ChinvexError(f"Unknown context: {exc.name}. Create it first ('chinvex context create "
                            f"{exc.name}'), then import into it.", code=exc.code, exit_code=exc.exit_code) from None
-    result = import_file(config, path)
+    from chinvex.cli.progress import Ticker
+
+    with Ticker(f"import {path.name} into {config.name}", enabled=not json_out) as ticker:
+        result = import_file(config, path, on_record=ticker.count)
     emit(result, json_mode=json_out,
          human=(f"imported {path} into {config.name}: {result['documents_imported']} documents "
                 f"({result['documents_unchanged']} already there), {result['chunks_imported']} chunks, "

@@ -187,6 +187,44 @@ class IngestProgress:
             self._ticker = None
 
 
+class Ticker:
+    """A line on stderr every few seconds for a long command without a bar of its own (export,
+    import): `what` and the counts so far, so a big file is never silent. Counts are bumped with
+    `count(kind)` from the working thread; a daemon thread prints them."""
+
+    def __init__(self, what: str, *, enabled: bool = True, every: float | None = None):
+        self.what = what
+        self.counts: dict[str, int] = {}
+        self.started = time.monotonic()
+        self.every = every if every is not None else every_s()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="chinvex-ticker", daemon=True) if enabled else None
+
+    def __enter__(self) -> Ticker:
+        if self._thread is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+
+    def count(self, kind: str) -> None:
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+
+    def line(self) -> str:
+        done = ", ".join(f"{n:,} {kind}s" for kind, n in list(self.counts.items())) or "starting"
+        return f"{self.what}: {done} · {duration(time.monotonic() - self.started)} elapsed"
+
+    def _run(self) -> None:
+        from chinvex.fmt import visible_controls
+
+        while not self._stop.wait(self.every):
+            sys.stderr.write(visible_controls(self.line()) + "\n")
+            sys.stderr.flush()
+
+
 def is_terminal() -> bool:
     """Whether stderr, where progress is drawn, is an actual terminal."""
     try:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -61,8 +61,10 @@ def _line(record: dict[str, Any]) -> bytes:
 
 # -- export -------------------------------------------------------------------------------------
 
-def export(config: ContextConfig, out: IO[bytes], *, include_vectors: bool = False) -> Counter[str]:
-    """Write the context's index to `out`, streamed; the counts per kind."""
+def export(config: ContextConfig, out: IO[bytes], *, include_vectors: bool = False,
+           on_record: Callable[[str], None] | None = None) -> Counter[str]:
+    """Write the context's index to `out`, streamed; the counts per kind. `on_record(kind)` is
+    told of each record written (progress)."""
     from chinvex.storage import db
     from chinvex.storage import export_reads as rows
 
@@ -83,6 +85,8 @@ def export(config: ContextConfig, out: IO[bytes], *, include_vectors: bool = Fal
         for row in rows.iter_fingerprints(conn, config.name):
             out.write(_line({"kind": "source", **dict(row)}))
             counts["source"] += 1
+            if on_record is not None:
+                on_record("source")
         for doc in rows.iter_documents(conn):
             record = dict(doc)
             record["metadata"] = orjson.loads(record.pop("metadata_json") or "{}")
@@ -90,6 +94,8 @@ def export(config: ContextConfig, out: IO[bytes], *, include_vectors: bool = Fal
             record["turns"] = [orjson.loads(t) for t in rows.turn_jsons_of(conn, doc["doc_id"])]
             out.write(_line({"kind": "document", **record}))
             counts["document"] += 1
+            if on_record is not None:
+                on_record("document")
             last = -1
             while True:  # a page of chunks at a time, however long the document
                 chunks = rows.chunk_page(conn, doc["doc_id"], last, EXPORT_PAGE)
@@ -104,12 +110,18 @@ def export(config: ContextConfig, out: IO[bytes], *, include_vectors: bool = Fal
                         chunk["vector"] = [float(x) for x in vector]
                     out.write(_line({"kind": "chunk", **chunk}))
                     counts["chunk"] += 1
+                    if on_record is not None:
+                        on_record("chunk")
         for row in rows.iter_knowledge_items(conn):
             out.write(_line({"kind": "memory", **dict(row)}))
             counts["memory"] += 1
+            if on_record is not None:
+                on_record("memory")
         for row in rows.iter_feedback(conn):
             out.write(_line({"kind": "feedback", **dict(row)}))
             counts["feedback"] += 1
+            if on_record is not None:
+                on_record("feedback")
         out.write(_line({"kind": "end", "counts": dict(counts)}))
     finally:
         if store is not None:
@@ -173,8 +185,10 @@ def validate(path: Path) -> dict[str, Any]:
     return {"header": header, "counts": dict(counts)}
 
 
-def import_file(config: ContextConfig, path: Path) -> dict[str, Any]:
-    """Import a validated export into `config`'s index (see the module docstring)."""
+def import_file(config: ContextConfig, path: Path, *,
+                on_record: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Import a validated export into `config`'s index (see the module docstring);
+    `on_record(kind)` is told of each record imported (progress)."""
     from chinvex.chunking import embed_text  # noqa: F401  (the writer's dependency, loaded before the lock)
     from chinvex.embedding.factory import make_embedder
     from chinvex.locking import context_lock
@@ -198,7 +212,10 @@ def import_file(config: ContextConfig, path: Path) -> dict[str, Any]:
             db.set_meta(conn, "embedding_model", embedder.model)
             importer = _Importer(config, conn, path, embedder, reuse, from_context=header.get("context"))
             for _, record in _records(path):
+                kind = str(record.get("kind"))  # (the importer takes the record apart)
                 importer.add(record)
+                if on_record is not None:
+                    on_record(kind)
             importer.close()
             stats = importer.stats
     except sqlite3.Error as exc:

@@ -7,6 +7,7 @@ changes nothing."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,17 @@ def test_import_into_an_unknown_context_says_to_create_it(tmp_path):
     assert done.code == 1 and "chinvex context create nope" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert_no_traceback(done)
+
+
+def test_export_and_import_print_progress_lines_when_they_run_long(exported, tmp_path):
+    """Piped, with a short interval: periodic lines on stderr naming what is done (issue 41)."""
+    env = {**exported["env"], "CHINVEX_PROGRESS_EVERY": "0.01"}
+    out = tmp_path / "again.jsonl"
+    done = run_cli("export", "--context", "fixtures", "--out", str(out), "--include-vectors", env=env)
+    assert done.code == 0 and re.search(r"^export fixtures: [\d,]+ sources", done.stderr, re.M), done.stderr
+    _create(env, "progressed")
+    imported = run_cli("import", str(out), "--context", "progressed", env=env)
+    assert imported.code == 0 and re.search(r"^import again\.jsonl into progressed: .*documents", imported.stderr, re.M), \
+        imported.stderr
+    quiet = run_cli("import", str(out), "--context", "progressed", "--json", env=env)
+    assert quiet.code == 0 and quiet.stderr == ""
