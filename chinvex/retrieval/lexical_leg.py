@@ -70,6 +70,12 @@ class LexicalPlan:
         return f"({rare}) AND ({rare} OR {or_expression(self.common)})" if self.common else rare
 
 
+def count_cap(req: SearchRequest) -> int:
+    """How far each query term's matches are counted (the plan's key in TermCounts)."""
+    budget = req.fts_budget or FTS_SCORE_BUDGET
+    return min(req.fts_count_cap or budget, budget)
+
+
 def lexical_plan(conn: sqlite3.Connection, req: SearchRequest,
                  counter: TermCounts | None = None) -> LexicalPlan:
     """`counter` remembers term counts between the searches of a warm searcher (see
@@ -78,7 +84,7 @@ def lexical_plan(conn: sqlite3.Connection, req: SearchRequest,
     if len(terms) <= 1:
         return LexicalPlan(terms, terms)
     budget = req.fts_budget or FTS_SCORE_BUDGET
-    cap = min(req.fts_count_cap or budget, budget)
+    cap = count_cap(req)
     try:
         if counter is not None:
             counts = counter.counts(conn, terms, cap)

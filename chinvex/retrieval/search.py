@@ -55,6 +55,7 @@ from chinvex.retrieval.context_search import search_context
 from chinvex.retrieval.coverage import VectorCoverage
 from chinvex.retrieval.fusion import Fused, at_most_per_document, fuse
 from chinvex.retrieval.lexical import query_terms
+from chinvex.retrieval.lexical_leg import count_cap
 from chinvex.retrieval.rare_terms import RARE_DF, best_lexical, keep_pinned, wanted_pins
 from chinvex.retrieval.request import (
     GLOBAL_CONTEXT,
@@ -239,7 +240,8 @@ class Searcher:
                 if search_filter.expression:  # exact, in SQL, for the chunks that reached here
                     passing = fel_passing(h.conn, search_filter, config.name, list(rows))
                     rows = {cid: row for cid, row in rows.items() if cid in passing}
-                pins = (wanted_pins(h.term_counts.counts(h.conn, query_terms(req.query), RARE_DF + 1), req.k)
+                # The lexical leg's own counts (same terms, same cap): remembered, not counted again.
+                pins = (wanted_pins(h.term_counts.counts(h.conn, query_terms(req.query), max(count_cap(req), RARE_DF + 1)), req.k)
                         if req.mode == "hybrid" else 0)
             if ctx_coverage is not None:
                 gathered.coverages.append(ctx_coverage)
