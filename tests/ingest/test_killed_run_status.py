@@ -14,18 +14,24 @@ from pathlib import Path
 from helpers import REPO_ROOT, run_cli
 
 
-def test_a_killed_ingest_is_reported_interrupted(tmp_path: Path, chinvex_home: Path):
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    for i in range(300):
-        (notes / f"n{i:03d}.md").write_text(f"# Note {i}\n\n" + f"Settlement ledger line {i}.\n" * 40, encoding="utf-8")
-    assert run_cli("context", "create", "killed", "--note-root", str(notes)).code == 0
-    proc = subprocess.Popen([sys.executable, "-m", "chinvex", "ingest", "--context", "killed", "--json", "--progress"],
+def _started_ingest(root: Path, context: str, notes: int) -> subprocess.Popen:
+    """A real ingest of `notes` notes into a new context, returned once it has started and
+    recorded itself (its first progress line is out)."""
+    root.mkdir()
+    for i in range(notes):
+        (root / f"n{i:04d}.md").write_text(f"# Note {i}\n\n" + f"Settlement ledger line {i}.\n" * 40, encoding="utf-8")
+    assert run_cli("context", "create", context, "--note-root", str(root)).code == 0
+    proc = subprocess.Popen([sys.executable, "-m", "chinvex", "ingest", "--context", context, "--json", "--progress"],
                             cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "CHINVEX_PROGRESS_EVERY": "0.1"})
     assert proc.stderr is not None
-    first = proc.stderr.readline()  # the run has started and recorded itself
+    first = proc.stderr.readline()
     assert json.loads(first)["event"] == "progress", first
+    return proc
+
+
+def test_a_killed_ingest_is_reported_interrupted(tmp_path: Path, chinvex_home: Path):
+    proc = _started_ingest(tmp_path / "notes", "killed", 300)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=60)
     stats = run_cli("stats", "--context", "killed", "--json")
@@ -38,16 +44,7 @@ def test_a_killed_ingest_is_reported_interrupted(tmp_path: Path, chinvex_home: P
 
 
 def test_ctrl_c_then_doctor_says_what_happened(tmp_path: Path, chinvex_home: Path):
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    for i in range(1500):
-        (notes / f"n{i:04d}.md").write_text(f"# Note {i}\n\n" + f"Reconciliation step {i}.\n" * 40, encoding="utf-8")
-    assert run_cli("context", "create", "stopped", "--note-root", str(notes)).code == 0
-    proc = subprocess.Popen([sys.executable, "-m", "chinvex", "ingest", "--context", "stopped", "--json", "--progress"],
-                            cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "CHINVEX_PROGRESS_EVERY": "0.1"})
-    assert proc.stderr is not None
-    assert json.loads(proc.stderr.readline())["event"] == "progress"
+    proc = _started_ingest(tmp_path / "notes", "stopped", 1500)
     # KNOWN BUG, not yet fixed: a Ctrl-C landing early in a run (while the model loads) is
     # sometimes lost and the run completes; a user presses it again, and so does this test.
     for _ in range(20):
