@@ -151,6 +151,11 @@ class AnswerConfig(_Open):
                     "chinvex.generators).")
     model: str | None = None
     host: str | None = None
+    min_confidence: float | None = Field(
+        None, ge=0.0, le=1.0,
+        description="Refuse an answer whose confidence (the calibrated gate's probability that it is "
+                    "right) is below this; absent means the built-in default. The CLI's --min-confidence "
+                    "overrides it.")
 
 
 class ContextConfig(_Open):
