@@ -77,17 +77,10 @@ def _is_front_end(module: str) -> bool:
     return any(module == f"chinvex.{f}" or module.startswith(f"chinvex.{f}.") for f in FRONT_ENDS)
 
 
-QUERY_LANGUAGE_COMPILERS = {"chinvex/retrieval/rql.py", "chinvex/retrieval/fel.py", "chinvex/retrieval/filters.py"}
-"""Not yet moved: the compilers of the two query languages a user writes (RQL and the --filter
-language) and of the path/date filters build SQL text from parse trees. They run no statement
-(storage does), but their SQL belongs in storage too; until it is there, they are the only
-exception, named here so that no other module can join them."""
-
-
 def test_sql_lives_in_storage():
     offenders = {}
     for path in _package_files():
-        if path.is_relative_to(PACKAGE / "storage") or str(path.relative_to(REPO_ROOT)) in QUERY_LANGUAGE_COMPILERS:
+        if path.is_relative_to(PACKAGE / "storage"):
             continue
         hits = sql_outside_storage(path.read_text(encoding="utf-8"))
         if hits:

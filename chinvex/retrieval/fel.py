@@ -34,8 +34,14 @@ from typing import Any, Literal
 
 from lark import Lark, Token, Transformer, UnexpectedInput
 
-from chinvex.models.documents import AGENT_OF_SOURCE
+from chinvex.models.filter_expr import Compare, Junction, Member, Not, Value
 from chinvex.retrieval.roles import ROLES, role_of
+from chinvex.storage.filter_sql import (
+    GLOB_FUNCTION,
+    LIKE_FUNCTION,
+    ROLE_FUNCTION,
+    STALE_FUNCTION,
+)
 
 EXPRESSION_GRAMMAR = r"""
 ?or_expr: and_expr (_OR and_expr)*
@@ -66,49 +72,38 @@ Kind = Literal["text", "int", "date", "tags", "bool"]
 
 @dataclass(frozen=True)
 class Field:
-    sql: str
     kind: Kind
     about: str
 
 
 FIELDS: dict[str, Field] = {
-    "doc.id": Field("d.doc_id", "text", "document id"),
-    "doc.path": Field("COALESCE(json_extract(d.metadata_json, '$.path'), d.source_uri)", "text",
-                      "path relative to its source root (else the source)"),
-    "doc.source": Field("d.source_uri", "text", "the source: file path, or path#thread"),
-    "doc.source_type": Field("d.source_type", "text", "repo, note, chat, codex_session, agent_session, memory"),
-    "doc.title": Field("d.title", "text", "title"),
-    "doc.hash": Field("d.content_hash", "text", "content hash"),
-    "doc.mtime": Field("COALESCE(NULLIF(d.updated_at, ''), d.created_at)", "date", "last update (ISO-8601)"),
-    "doc.updated_at": Field("d.updated_at", "date", "last update (ISO-8601)"),
-    "doc.created_at": Field("d.created_at", "date", "creation (ISO-8601)"),
-    "doc.thread_id": Field("json_extract(d.metadata_json, '$.thread_id')", "text",
-                           "an agent session's, Codex thread's or chat export conversation's own id"),
-    "doc.agent": Field("CASE json_extract(d.metadata_json, '$.source') "
-                       + " ".join(f"WHEN '{src}' THEN '{agent}'" for src, agent in AGENT_OF_SOURCE.items())
-                       + " ELSE json_extract(d.metadata_json, '$.source') END", "text",
-                       "the agent or export a conversation comes from: claude_code, codex, gemini, "
-                       "copilot_cli, cline, opencode, cursor, aider, specstory, chatgpt, claude_ai, ... "
-                       "(also written `agent`)"),
-    "doc.tag": Field("json_extract(d.metadata_json, '$.front_matter.tags')", "tags", "a front-matter tag"),
-    "doc.context": Field("?", "text", "the context's name"),
-    "doc.role": Field("chinvex_fel_role(d.source_type, json_extract(d.metadata_json, '$.path'))", "text",
-                      "a repository file's role: " + ", ".join(ROLES)),
-    "doc.stale": Field("(SELECT chinvex_fel_stale(d.origin_uri, f.size_bytes, f.mtime_unix, f.state_json) "
-                       "FROM (SELECT 1) LEFT JOIN source_fingerprints f ON f.source_uri = d.origin_uri "
-                       "LIMIT 1)", "bool", "true when its source file changed or vanished since indexing"),
-    "chunk.id": Field("c.chunk_id", "text", "chunk id"),
-    "chunk.doc_id": Field("c.doc_id", "text", "its document's id"),
-    "chunk.offset": Field("c.char_start", "int", "character offset in its document"),
-    "chunk.line_start": Field("c.line_start", "int", "first line"),
-    "chunk.line_end": Field("c.line_end", "int", "last line"),
-    "chunk.text": Field("c.text", "text", "the chunk's text"),
+    "doc.id": Field("text", "document id"),
+    "doc.path": Field("text", "path relative to its source root (else the source)"),
+    "doc.source": Field("text", "the source: file path, or path#thread"),
+    "doc.source_type": Field("text", "repo, note, chat, codex_session, agent_session, memory"),
+    "doc.title": Field("text", "title"),
+    "doc.hash": Field("text", "content hash"),
+    "doc.mtime": Field("date", "last update (ISO-8601)"),
+    "doc.updated_at": Field("date", "last update (ISO-8601)"),
+    "doc.created_at": Field("date", "creation (ISO-8601)"),
+    "doc.thread_id": Field("text", "an agent session's, Codex thread's or chat export conversation's own id"),
+    "doc.agent": Field("text", "the agent or export a conversation comes from: claude_code, codex, gemini, "
+                               "copilot_cli, cline, opencode, cursor, aider, specstory, chatgpt, claude_ai, ... "
+                               "(also written `agent`)"),
+    "doc.tag": Field("tags", "a front-matter tag"),
+    "doc.context": Field("text", "the context's name"),
+    "doc.role": Field("text", "a repository file's role: " + ", ".join(ROLES)),
+    "doc.stale": Field("bool", "true when its source file changed or vanished since indexing"),
+    "chunk.id": Field("text", "chunk id"),
+    "chunk.doc_id": Field("text", "its document's id"),
+    "chunk.offset": Field("int", "character offset in its document"),
+    "chunk.line_start": Field("int", "first line"),
+    "chunk.line_end": Field("int", "last line"),
+    "chunk.text": Field("text", "the chunk's text"),
 }
+"""The fields a filter may test, with their types and meanings; their SQL is
+chinvex.storage.filter_sql.COLUMNS."""
 
-LIKE_FUNCTION = "chinvex_fel_like"
-GLOB_FUNCTION = "chinvex_fel_glob"
-ROLE_FUNCTION = "chinvex_fel_role"
-STALE_FUNCTION = "chinvex_fel_stale"
 _ISO_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2}([T ]\d{2}(:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?)?)?)?$")
 
 
@@ -122,39 +117,6 @@ class FilterError(ValueError):
         self.reason = message
         self.column = column
         self.line = line
-
-
-# -- syntax tree --------------------------------------------------------------------------------
-
-Value = str | int | bool
-
-
-@dataclass(frozen=True)
-class Compare:
-    field: str
-    op: str
-    value: Value
-    column: int
-    line: int = 1
-
-
-@dataclass(frozen=True)
-class Member:
-    field: str
-    values: tuple[Value, ...]
-    column: int
-    line: int = 1
-
-
-@dataclass(frozen=True)
-class Not:
-    term: Any
-
-
-@dataclass(frozen=True)
-class Junction:
-    op: Literal["AND", "OR"]
-    terms: tuple[Any, ...]
 
 
 def literal(token: Token) -> Value:
@@ -286,52 +248,7 @@ def _quoted(value: Value) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def fields_of(node: Any) -> set[str]:
-    """Every field the expression reads."""
-    if isinstance(node, Junction):
-        return set().union(*(fields_of(t) for t in node.terms))
-    if isinstance(node, Not):
-        return fields_of(node.term)
-    return {node.field}
-
-
-# -- SQL -------------------------------------------------------------------------------------------
-
-def to_sql(tree: Any, context: str) -> tuple[str, list[Any]]:
-    """A WHERE expression over `documents d` and `chunks c`, and its parameters; every predicate
-    is wrapped so that it is 0 or 1, never NULL (two-valued NOT)."""
-    params: list[Any] = []
-
-    def emit(node: Any) -> str:
-        if isinstance(node, Junction):
-            return "(" + f" {node.op} ".join(emit(t) for t in node.terms) + ")"
-        if isinstance(node, Not):
-            return f"(NOT {emit(node.term)})"
-        field = FIELDS[node.field]
-        if field.kind == "tags":  # any tag satisfies it (a lone tag is a list of one)
-            inner = _predicate("j.value", node, params)
-            return ("COALESCE((SELECT 1 FROM json_each(CASE json_type(d.metadata_json, '$.front_matter.tags') "
-                    "WHEN 'array' THEN json_extract(d.metadata_json, '$.front_matter.tags') "
-                    "ELSE json_array(json_extract(d.metadata_json, '$.front_matter.tags')) END) j "
-                    f"WHERE COALESCE({inner}, 0) LIMIT 1), 0)")
-        if field.sql == "?":
-            params.append(context)
-        return f"COALESCE({_predicate(field.sql, node, params)}, 0)"
-
-    return emit(tree), params
-
-
-def _predicate(column: str, node: Any, params: list[Any]) -> str:
-    if isinstance(node, Member):
-        params.extend(int(v) if isinstance(v, bool) else v for v in node.values)
-        return f"({column} IN ({','.join('?' * len(node.values))}))"
-    params.append(int(node.value) if isinstance(node.value, bool) else node.value)
-    if node.op == "LIKE":
-        return f"{LIKE_FUNCTION}({column}, ?)"
-    if node.op == "GLOB":
-        return f"{GLOB_FUNCTION}({column}, ?)"
-    return f"({column} {node.op} ?)"
-
+# -- the SQL functions filters call -----------------------------------------------------------------
 
 @functools.lru_cache(maxsize=256)
 def _like_regex(pattern: str) -> re.Pattern[str]:

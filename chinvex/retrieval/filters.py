@@ -32,15 +32,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
 from typing import Any, Literal
 
-from chinvex.storage.search_reads import REL_PATH_SQL
+from chinvex.storage.filter_sql import PATH_MATCH_FUNCTION
 from chinvex.timeutil import iso_z, to_utc
-
-PATH_MATCH_FUNCTION = "chinvex_path_match"
-
-STAMP_SQL = "COALESCE(NULLIF({d}.updated_at, ''), {d}.created_at)"
-"""The document's date for filters: `updated_at or created_at` in Python terms ('' counts as
-missing in both)."""
-
 
 # Vector-leg thresholds, measured on a 100k-chunk Chroma 1.5 store (random unit 384-d vectors,
 # the hard case for HNSW; 10 chunks per doc; 2 shared, busy cores), median ms per query for 50
@@ -143,27 +136,6 @@ def passes(f: SearchFilter, *, source_type: str, source_uri: Any, rel_path: Any,
     if f.until and (stamp is None or stamp > f.until):
         return False
     return True
-
-
-def sql_conditions(f: SearchFilter, doc: str = "d") -> tuple[list[str], list[Any]]:
-    """WHERE conditions (AND-ed) on a `documents` alias, with their parameters. The path test
-    needs `register_sql_functions` on the connection."""
-    conds: list[str] = []
-    params: list[Any] = []
-    if f.source_types:
-        conds.append(f"{doc}.source_type IN ({','.join('?' * len(f.source_types))})")
-        params.extend(f.source_types)
-    if f.path_glob:
-        conds.append(f"{PATH_MATCH_FUNCTION}(?, {doc}.source_uri, {REL_PATH_SQL.format(d=doc)})")
-        params.append(f.path_glob)
-    stamp = STAMP_SQL.format(d=doc)
-    if f.since:
-        conds.append(f"{stamp} >= ?")
-        params.append(f.since)
-    if f.until:
-        conds.append(f"{stamp} <= ?")
-        params.append(f.until)
-    return conds, params
 
 
 def _sql_path_match(glob: Any, source_uri: Any, rel_path: Any) -> int:

@@ -52,6 +52,8 @@ from lark import Lark, Token, UnexpectedCharacters, UnexpectedInput, UnexpectedT
 
 from chinvex.errors import UsageError
 from chinvex.retrieval import fel
+from chinvex.storage import rql_sql
+from chinvex.storage.rql_sql import SCORE
 
 GRAMMAR = r"""
 start: _SELECT columns _FROM TABLE using? filter? order? limit? _SEMI?
@@ -94,7 +96,6 @@ SEARCH_DEPTH = 200
 """Chunks a USING search ranks (chinvex.retrieval.request.MAX_K). A fixed depth, whatever the
 LIMIT and OFFSET, so that a page's rows do not depend on the page size."""
 
-SCORE = "score"
 STAR_COLUMNS: dict[Table, tuple[str, ...]] = {
     "doc": ("doc.id", "doc.path", "doc.source_type", "doc.title", "doc.mtime"),
     "chunk": ("chunk.id", "doc.path", "chunk.line_start", "chunk.line_end", "chunk.text"),
@@ -362,80 +363,12 @@ def _plan(statement: str, parsed: _Parsed, error: Any) -> Plan:
                 limit_given=parsed.limit is not None)
 
 
-# -- SQL --------------------------------------------------------------------------------------------
-
-HITS = object()
-"""Stands in the parameters for the search's hits (a JSON list of [chunk_id, score]), which the
-executor knows only after searching."""
-
-
-@dataclass(frozen=True)
-class Query:
-    sql: str
-    params: tuple[Any, ...]
-    """Positional parameters; `HITS` marks where the search's hits go."""
-    columns: tuple[str, ...]
-    """The result columns in SQL order: the plan's columns (values to show)."""
-
-
-def _value_sql(column: str, params: list[Any], context: str, table: Table) -> str:
-    if column == SCORE:
-        return "MAX(h.score)" if table == "doc" else "h.score"
-    spec = fel.FIELDS[column]
-    if spec.kind == "tags":  # always a JSON array: a lone tag is a list of one, none an empty list
-        return "(SELECT json_group_array(j.value) FROM json_each(d.metadata_json, '$.front_matter.tags') j)"
-    if spec.sql == "?":
-        params.append(context)
-    return spec.sql
-
-
-def to_sql(plan: Plan, context: str) -> Query:
-    """One parameterised SELECT for the plan; every value of the statement is a parameter.
-
-    FROM chunk reads `chunks c JOIN documents d`; FROM doc reads `documents d`, kept when one of
-    its chunks (or, for a document without chunks, the document alone) satisfies the FILTER.
-    With USING, the rows are the search's hits (`json_each` of HITS) joined the same way."""
-    params: list[Any] = []
-    parts: list[str] = []
-    if plan.searches:
-        parts.append("WITH h(chunk_id, score) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') "
-                     "FROM json_each(?))")
-        params.append(HITS)
-    select = [f"{_value_sql(c, params, context, plan.table)} AS \"{c}\"" for c in plan.columns]
-    parts.append("SELECT " + ", ".join(select))
-    where, where_params = fel.to_sql(plan.filter, context) if plan.filter is not None else ("1", [])
-    reads_chunks = plan.filter is not None and any(f.startswith("chunk.") for f in fel.fields_of(plan.filter))
-    if plan.searches:
-        parts.append("FROM h JOIN chunks c ON c.chunk_id = h.chunk_id JOIN documents d ON d.doc_id = c.doc_id")
-        parts.append(f"WHERE {where}")
-        params.extend(where_params)
-        if plan.table == "doc":
-            parts.append("GROUP BY d.doc_id")
-    elif plan.table == "chunk":
-        parts.append("FROM chunks c JOIN documents d ON d.doc_id = c.doc_id")
-        parts.append(f"WHERE {where}")
-        params.extend(where_params)
-    elif reads_chunks:
-        parts.append("FROM documents d WHERE d.doc_id IN (SELECT d.doc_id FROM documents d "
-                     f"LEFT JOIN chunks c ON c.doc_id = d.doc_id WHERE {where})")
-        params.extend(where_params)
-    else:
-        parts.append(f"FROM documents d WHERE {where}")
-        params.extend(where_params)
-    keys = []
-    for key in plan.order:
-        expr = _value_sql(key.column, params, context, plan.table)
-        keys.append(f"{expr} {'DESC' if key.descending else 'ASC'} NULLS LAST")
-    parts.append("ORDER BY " + ", ".join(keys))
-    parts.append("LIMIT ? OFFSET ?")
-    params.extend([plan.limit, plan.offset])
-    return Query(sql="\n".join(parts), params=tuple(params), columns=plan.columns)
-
+# -- explain ---------------------------------------------------------------------------------------
 
 def explain(plan: Plan, context: str) -> dict[str, Any]:
     """The plan as data (`--explain`): what retrieval runs, the filter, the whole order and the
     compiled SQL with its parameters."""
-    query = to_sql(plan, context)
+    query = rql_sql.select(plan, context)
     legs = []
     if plan.semantic is not None:
         legs.append({"leg": "vector", "function": "semantic", "text": plan.semantic})
@@ -454,6 +387,6 @@ def explain(plan: Plan, context: str) -> dict[str, Any]:
         "limit_default": not plan.limit_given,
         "offset": plan.offset,
         "sql": query.sql,
-        "params": [f"<{SEARCH_DEPTH} best search hits as [chunk_id, score]>" if p is HITS else p
+        "params": [f"<{SEARCH_DEPTH} best search hits as [chunk_id, score]>" if p is rql_sql.HITS else p
                    for p in query.params],
     }

@@ -23,7 +23,7 @@ import orjson
 from chinvex.models import ContextConfig
 from chinvex.retrieval import fel, rql
 from chinvex.retrieval.search import Searcher, SearchRequest
-from chinvex.storage import transactions
+from chinvex.storage import rql_sql, transactions
 from chinvex.storage.search_reads import statement_rows
 
 
@@ -114,7 +114,7 @@ def run(config: ContextConfig, plan: rql.Plan, searcher: RqlSearcher | None = No
         handle = searcher.handle(config)
         conn = handle.conn
         fel.register(conn)
-        query = rql.to_sql(plan, config.name)
+        query = rql_sql.select(plan, config.name)
         warnings: list[str] = []
         hits: list[list[Any]] | None = None
         mode = "sql"
@@ -123,7 +123,7 @@ def run(config: ContextConfig, plan: rql.Plan, searcher: RqlSearcher | None = No
                 response = searcher.search_plan(config, plan)
                 hits = [[r.chunk_id, r.scores.rank] for r in response.results]
                 warnings, mode = list(response.stats.warnings), response.stats.mode
-            params = [orjson.dumps(hits).decode() if p is rql.HITS else p for p in query.params]
+            params = [orjson.dumps(hits).decode() if p is rql_sql.HITS else p for p in query.params]
             with handle.lock:
                 rows = [_row(query.columns, values) for values in statement_rows(conn, query.sql, params)]
     finally:

@@ -14,7 +14,7 @@ import orjson
 from chinvex.retrieval import filters
 from chinvex.retrieval.filters import SearchFilter
 from chinvex.retrieval.request import InvalidFilterError, RetrievalError
-from chinvex.storage import scope_rows
+from chinvex.storage import filter_sql, scope_rows
 
 
 @dataclass
@@ -40,7 +40,7 @@ def fel_where(conn: sqlite3.Connection, search_filter: SearchFilter, context: st
 
     fel.register(conn)
     try:
-        return fel.to_sql(fel.parse(search_filter.expression or ""), context)
+        return filter_sql.expression_where(fel.parse(search_filter.expression or ""), context)
     except fel.FilterError as exc:
         raise InvalidFilterError(str(exc)) from None
 
@@ -60,7 +60,9 @@ def allowed_for(conn: sqlite3.Connection, search_filter: SearchFilter, context: 
     """One scan of `documents` (the path test runs once per document, not once per FTS match),
     then their chunks through the doc_id index. A filter expression may test chunk fields, so
     it selects chunks (joined with their documents) and the documents holding any of them."""
-    conds, params = filters.sql_conditions(search_filter)
+    conds, params = filter_sql.search_conditions(
+        source_types=search_filter.source_types, path_glob=search_filter.path_glob,
+        since=search_filter.since, until=search_filter.until)
     if search_filter.expression:
         where, fel_params = fel_where(conn, search_filter, context)
         doc_conds = " AND ".join(conds) if conds else "1"

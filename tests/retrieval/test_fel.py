@@ -14,7 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chinvex.models.filter_expr import Junction, Member, Not
 from chinvex.retrieval import fel
+from chinvex.storage import filter_sql
 from helpers import assert_no_traceback, run_cli
 
 
@@ -22,8 +24,8 @@ from helpers import assert_no_traceback, run_cli
 
 def test_operators_precedence_and_quoting():
     tree = fel.parse("doc.title = 'a' OR doc.title = 'b' AND NOT chunk.offset > 3")
-    assert isinstance(tree, fel.Junction) and tree.op == "OR"  # AND binds tighter
-    assert tree.terms[1].op == "AND" and isinstance(tree.terms[1].terms[1], fel.Not)
+    assert isinstance(tree, Junction) and tree.op == "OR"  # AND binds tighter
+    assert tree.terms[1].op == "AND" and isinstance(tree.terms[1].terms[1], Not)
     grouped = fel.parse("(doc.title = 'a' OR doc.title = 'b') and not chunk.offset > 3")
     assert grouped.op == "AND" and grouped.terms[0].op == "OR"  # keywords in any case
     for op in ("=", "!=", "<", "<=", ">", ">="):
@@ -63,13 +65,20 @@ def test_errors_name_the_column(text, message):
     assert message in str(caught.value) and str(caught.value).startswith("--filter")
 
 
+def test_every_field_has_its_sql_and_every_sql_column_is_a_field():
+    """The catalogue a user reads (fel.FIELDS) and the SQL storage compiles (filter_sql.COLUMNS)
+    name the same fields, so no field parses and then fails to compile, or the reverse."""
+    assert set(fel.FIELDS) == set(filter_sql.COLUMNS)
+    assert {f for f, spec in fel.FIELDS.items() if spec.kind == "tags"} == filter_sql.TAG_FIELDS
+
+
 def test_role_stale_thread_and_context_fields():
     assert {"doc.role", "doc.stale", "doc.thread_id", "doc.source_type", "doc.context"} <= set(fel.FIELDS)
     assert fel.parse("doc.stale = TRUE").value is True and fel.parse("doc.stale != false").value is False
     assert fel.parse("doc.role IN ('code', 'test')").values == ("code", "test")
     assert fel.parse("doc.role LIKE 'co%'").op == "LIKE"  # patterns are not role names
-    where, params = fel.to_sql(fel.parse("doc.stale = true OR doc.role = 'docs'"), "C")
-    assert params == [1, "docs"] and fel.STALE_FUNCTION in where and fel.ROLE_FUNCTION in where
+    where, params = filter_sql.expression_where(fel.parse("doc.stale = true OR doc.role = 'docs'"), "C")
+    assert params == [1, "docs"] and filter_sql.STALE_FUNCTION in where and filter_sql.ROLE_FUNCTION in where
 
 
 def test_errors_carry_line_and_column_for_a_larger_statement():
@@ -88,7 +97,7 @@ def test_unparse_gives_text_that_parses_to_the_same_tree(text):
     tree = fel.parse(text)
     again = fel.parse(fel.unparse(tree))
     assert fel.unparse(again) == fel.unparse(tree)
-    assert fel.to_sql(again, "C") == fel.to_sql(tree, "C")
+    assert filter_sql.expression_where(again, "C") == filter_sql.expression_where(tree, "C")
 
 
 def test_role_is_the_search_role_and_stale_is_the_freshness_check(tmp_path):
@@ -114,7 +123,7 @@ def test_role_is_the_search_role_and_stale_is_the_freshness_check(tmp_path):
 
 
 def test_values_are_parameters_never_sql_text():
-    where, params = fel.to_sql(fel.parse("doc.title = 'x''); DROP TABLE chunks; --'"), "C")
+    where, params = filter_sql.expression_where(fel.parse("doc.title = 'x''); DROP TABLE chunks; --'"), "C")
     assert "DROP" not in where and params == ["x'); DROP TABLE chunks; --"]
 
 
@@ -169,10 +178,10 @@ def _values(db: Path) -> dict[str, dict]:
 
 def _holds(node, row: dict) -> bool:
     """The predicate, evaluated in Python with the module docstring's semantics."""
-    if isinstance(node, fel.Junction):
+    if isinstance(node, Junction):
         parts = [_holds(t, row) for t in node.terms]
         return all(parts) if node.op == "AND" else any(parts)
-    if isinstance(node, fel.Not):
+    if isinstance(node, Not):
         return not _holds(node.term, row)
     value = row[node.field]
     candidates = value if node.field == "doc.tag" else [value]
@@ -182,7 +191,7 @@ def _holds(node, row: dict) -> bool:
 def _one(node, value) -> bool:
     if value is None:
         return False
-    if isinstance(node, fel.Member):
+    if isinstance(node, Member):
         return value in node.values
     want, op = node.value, node.op
     if op == "LIKE":

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from chinvex.models.filter_expr import Not
 from chinvex.retrieval import fel, rql
+from chinvex.storage import rql_sql
 
 # -- grammar ----------------------------------------------------------------------------------------
 
@@ -73,7 +75,7 @@ def test_filter_is_the_filter_expression_language(expression):
 
 def test_precedence_in_the_tree():
     tree = rql.parse("SELECT doc.id FROM doc FILTER doc.title = 'a' OR doc.title = 'b' AND NOT chunk.offset > 3").filter
-    assert tree.op == "OR" and tree.terms[1].op == "AND" and isinstance(tree.terms[1].terms[1], fel.Not)
+    assert tree.op == "OR" and tree.terms[1].op == "AND" and isinstance(tree.terms[1].terms[1], Not)
     assert rql.parse("SELECT doc.id FROM doc FILTER (doc.title = 'a' OR doc.title = 'b') AND doc.id = 'x'").filter.op == "AND"
 
 
@@ -151,7 +153,7 @@ def test_the_search_depth_is_one_the_search_accepts():
 def test_values_are_parameters_never_sql_text():
     plan = rql.parse("SELECT doc.id, doc.context FROM doc USING lexical('x''); DROP TABLE chunks; --') "
                      "FILTER doc.title = 'y''); DROP TABLE documents; --' LIMIT 7 OFFSET 2")
-    query = rql.to_sql(plan, "Q")
+    query = rql_sql.select(plan, "Q")
     assert "DROP" not in query.sql and "7" not in query.sql
-    assert query.params == (rql.HITS, "Q", "y'); DROP TABLE documents; --", 7, 2)
+    assert query.params == (rql_sql.HITS, "Q", "y'); DROP TABLE documents; --", 7, 2)
     assert plan.lexical == "x'); DROP TABLE chunks; --"  # handed to the search, never to SQL

@@ -268,6 +268,8 @@ def test_sql_conditions_select_exactly_what_the_final_check_passes(docs, types, 
     import sqlite3
 
     from chinvex.retrieval import filters
+    from chinvex.storage import filter_sql
+    from chinvex.storage.search_reads import REL_PATH_SQL
 
     f = filters.SearchFilter.of(types, glob, since, until)
     conn = sqlite3.connect(":memory:")
@@ -277,8 +279,9 @@ def test_sql_conditions_select_exactly_what_the_final_check_passes(docs, types, 
     for i, (stype, uri, rel, updated, created) in enumerate(docs):
         meta = None if rel is None else json.dumps({"path": rel})
         conn.execute("INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?)", (i, stype, uri, meta, updated, created))
-    conds, params = filters.sql_conditions(f)
-    sql = "SELECT doc_id, " + filters.REL_PATH_SQL.format(d="d") + " FROM documents d"
+    conds, params = filter_sql.search_conditions(source_types=f.source_types, path_glob=f.path_glob,
+                                                 since=f.since, until=f.until)
+    sql = "SELECT doc_id, " + REL_PATH_SQL.format(d="d") + " FROM documents d"
     selected = {row[0] for row in conn.execute(sql + (" WHERE " + " AND ".join(conds) if conds else ""), params)}
     expected = {i for i, rel in conn.execute(sql)
                 if filters.passes(f, source_type=docs[i][0], source_uri=docs[i][1], rel_path=rel,
