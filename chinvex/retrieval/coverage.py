@@ -2,8 +2,8 @@
 when that is not all of them.
 
 A chunk without a vector is found by its words alone. When a context's Chroma store is lost,
-replaced or half-filled (a deleted `chroma/` folder followed by an ingest once left 1,404 of
-1,833 chunks without one), a search that calls itself "hybrid" hides that most of the index is
+replaced or half-filled (a deleted `chroma/` folder followed by an ingest once left most chunks
+without one), a search that calls itself "hybrid" hides that most of the index is
 invisible to meaning-based matching. So every search that asks for vectors (modes hybrid and
 vector) states the coverage: a figure in `stats` (JSON, MCP), a warning naming the context and
 the figure whenever it is under 100 %, and a mode line that says "hybrid (vectors for 23 % of

@@ -35,17 +35,8 @@ from typing import Any, Literal
 from chinvex.storage.filter_sql import PATH_MATCH_FUNCTION
 from chinvex.timeutil import iso_z, to_utc
 
-# Vector-leg thresholds, measured on a 100k-chunk Chroma 1.5 store (random unit 384-d vectors,
-# the hard case for HNSW; 10 chunks per doc; 2 shared, busy cores), median ms per query for 50
-# neighbours:
-#   unfiltered:                     n=50: 8, n=200: 22, n=800: 46, n=3200: 128
-#   where={"doc_id": {"$in": D}}:   D=1: 195, 10: 145, 100: 101, 1000: 138, 5000: 428
-#   query(ids=C) (C chunk ids):     C=250: 122, 1000: 58-83, 5000: 57, 10000: 33, 50000: 126
-#   exact cosines (get embeddings): C=10: 1, 100: 9, 500: 26, 1000: 50-64, 2000: 206
-# A metadata `$in` on doc_id is never the cheapest (its metadata scan alone costs 18-70 ms), so
-# the leg restricts by chunk ids instead; small sets are cheapest scored exactly; and when the
-# filter allows a large share of the store, an unfiltered over-fetch finds k allowed
-# neighbours within a few hundred results.
+# The limits below come from measured query costs on a 100k-chunk store (ARCHITECTURE,
+# Retrieval, "Path and date filters"); they decide a strategy, never a result.
 EXACT_LIMIT = 500
 """Up to this many allowed chunks: cosine of each stored vector, exact (the cheapest there)."""
 RESTRICT_LIMIT = 10_000
@@ -53,12 +44,6 @@ RESTRICT_LIMIT = 10_000
 OVERFETCH_MAX = 2_000
 """An over-fetch that would need more neighbours than this switches to a restricted query."""
 
-# FTS leg, same index (23k matches per query), median ms: unfiltered 45; the filter as SQL
-# conditions evaluated per match (documents join, path function) 32-113; matches restricted to
-# the allowed doc ids (`c.doc_id IN json_each(?)`) 19-41; FTS5 restricted to the allowed chunk
-# rowids: 10 chunks 1.9, 1000 chunks 290 (FTS5 runs one lookup per rowid).
-# Whole warm search there (k=10, 40 queries): unfiltered p50 39 ms (unchanged); with a path or
-# date filter p50 43 ms (one file) to 115 ms (1k-50k allowed chunks), p95 <= 180 ms.
 FTS_ROWID_LIMIT = 64
 """Up to this many allowed chunks the FTS leg looks them up by rowid; beyond, it checks each
 match's document against the allowed set."""

@@ -70,8 +70,8 @@ def rare_terms(counts: dict[str, int], cap: int, budget: int) -> list[str]:
     """The query terms whose matches are the lexical leg's candidates. `counts` holds each
     term's matches counted up to `cap` (a term at the cap may match far more).
 
-    BM25 costs FTS5 1-5 microseconds per match, and a long question of common words can match
-    a large share of a big index. When the matches may exceed `budget`, only the rarest terms
+    BM25 costs FTS5 time for every match, and a long question of common words can match a large
+    share of a big index. When the matches may exceed `budget`, only the rarest terms
     that fit it (at least one) choose candidates; the search still scores those with every term
     (see lexical_leg.LexicalPlan). Returned in the query's order (the order of `counts`).
     """

@@ -1,45 +1,22 @@
 """The Recall Query Language (`chinvex query --rql`, the Recall design's RQL subset): exact,
-repeatable questions over one context's documents and chunks, parsed and planned here and run
-by chinvex.retrieval.rql_run.
-
-    SELECT doc.path, doc.mtime FROM doc
-    FILTER doc.source_type = 'codex_session' AND doc.mtime >= '2026-03-01'
-        AND doc.mtime < '2026-04-01' AND chunk.text LIKE '%auth.py%'
-    ORDER BY doc.mtime DESC LIMIT 20
+repeatable questions over one context's documents and chunks, parsed and planned here, compiled
+by chinvex.storage.rql_sql and run by chinvex.retrieval.rql_run. The statement's form and its
+meaning for users are in README, "Exact queries (RQL)".
 
     SELECT doc.path, chunk.line_start, score FROM chunk
     USING semantic('retry with back-off'), lexical('backoff')
     FILTER doc.role = 'code' LIMIT 5
 
-Statement: `SELECT <columns> FROM doc|chunk [USING semantic('…')[, lexical('…')]] [FILTER <FEL>]
-[ORDER BY <column> [ASC|DESC], …] [LIMIT n [OFFSET m]] [;]`. Keywords are case-insensitive;
-`--` starts a comment (statements read from a file). The FILTER clause is the Filter Expression
-Language itself: this grammar embeds `fel.EXPRESSION_GRAMMAR` and builds its tree with FEL's own
-transformer and checks, so `--filter` and FILTER cannot drift apart.
+The FILTER clause is the Filter Expression Language itself: this grammar embeds
+`fel.EXPRESSION_GRAMMAR` and builds its tree with FEL's own transformer and checks, so
+`--filter` and FILTER cannot drift apart. With USING the rows are the `SEARCH_DEPTH` best chunks
+the filter allows, ranked by the search, and ORDER BY / OFFSET / LIMIT act on those, so the
+pages of one statement never overlap or skip a row. Every plan ends its order with a unique
+tie-break (`TIE_BREAK`), so a statement on an unchanged index always returns the same rows.
 
-Columns are the FEL field catalogue (`fel.FIELDS`), `score`, and `*` (the table's usual
-columns). A column may be written unqualified (`path`, `text`): it is the FROM table's field
-of that name, else the document's. FILTER fields are qualified, as in `--filter`.
-
-Semantics:
-- Without USING the statement is a structured query over SQLite. With USING it is the search:
-  `semantic` alone runs the vector leg, `lexical` alone the full-text leg, both the normal
-  blend (source and role weights included); `score` is the search's rank score. The search
-  ranks the `SEARCH_DEPTH` best chunks the FILTER allows (the filter acts inside both legs), and
-  ORDER BY, OFFSET and LIMIT act on those, so the pages of one statement never overlap or skip
-  a row. `FROM doc USING …` gives one row per document, scored by its best chunk.
-- FROM doc with a FILTER on chunk fields keeps the documents that have a chunk satisfying it.
-- Order: the ORDER BY keys, then the default order as tie-break, so every statement has one
-  total order and the same statement on an unchanged index returns the same rows: with USING,
-  `score DESC`; then `doc.path`, then (FROM chunk) `chunk.offset`, then `chunk.id` / `doc.id`.
-  Missing values sort last in both directions.
-- LIMIT defaults to `DEFAULT_LIMIT`; at most `MAX_LIMIT`.
-
-Strictness: a syntax error, an unknown column, a FILTER type error, `score` without USING, a
-chunk column in a FROM doc statement, or a bad LIMIT is an `RqlError` (a usage error, exit 2)
-naming the line and column in the statement. (The design's v0.1 ignores unknown SELECT fields;
-chinvex refuses them, as it refuses unknown filter fields: a mistyped column would otherwise
-vanish from the output without a word.)
+Strictness: unknown columns, filter type errors, `score` without USING, a chunk column in a FROM
+doc statement or a bad LIMIT are an `RqlError` (exit 2) naming the line and column. (The
+design's v0.1 ignores unknown SELECT fields; a mistyped column would vanish without a word.)
 """
 
 from __future__ import annotations
