@@ -142,13 +142,16 @@ def _visible_length(answer: str) -> int:
     return len(re.sub(r"\s*\[chunk:[^\]]*\]", "", answer))
 
 
-def ask_all(config, queries: list[dict], *, k: int, searcher) -> list[dict]:
-    from chinvex.answer.service import answer
+def ask_all(config, queries: list[dict], *, k: int, searcher, min_confidence: float | None = None) -> list[dict]:
+    """Every question answered (at `min_confidence`, default the context's), one row each, with
+    the gate's confidence and the features it read (bench/fit_gate.py fits on them)."""
+    from chinvex.answer.service import answer_and_verdict
 
     rows = []
     for q in queries:
         started = time.perf_counter()
-        response = answer(config, q["query"], k=k, searcher=searcher, generator="extractive")
+        response, verdict = answer_and_verdict(config, q["query"], k=k, searcher=searcher, generator="extractive",
+                                               min_confidence=min_confidence)
         took = time.perf_counter() - started
         texts = {c.chunk_id: c.text for c in response.evidence_pack.chunks}
         cited = [c for c in response.citations]
@@ -163,6 +166,9 @@ def ask_all(config, queries: list[dict], *, k: int, searcher) -> list[dict]:
                 {"path": e["path"]} for e in q["expected"]]),
             "length": _visible_length(response.answer) if response.grounded else None,
             "reason": next((e.detail for e in response.errors), None), "took_s": took,
+            "confidence": response.confidence,
+            "p": verdict.confidence if verdict is not None else None,
+            "features": verdict.features if verdict is not None else None,
         })
     return rows
 

@@ -21,7 +21,8 @@ from chinvex.answer.evidence import Evidence, build_evidence, citation_for, evid
 from chinvex.answer.roles import role_weight
 from chinvex.answer.grounding import REFUSAL, validate
 from chinvex.answer.question import analyse_question
-from chinvex.answer.support import RELATED_COSINE, analyse, judge
+from chinvex.answer.confidence import default_min_confidence
+from chinvex.answer.support import RELATED_COSINE, Verdict, analyse, judge
 from chinvex.embedding.factory import provider_of
 from chinvex.answer.dates import header_date, parse_date
 from chinvex.answer.text import DocumentFrequencies, Stemmer, TermWeights
@@ -35,9 +36,36 @@ from chinvex.storage.search_reads import created_at_of, first_chunk_text
 def answer(config: ContextConfig, query: str, *, k: int = 8, grounded: bool = True,
            source_types: list[str] | None = None, generator: str | None = None,
            searcher: Searcher | None = None, model: str | None = None,
-           filter_expression: str | None = None) -> AnswerResponse:
+           filter_expression: str | None = None, min_confidence: float | None = None) -> AnswerResponse:
+    """The answer to `query` from `config`'s index, gated: refused (GROUNDING_FAILED) when its
+    confidence is below `min_confidence`, else context.json `answer.min_confidence`, else the
+    calibrated default (confidence.py)."""
+    return answer_and_verdict(config, query, k=k, grounded=grounded, source_types=source_types,
+                              generator=generator, searcher=searcher, model=model,
+                              filter_expression=filter_expression, min_confidence=min_confidence)[0]
+
+
+def refusal_point(config: ContextConfig, min_confidence: float | None = None) -> float:
+    """The confidence below which an answer is refused: the caller's, else the context's, else
+    the default chosen on held-out conversations."""
+    if min_confidence is not None:
+        if not 0.0 <= min_confidence <= 1.0:
+            raise UsageError(f"min_confidence must be between 0 and 1 (got {min_confidence})")
+        return min_confidence
+    configured = config.answer.min_confidence if config.answer is not None else None
+    return configured if configured is not None else default_min_confidence()
+
+
+def answer_and_verdict(config: ContextConfig, query: str, *, k: int = 8, grounded: bool = True,
+                       source_types: list[str] | None = None, generator: str | None = None,
+                       searcher: Searcher | None = None, model: str | None = None,
+                       filter_expression: str | None = None, min_confidence: float | None = None,
+                       ) -> tuple[AnswerResponse, Verdict | None]:
+    """`answer`, with the gate's verdict (its features and confidence; None when no answer was
+    attempted), for bench/fit_gate.py."""
     started = time.perf_counter()
     name = generator_name(generator, config)
+    threshold = refusal_point(config, min_confidence)
     types = [t for t in dict.fromkeys(source_types or []) if t] or None
     retrieval = Retrieval(k=k, filters={"source_types": types} if types else {},
                           weights_used=_weights_used(config, types), generator=name)
@@ -48,7 +76,7 @@ def answer(config: ContextConfig, query: str, *, k: int = 8, grounded: bool = Tr
         return AnswerResponse(**{**base, **fields})
 
     if not query or not query.strip():
-        return response(errors=[AnswerError(code="EMPTY_QUERY", detail="The query is empty or whitespace only.")])
+        return response(errors=[AnswerError(code="EMPTY_QUERY", detail="The query is empty or whitespace only.")]), None
 
     own_searcher = searcher is None
     searcher = searcher or Searcher()
@@ -58,13 +86,11 @@ def answer(config: ContextConfig, query: str, *, k: int = 8, grounded: bool = Tr
                                                              filter_expression=filter_expression))
         except UsageError:
             raise
-        except RetrievalError as exc:
-            return response(errors=[AnswerError(code="RETRIEVAL_ERROR", detail=exc.message)])
-        except ChinvexError as exc:
-            return response(errors=[AnswerError(code="RETRIEVAL_ERROR", detail=exc.message)])
+        except (RetrievalError, ChinvexError) as exc:
+            return response(errors=[AnswerError(code="RETRIEVAL_ERROR", detail=exc.message)]), None
         except (sqlite3.Error, OSError) as exc:
             return response(errors=[AnswerError(code="RETRIEVAL_ERROR",
-                                                detail=f"the index of context {config.name} cannot be read ({exc})")])
+                                                detail=f"the index of context {config.name} cannot be read ({exc})")]), None
         retrieval.mode = found.stats.mode
         retrieval.warnings = list(found.stats.warnings)
         asked = analyse_question(query)
@@ -85,43 +111,56 @@ def answer(config: ContextConfig, query: str, *, k: int = 8, grounded: bool = Tr
         try:
             request.analysis, request.weights_used = analyse(
                 asked, evidence, stemmer, request.weights, request.said_on)
+            request.analysis.min_confidence = threshold  # a generator judging on its own uses it too
             try:
                 generated = generator_impl.generate(request)
             except GeneratorError as exc:
-                return response(evidence_pack=pack, errors=[AnswerError(code="GENERATOR_ERROR", detail=exc.message)])
+                return response(evidence_pack=pack, errors=[AnswerError(code="GENERATOR_ERROR", detail=exc.message)]), None
         finally:
             stemmer.close()
         if generated.model:
             retrieval.model = generated.model
-        return _gate(response, generated, request, pack, grounded)
+        return _gate(response, generated, request, pack, grounded, threshold)
     finally:
         if own_searcher:
             searcher.close()
 
 
-def _gate(response, generated: Generated, request: GenerationRequest, pack, grounded: bool) -> AnswerResponse:
-    """The same two checks for every generator: the answer's form (every paragraph cites chunks
-    of the evidence pack) and what the cited chunks say (some sentence of them, about the right
-    subject, says enough of what the question asks; support.judge)."""
+def _gate(response, generated: Generated, request: GenerationRequest, pack, grounded: bool,
+          threshold: float) -> tuple[AnswerResponse, Verdict | None]:
+    """The same checks for every generator: the answer's form (every paragraph cites chunks of
+    the evidence pack), what the cited chunks say (some sentence of them, about the right
+    subject, says what the question asks; support.judge) and how likely an answer resting on
+    that sentence is to be right (its confidence, at least `threshold`). For an LLM's answer the
+    confidence is that of the best sentence of the chunks it cites, not of its own wording:
+    the model was fitted on answers quoting a sentence, and an LLM's paraphrase carries no
+    features of its own."""
     evidence = request.evidence
     by_id = {item.chunk_id: item for item in evidence}
     text = generated.text
     check = validate(text, by_id)
     citations = [citation_for(by_id[cid], quote=generated.quotes.get(cid)) for cid in check.cited]
     detail = generated.reason or check.detail
+    verdict = None
     if check.ok and request.analysis is not None:
         cited = set(check.cited)
         verdict = judge(request.analysis, evidence, restrict=lambda c: c.item.chunk_id in cited,
-                        min_cosine=request.min_cosine)
+                        min_cosine=request.min_cosine, min_confidence=threshold)
         if not verdict.ok:
             detail = f"The cited sources do not say it: {verdict.reason}"
             check.ok = False
+    elif request.analysis is not None:  # refused by the generator: the confidence it had to go on
+        verdict = judge(request.analysis, evidence, min_cosine=request.min_cosine, min_confidence=threshold)
+    sure = round(verdict.confidence, 2) if verdict is not None and verdict.confidence is not None else 0.0
     if check.ok:
-        return response(grounded=True, answer=text.strip(), citations=citations, evidence_pack=pack)
+        return response(grounded=True, answer=text.strip(), confidence=sure, citations=citations,
+                        evidence_pack=pack), verdict
     error = AnswerError(code="GROUNDING_FAILED", detail=detail)
     if grounded:
-        return response(grounded=False, answer=REFUSAL, citations=[], evidence_pack=pack, errors=[error])
-    return response(grounded=False, answer=text.strip(), citations=citations, evidence_pack=pack, errors=[error])
+        return response(grounded=False, answer=REFUSAL, confidence=sure, citations=[], evidence_pack=pack,
+                        errors=[error]), verdict
+    return response(grounded=False, answer=text.strip(), confidence=sure, citations=citations,
+                    evidence_pack=pack, errors=[error]), verdict
 
 
 ANSWER_POOL = 24

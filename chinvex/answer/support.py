@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from chinvex.answer.answer_types import holds
+from chinvex.answer.confidence import confidence, default_min_confidence, gate_features
 from chinvex.answer.dates import resolve
 from chinvex.answer.dialogue_units import same_person
 from chinvex.answer.evidence import Evidence
@@ -137,6 +138,9 @@ class Analysis:
     subject: tuple[tuple[str, frozenset[str]], ...] = ()
     """What the question is about beyond its people (`subject_of`): each (words, stems) must be
     mentioned, by one of its stems, in the passage an answer comes from."""
+    min_confidence: float | None = None
+    """The refusal point `judge` uses when it is not given one (the service sets the context's or
+    the caller's, so that a generator judging on its own uses it too)."""
 
 
 
@@ -146,6 +150,11 @@ class Verdict:
     best: Candidate | None
     reason: str | None
     ranked: list[Candidate]
+    confidence: float | None = None
+    """The calibrated probability that an answer resting on `best` is right (0 when no sentence
+    may answer; confidence.py)."""
+    features: dict[str, float] | None = None
+    """What the model read about `best` (bench/fit_gate.py records them)."""
 
 
 def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
@@ -310,53 +319,105 @@ def _mentions_subject(chunks: int, units: list[Unit], unit_stems: list[frozenset
 
 
 def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Candidate], bool] | None = None,
-          min_cosine: float | None = None) -> Verdict:
-    """Is there a sentence that answers? `restrict` limits the sentences that may (the gate of
-    an LLM answer only looks at the chunks it cites)."""
+          min_cosine: float | None = None, min_confidence: float | None = None) -> Verdict:
+    """Is there a sentence that answers, and how likely is an answer resting on it to be right?
+    `restrict` limits the sentences that may (the gate of an LLM answer only looks at the chunks
+    it cites). The refusal point is `min_confidence`, else the analysis's, else the model's
+    default (confidence.py)."""
     pool = [c for c in analysis.candidates if restrict is None or restrict(c)]
-    if not evidence:
-        return Verdict(False, None, "Nothing was retrieved for this query.", [])
-    if not analysis.terms:
-        return Verdict(False, None, "The question has no content words to look for.", [])
+    refused = _refused_outright(analysis, evidence, pool)
+    if refused is not None:
+        return refused
+    # What the evidence as a whole offers (the same for an answer from any of its chunks): the
+    # features of the chosen sentence do not depend on which chunks an answer cites.
+    everywhere = [c for c in analysis.candidates if _may_answer(analysis, c)]
+    fitting = [c for c in everywhere if restrict is None or restrict(c)]
     cosines = [e.result.scores.vector for e in evidence if e.result.scores.vector is not None]
     unrelated = min_cosine is not None and bool(cosines) and max(cosines) < min_cosine
-    expects = analysis.question.expects
-    if analysis.names and not any(c.names for c in pool):
-        missing = ", ".join(analysis.names)
-        return Verdict(False, None, f"No retrieved passage mentions {missing} together with what the "
-                                    f"question asks.", [])
-    subject = " and ".join(phrase for phrase, _ in analysis.subject)
-    if subject and not any(c.on_subject for c in pool):
-        return Verdict(False, None, f"No retrieved passage mentions {subject}.", [])
-    need_said = min(MIN_SAID_TERMS, len(analysis.terms))
-    fitting = [c for c in pool if c.about and c.names and c.on_subject and (c.typed or expects not in STRICT_TYPES)
-               and (c.kind == "dialogue" or c.said >= need_said)]
-    strongest = max(fitting, key=lambda c: (c.support if c.own >= MIN_OWN else 0.0, c.score), default=None)
+    strongest = max(everywhere, key=lambda c: (c.support if c.own >= MIN_OWN else 0.0, c.score), default=None)
     have = strongest.support if strongest is not None and strongest.own >= MIN_OWN else 0.0
-    rival = None
-    if analysis.participants:
-        rival = max((c for c in pool if c.others and not c.about and c.names and c.own >= MIN_OWN),
-                    key=lambda c: c.support, default=None)
-    who = ", ".join(sorted(analysis.participants))
+    rival = _rival(analysis, analysis.candidates)
     if unrelated and have < CONFIDENT:
         # Whole chunks far from the question in meaning, and no sentence that clearly says it.
         return Verdict(False, None, f"Nothing retrieved is about this question (best similarity "
-                                    f"{max(cosines):.2f} < {min_cosine}).", [])
-    if strongest is None or have < MIN_SUPPORT[strongest.kind]:
-        if rival is not None and rival.support >= MIN_SUPPORT[rival.kind]:
-            return Verdict(False, strongest, f"The sources say this about someone other than {who}.", [])
-        if any(not c.on_subject and c.own >= MIN_OWN and c.support >= MIN_SUPPORT[c.kind] for c in pool):
-            return Verdict(False, strongest, f"The passages that say this do not mention {subject}.", [])
-        need = MIN_SUPPORT[strongest.kind] if strongest else MIN_SUPPORT["prose"]
-        return Verdict(False, strongest, f"No retrieved passage says what the question asks (the best "
-                                         f"covers {_percent_below(have)} of its terms, needs {need:.0%}).", [])
-    if rival is not None and rival.support >= have + CONTRAST and have < CONFIDENT:
-        return Verdict(False, strongest, f"The sources say this about someone other than {who} "
-                                         f"({rival.support:.0%} vs {have:.0%} of its terms).", [])
-    eligible = [c for c in fitting if c.own >= MIN_OWN and c.support >= MIN_SUPPORT[c.kind]]
-    eligible.sort(key=lambda c: (-c.score, c.unit.chunk, c.unit.order))
-    best = eligible[0]
-    return Verdict(True, best, None, eligible)
+                                    f"{max(cosines):.2f} < {min_cosine}).", [], confidence=0.0)
+    if not fitting:
+        return Verdict(False, None, _why_none(analysis, pool, _rival(analysis, pool), have), [], confidence=0.0)
+    contrasted = rival is not None and rival.support >= have + CONTRAST and have < CONFIDENT
+    eligible = [c for c in fitting if _passes_floor(c)] if not contrasted else []
+    ranked = sorted(eligible or fitting, key=lambda c: (-c.score, c.unit.chunk, c.unit.order))
+    best = ranked[0]
+    features = gate_features(best, analysis, evidence, everywhere, min_cosine=min_cosine,
+                             strict=analysis.question.expects in STRICT_TYPES, passes_rules=bool(eligible))
+    p = confidence(features)
+    threshold = next((t for t in (min_confidence, analysis.min_confidence) if t is not None), None)
+    threshold = default_min_confidence() if threshold is None else threshold
+    if p < threshold:
+        reason = _why_unsure(analysis, best, rival, p, threshold)
+        return Verdict(False, best, reason, [], confidence=p, features=features)
+    rest = sorted((c for c in fitting if c is not best), key=lambda c: (-c.score, c.unit.chunk, c.unit.order))
+    return Verdict(True, best, None, [best, *rest], confidence=p, features=features)
+
+
+def _may_answer(analysis: Analysis, c: Candidate) -> bool:
+    """A sentence about the right person, with every name, on the subject, holding the kind of
+    answer where it must; a prose or code one also stating enough of the question in words."""
+    need_said = min(MIN_SAID_TERMS, len(analysis.terms))
+    return (c.about and c.names and c.on_subject and (c.typed or analysis.question.expects not in STRICT_TYPES)
+            and (c.kind == "dialogue" or (c.said >= need_said and _passes_floor(c))))
+
+
+def _passes_floor(candidate: Candidate) -> bool:
+    """The hand-set support thresholds the gate had before the model: still what a prose or code
+    sentence must clear (the model was fitted on conversations only), and a feature of it."""
+    return candidate.own >= MIN_OWN and candidate.support >= MIN_SUPPORT[candidate.kind]
+
+
+def _refused_outright(analysis: Analysis, evidence: list[Evidence], pool: list[Candidate]) -> Verdict | None:
+    """The refusals that are logic, not degree: nothing retrieved, nothing to look for, a name
+    or subject the question uses that no passage mentions."""
+    if not evidence:
+        return Verdict(False, None, "Nothing was retrieved for this query.", [], confidence=0.0)
+    if not analysis.terms:
+        return Verdict(False, None, "The question has no content words to look for.", [], confidence=0.0)
+    if analysis.names and not any(c.names for c in pool):
+        missing = ", ".join(analysis.names)
+        return Verdict(False, None, f"No retrieved passage mentions {missing} together with what the "
+                                    f"question asks.", [], confidence=0.0)
+    subject = " and ".join(phrase for phrase, _ in analysis.subject)
+    if subject and not any(c.on_subject for c in pool):
+        return Verdict(False, None, f"No retrieved passage mentions {subject}.", [], confidence=0.0)
+    return None
+
+
+def _rival(analysis: Analysis, pool: list[Candidate]) -> Candidate | None:
+    """The sentence that says most of the question about someone other than the one asked about."""
+    if not analysis.participants:
+        return None
+    return max((c for c in pool if c.others and not c.about and c.names and c.own >= MIN_OWN),
+               key=lambda c: c.support, default=None)
+
+
+def _why_none(analysis: Analysis, pool: list[Candidate], rival: Candidate | None, have: float) -> str:
+    """Why no sentence may answer at all."""
+    who = ", ".join(sorted(analysis.participants))
+    subject = " and ".join(phrase for phrase, _ in analysis.subject)
+    if rival is not None and rival.support >= MIN_SUPPORT[rival.kind]:
+        return f"The sources say this about someone other than {who}."
+    if any(not c.on_subject and c.own >= MIN_OWN and c.support >= MIN_SUPPORT[c.kind] for c in pool):
+        return f"The passages that say this do not mention {subject}."
+    return f"No retrieved passage says what the question asks (the best covers {_percent_below(have)} of its terms)."
+
+
+def _why_unsure(analysis: Analysis, best: Candidate, rival: Candidate | None, p: float, threshold: float) -> str:
+    """Why the best sentence is not trusted enough, in the terms a reader can check."""
+    sure = f"confidence {p:.2f} < {threshold:.2f}"
+    if rival is not None and rival.support > best.support:
+        who = ", ".join(sorted(analysis.participants))
+        return (f"The sources say this about someone other than {who} ({rival.support:.0%} vs "
+                f"{best.support:.0%} of its terms; {sure}).")
+    return (f"No retrieved passage says clearly enough what the question asks (the best covers "
+            f"{_percent_below(best.support)} of its terms; {sure}).")
 
 
 def _percent_below(share: float) -> str:

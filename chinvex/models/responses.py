@@ -146,6 +146,11 @@ class AnswerResponse(_Strict):
     query: str
     grounded: bool
     answer: str
+    confidence: float | None = Field(
+        None, ge=0.0, le=1.0,
+        description="The calibrated gate's probability that the answer is right (2 decimals). For a refusal, "
+        "that of the best sentence the sources offered (below the refusal point), 0 when none could answer; "
+        "null when no answer was attempted (empty query, retrieval or generator error).")
     citations: list[Citation] = Field(default_factory=list)
     evidence_pack: EvidencePack = Field(default_factory=EvidencePack)
     retrieval: Retrieval
