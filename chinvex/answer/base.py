@@ -3,6 +3,7 @@
 A generator turns a question and its evidence into answer text citing `[chunk:<id>]`; it never
 decides whether the answer is grounded (the gate in grounding.py does, the same way for all).
 The choice: the `generator` argument (CLI `--generator`), else context.json `answer.generator`,
+else `auto`: an LLM the user configured when it can be used (generators.choose_generator),
 else `extractive`, which runs offline and deterministically.
 """
 
@@ -22,7 +23,9 @@ if TYPE_CHECKING:
     from chinvex.answer.units import Unit
     from chinvex.models import ContextConfig
 
-DEFAULT_GENERATOR = "extractive"
+AUTO = "auto"
+"""Not a generator: the choice of one from what is configured (generators.choose_generator)."""
+DEFAULT_GENERATOR = AUTO
 
 
 class GeneratorError(ChinvexError):

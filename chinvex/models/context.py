@@ -146,9 +146,13 @@ class RetrievalConfig(_Open):
 
 class AnswerConfig(_Open):
     generator: str = Field(
-        "extractive", min_length=1,
-        description="extractive, anthropic or ollama, or a generator a package registers (entry-point group "
-                    "chinvex.generators).")
+        "auto", min_length=1,
+        description="auto (default), extractive, anthropic or ollama, or a generator a package registers "
+                    "(entry-point group chinvex.generators). auto uses Anthropic when ANTHROPIC_API_KEY is "
+                    "set and answer.model is a claude-... model or absent; Ollama when answer.model names "
+                    "another model and the Ollama server (answer.host, else OLLAMA_HOST, else "
+                    "127.0.0.1:11434) lists it; else extractive, with a warning saying why when an LLM "
+                    "was configured.")
     model: str | None = None
     host: str | None = None
     min_confidence: float | None = Field(

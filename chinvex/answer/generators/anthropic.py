@@ -41,8 +41,7 @@ class AnthropicGenerator:
             raise GeneratorError(
                 "the anthropic generator needs the 'anthropic' package (pip install 'chinvex[anthropic]')"
             ) from None
-        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
-                or os.environ.get("ANTHROPIC_PROFILE")):
+        if not has_credentials():
             raise GeneratorError("the anthropic generator needs ANTHROPIC_API_KEY in the environment")
         try:
             client = anthropic.Anthropic(base_url=self.base_url, timeout=self.timeout, max_retries=1)
@@ -65,6 +64,21 @@ class AnthropicGenerator:
         if not text:
             raise GeneratorError(f"the Anthropic reply had no text (stop reason: {message.stop_reason})")
         return Generated(text=text, model=message.model or self.model)
+
+
+CREDENTIAL_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE")
+"""The environment variables through which the SDK finds credentials."""
+
+
+def has_credentials() -> bool:
+    """Whether the environment gives the SDK credentials to use: the generator refuses to run
+    without them, and `auto` only chooses Anthropic with them."""
+    return any((os.environ.get(name) or "").strip() for name in CREDENTIAL_VARIABLES)
+
+
+def is_claude_model(model: str) -> bool:
+    """A model id of Anthropic's (`claude-…`), as opposed to a local model's name."""
+    return model.strip().lower().startswith("claude")
 
 
 def _short(text: str, limit: int = 300) -> str:
