@@ -23,10 +23,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-
-from loopback_servers import anthropic_server, chunk_ids_in, user_text
-
 from helpers import FIXTURES, assert_no_traceback, run_cli
+from loopback_servers import anthropic_server, chunk_ids_in, user_text
 
 CHATLORE = FIXTURES / "chatgpt-export" / "chatlore"
 QUESTION = "Which index is missing for the slow orders query?"
@@ -51,7 +49,7 @@ class StandIn(ThreadingHTTPServer):
         self.connections = 0
         super().__init__(("127.0.0.1", 0), _Handler)
 
-    def get_request(self):  # noqa: D102 (socketserver API)
+    def get_request(self):
         accepted = super().get_request()
         self.connections += 1
         return accepted
@@ -65,10 +63,10 @@ class StandIn(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: StandIn
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server API)
+    def do_GET(self) -> None:
         self._answer({})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         self._answer(json.loads(self.rfile.read(length) or b"{}"))
 

@@ -5,7 +5,8 @@ Credentials and endpoint are the SDK's: `ANTHROPIC_API_KEY` (or `ANTHROPIC_AUTH_
 context.json `answer.model`, else DEFAULT_MODEL. Whatever goes wrong (SDK missing, no key,
 network, an error status, a reply without text) becomes a GeneratorError with one clear line,
 which the service reports as GENERATOR_ERROR; the grounding gate then judges the text as it
-judges every generator's.
+judges every generator's. `auto` (generators/__init__.py) chooses this generator when
+`has_credentials()` and the configured model, if any, `is_claude_model`.
 """
 
 from __future__ import annotations
