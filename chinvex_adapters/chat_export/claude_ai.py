@@ -18,6 +18,8 @@ from chinvex.ids import sha256_hex, thread_doc_id
 from chinvex.models import Attachment, ConversationDoc
 from chinvex.models.sources import ParseReport
 from chinvex.timeutil import to_utc
+from chinvex_adapters.chat_export.claude_markup import split_markup
+from chinvex_adapters.kit.edits import MAX_EDIT_CHARS, FileEdit
 from chinvex_adapters.kit.text import as_str, clean_text, json_safe, one_line, truncate_middle
 from chinvex_adapters.kit.turns import ConversationBuilder
 
@@ -77,7 +79,11 @@ def _add_message(b: ConversationBuilder, message: dict[str, Any], counts: Counte
     blocks = message.get("content")
     if not isinstance(blocks, list) or not blocks:
         text = message.get("text") if isinstance(message.get("text"), str) else ""
-        b.message(role, "\n\n".join([text, *pasted]).strip(), ts=ts, turn_id=mid, attachments=refs)
+        if role == "assistant" and "<ant" in text:
+            _add_marked_up(b, text, ts, mid, counts)
+            text = ""
+        if text.strip() or pasted or refs:
+            b.message(role, "\n\n".join([text, *pasted]).strip(), ts=ts, turn_id=mid, attachments=refs)
         return
     words: list[str] = []
 
@@ -122,17 +128,46 @@ def _add_message(b: ConversationBuilder, message: dict[str, Any], counts: Counte
     flush(ts, last=True)
 
 
+def _add_marked_up(b: ConversationBuilder, text: str, ts: Any, mid: str | None, counts: Counter[str]) -> None:
+    """An older reply with inline reasoning and artifacts (claude_markup): its words as
+    assistant turns, the reasoning as thinking, each artifact version as a write of it."""
+    for piece in split_markup(text):
+        if piece.kind == "text":
+            b.message("assistant", piece.text, ts=ts, turn_id=mid)
+        elif piece.kind == "thinking":
+            b.thinking(piece.text, ts=ts, turn_id=f"{mid}:thinking" if mid else None)
+        else:
+            name = piece.attrs.get("identifier") or piece.attrs.get("title") or "artifact"
+            body = piece.text[:MAX_EDIT_CHARS]
+            edit = FileEdit(path=name, op="write", new_text=body, truncated=len(piece.text) > MAX_EDIT_CHARS)
+            b.tool_call("artifact", {**piece.attrs, "content": piece.text}, ts=ts, edits=[edit],
+                        turn_id=f"{mid}:artifact" if mid else None)
+            counts["artifacts_inline"] += 1
+
+
 ROOT_PARENT = "00000000-0000-4000-8000-000000000000"
+
+
+def in_time_order(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Older exports list a conversation's messages out of order (a later request can come
+    first); their times order them, and a request and its reply, which share one time to the
+    microsecond, keep the request first. Left as they are when a message has no readable time."""
+    stamps = [to_utc(m.get("created_at")) for m in messages]
+    if any(stamp is None for stamp in stamps):
+        return messages
+    order = sorted(range(len(messages)), key=lambda i: (stamps[i], messages[i].get("sender") != "human", i))
+    return [messages[i] for i in order]
 
 
 def visible_branch(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
     """The messages of the branch the user saw last, in order, and how many were left on other
     branches. An edited or regenerated message starts a sibling branch (`parent_message_uuid`);
     the export keeps every branch and does not say which one is shown, so the chain ending at
-    the latest message is taken. Without parent ids (older exports) the list is the thread."""
+    the latest message is taken. Without parent ids (older exports) the thread is the list in
+    time order."""
     by_id = {m["uuid"]: m for m in messages if isinstance(m.get("uuid"), str)}
     if not any(isinstance(m.get("parent_message_uuid"), str) for m in messages) or len(by_id) != len(messages):
-        return messages, 0
+        return in_time_order(messages), 0
     parents = {m.get("parent_message_uuid") for m in messages}
     leaves = [m for m in messages if m["uuid"] not in parents]
     leaf = max(leaves, key=lambda m: (str(m.get("created_at") or ""), messages.index(m)))

@@ -1,10 +1,11 @@
 """claude.ai data exports in chat roots, next to ChatGPT's.
 
-No real claude.ai export is public under a licence that allows copying it (the search found only
-peers' hand-written samples and markdown renderings), so these tests build exports in the
-shapes documented by people who read their own (the older text-only messages, the `content[]`
-blocks with thinking and tools, branches through `parent_message_uuid`, the zip with
-`users.json` and `projects/`). The parser is also exercised on held-back real exports."""
+One real export conversation (tests/fixtures/samples/claude_ai, Apache-2.0, the older text-only
+shape with inline reasoning and artifacts) is read through the adapter and the CLI. No real
+export of the newer `content[]` shape is public under a licence that allows copying it, so
+those tests build exports in the shapes documented by people who read their own (thinking and
+tool blocks, branches through `parent_message_uuid`, the zip with `users.json` and
+`projects/`). The parser is also exercised on held-back real exports."""
 
 from __future__ import annotations
 
@@ -71,6 +72,55 @@ def _export(tmp_path: Path, *conversations: dict) -> Path:
     path = tmp_path / "conversations.json"
     path.write_text(json.dumps(list(conversations)))
     return path
+
+
+REAL = FIXTURES / "claude_ai" / "simonw-claude-to-sqlite" / "conversations.json"
+
+
+def test_real_export_reads_in_time_order_with_reasoning_and_artifacts_apart():
+    (doc,), report = _parse(REAL)
+    assert doc.source == "claude_ai" and doc.title == "LLM Pricing Calculator"
+    stamps = [t.ts for t in doc.turns]
+    assert stamps == sorted(stamps)  # the file lists a later request first
+    assert doc.turns[0].role == "user" and doc.turns[0].text.startswith("Built me an artifact")
+    said = [t for t in doc.turns if t.role in ("user", "assistant") and not t.meta.get("thinking")]
+    assert sum(t.role == "user" for t in said) == 10
+    assert not any("<antThinking>" in t.text or "<antArtifact" in t.text for t in doc.turns)
+    thinking = [t for t in doc.turns if t.meta.get("thinking")]
+    artifacts = [t for t in doc.turns if t.tool is not None]
+    assert len(thinking) == 10 and len(artifacts) == report.counts["artifacts_inline"] == 10
+    edit = artifacts[-1].meta["edits"][0]
+    assert edit["path"] == "llm-pricing-calculator" and edit["op"] == "write"
+    assert edit["new_text"].startswith("<!DOCTYPE html>") and "</html>" in edit["new_text"]
+    onkeyup = next(i for i, t in enumerate(doc.turns) if t.role == "user" and "onkeyup" in t.text)
+    assert doc.turns[onkeyup + 1].role == "assistant"  # a request, then its reply (same timestamp)
+    assert [a.name for a in doc.turns[onkeyup].attachments][:1] == ["CleanShot 20241016 at 20.34.122x.png"]
+
+
+def test_real_export_through_the_cli(tmp_path: Path, chinvex_home: Path):
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    shutil.copy(REAL, chats / "conversations.json")
+    assert run_cli_in_process("context", "create", "Claude", "--chat-root", str(chats)).code == 0
+    result = run_cli_in_process("ingest", "--context", "Claude", "--json")
+    assert_no_traceback(result)
+    assert result.code == 0 and result.json["errors"] == [], result
+    got = run_cli("get", "91098bc8-f2c4-427b-b71b-1e25efa2e871", "--context", "Claude", "--json")
+    assert got.code == 0 and got.json["turns"][0]["role"] == "user"
+    found = run_cli("search", "six decimal places cents dollars", "--context", "Claude", "--json")
+    assert found.code == 0 and found.json["results"], found
+
+
+def test_inline_markup_without_tags_or_left_open_stays_text():
+    from chinvex_adapters.chat_export.claude_markup import split_markup
+
+    assert [(p.kind, p.text) for p in split_markup(" plain reply ")] == [("text", " plain reply ")]
+    cut = "Here it is <antArtifact identifier=\"x\">half"
+    assert [(p.kind, p.text) for p in split_markup(cut)] == [("text", cut)]
+    pieces = split_markup("a <antThinking>why</antThinking> b <antArtifact identifier=\"f\" title=\"F\">body</antArtifact> c")
+    assert [(p.kind, p.text) for p in pieces] == [("text", "a"), ("thinking", "why"), ("text", "b"),
+                                                   ("artifact", "body"), ("text", "c")]
+    assert pieces[3].attrs == {"identifier": "f", "title": "F"}
 
 
 def test_older_text_only_messages(tmp_path: Path):
