@@ -19,10 +19,11 @@ Figures (targets from the issue):
   refusals count 0 (>= 0.25); median answer length in characters (<= 400). Every figure per
   conversation too, with the spread (lowest and highest), since the thresholds were first set on
   conv-26 and conv-30 and a rule fitted there must hold on the others.
-- Leave one conversation out: every support threshold shifted by -0.10 … +0.10 (answer/support.py
-  MIN_SUPPORT); for each conversation the shift is chosen on the other five (the largest worst
-  margin to the two targets, refused 0.90 and grounded 0.80) and its figures are those of the
-  held-out conversation at that shift.
+- The questions are answered once with the gate open (min_confidence 0), each with its
+  confidence; the figures at the shipped refusal point follow from it exactly (an answer is kept
+  when its confidence reaches the point). Leave one conversation out (bench/fit_gate.py): for
+  each conversation the confidence model is fitted on the other five and the refusal point chosen
+  on them; its figures are those of the held-out conversation with that model at that point.
 - Off-topic refused (>= 0.95); golden answered grounded with a defining file as the first
   citation (>= 0.90); warm answer latency p50 (<= 50 ms) and p95.
 
@@ -57,7 +58,6 @@ HOME = REPO / "bench" / "out" / "answers" / "home"
 SNAPSHOT = REPO / "bench" / "out" / "answers" / "chinvex-src"
 SELF_GOLDEN = REPO / "golden_queries" / "chinvex.json"
 OFFTOPIC = REPO / "golden_queries" / "offtopic.json"
-CURVE_SHIFTS = (-0.10, -0.05, 0.0, 0.05, 0.10)
 
 
 def _ingest(name: str, includes: dict[str, list[str]]):
@@ -192,39 +192,15 @@ def locomo_figures(rows: list[dict]) -> dict[str, float | None]:
     }
 
 
-def shifted_rows(conversations: dict, questions: dict[str, list[dict]], *, k: int, searcher,
-                 shifts: tuple[float, ...] = CURVE_SHIFTS) -> dict[float, dict[str, list[dict]]]:
-    """Every conversation's rows with every support threshold shifted by each of `shifts`."""
-    from chinvex.answer import support
-
-    original = dict(support.MIN_SUPPORT)
-    out: dict[float, dict[str, list[dict]]] = {}
-    try:
-        for shift in shifts:
-            support.MIN_SUPPORT.update({kind: value + shift for kind, value in original.items()})
-            out[shift] = {conv: ask_all(conversations[conv], qs, k=k, searcher=searcher)
-                          for conv, qs in questions.items()}
-    finally:
-        support.MIN_SUPPORT.update(original)
+def at_point(rows: list[dict], point: float) -> list[dict]:
+    """Open-gate rows as the gate leaves them at refusal point `point`: an answer whose
+    confidence is below it is refused."""
+    out = []
+    for r in rows:
+        kept = r["grounded"] and (r["p"] or 0.0) >= point
+        out.append({**r, "grounded": kept, "f1": r["f1"] if kept else 0.0, "gold_cited": kept and r["gold_cited"],
+                    "first_cited": kept and r["first_cited"], "length": r["length"] if kept else None})
     return out
-
-
-def margin(figures: dict) -> float:
-    """How far the worse of the two gate targets is cleared (negative: missed)."""
-    return min((figures["refused"] or 0) - 0.90, (figures["grounded"] or 0) - 0.80)
-
-
-def leave_one_out(by_shift: dict[float, dict[str, list[dict]]]) -> dict[str, tuple[float, dict]]:
-    """For each conversation: the shift chosen on the other conversations (largest margin, the
-    smaller shift on a tie) and the held-out conversation's figures at it."""
-    convs = sorted(next(iter(by_shift.values())))
-    chosen = {}
-    for held in convs:
-        def train_margin(shift: float) -> float:
-            return margin(locomo_figures([r for c in convs if c != held for r in by_shift[shift][c]]))
-        best = max(sorted(by_shift), key=lambda shift: (train_margin(shift), -abs(shift)))
-        chosen[held] = (best, locomo_figures(by_shift[best][held]))
-    return chosen
 
 
 def spread(per: dict[str, dict], key: str) -> str:
@@ -238,11 +214,12 @@ def _ok(value: float | None, target: float, above: bool = True) -> bool | None:
     return value >= target if above else value <= target
 
 
-def _locomo_figures(rows: list[dict], per: dict[str, dict], k: int) -> list[Figure]:
+def _locomo_figures(rows: list[dict], per: dict[str, dict], k: int, point: float) -> list[Figure]:
     overall = locomo_figures(rows)
     split = "; ".join(f"{conv}: refused {f['refused']:.3f}, grounded {f['grounded']:.3f}, gold cited "
                       f"{f['gold_cited']:.3f}, F1 {f['f1']:.3f}" for conv, f in per.items())
-    scope = f"{overall['answerable']} answerable, {overall['adversarial']} adversarial, k={k}, {len(per)} conversations"
+    scope = (f"{overall['answerable']} answerable, {overall['adversarial']} adversarial, k={k}, {len(per)} conversations, "
+             f"shipped model at its refusal point {point:.2f}")
     worst_refused = min(f["refused"] for f in per.values())
     worst_grounded = min(f["grounded"] for f in per.values())
     return [
@@ -263,22 +240,25 @@ def _locomo_figures(rows: list[dict], per: dict[str, dict], k: int) -> list[Figu
     ]
 
 
-def _loco_figures(by_shift: dict[float, dict[str, list[dict]]]) -> list[Figure]:
+def _loco_figures(per_rows: dict[str, list[dict]]) -> list[Figure]:
+    """Each conversation held out: the model and refusal point fitted on the other five."""
+    from fit_gate import held_out
+
     figures = []
-    for held, (shift, f) in leave_one_out(by_shift).items():
-        ok = (f["refused"] or 0) >= 0.90 and (f["grounded"] or 0) >= 0.80
+    loo = held_out({conv: [{**r, "conv": conv} for r in rows] for conv, rows in per_rows.items()})
+    for held, (point, f) in loo.items():
+        ok = f["refused"] >= 0.90 and f["grounded"] >= 0.80
         figures.append(Figure(f"leave-one-out, {held} held out: refused", f["refused"], "share", ">= 0.90", ok,
-                              f"shift {shift:+.2f} chosen on the other five; grounded {f['grounded']:.3f}, "
+                              f"point {point:.2f} chosen on the other five; grounded {f['grounded']:.3f}, "
                               f"gold cited {f['gold_cited']:.3f}, F1 {f['f1']:.3f}"))
-    for shift, per_conv in sorted(by_shift.items()):
-        pooled = locomo_figures([r for rows in per_conv.values() for r in rows])
-        figures.append(Figure(f"trade-off: support thresholds {shift:+.2f}", pooled["refused"], "refused", "", None,
-                              f"answerable grounded {pooled['grounded']:.3f}, gold cited {pooled['gold_cited']:.3f}, "
-                              f"F1 {pooled['f1']:.3f}"))
+    per = {conv: f for conv, (_, f) in loo.items()}
+    figures.append(Figure("leave-one-out spread", None, "", "", None,
+                          "; ".join(f"{key} {spread(per, key)}" for key in ("refused", "grounded", "gold_cited", "f1"))))
     return figures
 
 
 def run(quick: bool = False, k: int = 8, details: Path | None = None, data: Path = DATA) -> list[Figure]:
+    from chinvex.answer.confidence import default_min_confidence
     from chinvex.answer.service import answer
     from chinvex.retrieval.search import Searcher
 
@@ -290,22 +270,20 @@ def run(quick: bool = False, k: int = 8, details: Path | None = None, data: Path
     searcher = Searcher()
     for config in [*conversations.values(), *([repository] if repository else [])]:
         answer(config, "warm up", k=k, searcher=searcher)
-    per_rows = {conv: ask_all(conversations[conv], qs, k=k, searcher=searcher) for conv, qs in questions.items()}
+    open_rows = {conv: ask_all(conversations[conv], qs, k=k, searcher=searcher, min_confidence=0.0)
+                 for conv, qs in questions.items()}
+    point = default_min_confidence()
+    per_rows = {conv: at_point(conv_rows, point) for conv, conv_rows in open_rows.items()}
     rows = [r for conv_rows in per_rows.values() for r in conv_rows]
     self_rows = ask_all(repository, self_golden[::step], k=k, searcher=searcher) if repository else []
     off_rows = ask_all(repository, offtopic[::step], k=k, searcher=searcher) if repository else []
-    by_shift = ({} if quick else
-                shifted_rows(conversations, questions, k=k, searcher=searcher,
-                             shifts=tuple(s for s in CURVE_SHIFTS if s != 0.0)))
-    if by_shift:
-        by_shift[0.0] = per_rows
     searcher.close()
     if details:
         details.parent.mkdir(parents=True, exist_ok=True)
         details.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows + self_rows + off_rows),
                            "utf-8")
     per = {conv: locomo_figures(conv_rows) for conv, conv_rows in per_rows.items()}
-    figures = _locomo_figures(rows, per, k) + (_loco_figures(by_shift) if by_shift else [])
+    figures = _locomo_figures(rows, per, k, point) + ([] if quick else _loco_figures(open_rows))
     latencies = [r["took_s"] for r in rows + self_rows + off_rows]
     self_first = _mean(r["grounded"] and r["first_cited"] for r in self_rows)
     self_grounded = _mean(r["grounded"] for r in self_rows)

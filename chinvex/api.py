@@ -90,12 +90,16 @@ class Context:
         return self._search_engine().search([self.config], request)
 
     def answer(self, query: str, *, k: int = 8, grounded: bool = True, source_types: Sequence[str] | None = None,
-               generator: str | None = None, model: str | None = None, filter: str | None = None) -> AnswerResponse:
-        """A short answer with citations, or a refusal when the sources do not say (`grounded`)."""
+               generator: str | None = None, model: str | None = None, filter: str | None = None,
+               min_confidence: float | None = None) -> AnswerResponse:
+        """A short answer with citations and its `confidence`, or a refusal when the sources do
+        not say (`grounded`) or the confidence is below `min_confidence` (default: context.json
+        answer.min_confidence, else the built-in default)."""
         from chinvex.answer.service import answer
 
         return answer(self.config, query, k=k, grounded=grounded, source_types=list(source_types or []) or None,
-                      generator=generator, model=model, searcher=self._search_engine(), filter_expression=filter)
+                      generator=generator, model=model, searcher=self._search_engine(), filter_expression=filter,
+                      min_confidence=min_confidence)
 
     def pack(self, task: str, *, budget_tokens: int = 2000, diversity: int | None = None,
              source_types: Sequence[str] | None = None, filter: str | None = None) -> PackResponse:

@@ -41,6 +41,10 @@ def answer_command(
     model: Optional[str] = typer.Option(
         None, "--model", help="The model of an anthropic or ollama generator; default: context.json answer.model."),
     filter_expression: Optional[str] = typer.Option(None, "--filter", help=FILTER_HELP),
+    min_confidence: Optional[float] = typer.Option(
+        None, "--min-confidence",
+        help="Refuse an answer whose confidence (0-1, the calibrated gate's probability that it is right) is "
+        "below this; default: context.json answer.min_confidence, else the built-in default."),
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Answer a question from a context's index, citing the chunks it rests on."""
@@ -49,6 +53,8 @@ def answer_command(
 
     if not 1 <= k <= 200:
         raise UsageError(f"--k must be between 1 and 200 (got {k})")
+    if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
+        raise UsageError(f"--min-confidence must be between 0 and 1 (got {min_confidence})")
     types = [t.strip() for t in (source_types or "").split(",") if t.strip()] or None
     expression = checked_filter(filter_expression)
 
@@ -81,7 +87,9 @@ def answer_command(
 
     name = generator_name(generator, config)  # a bad --generator is a usage error, before any work
     relayed = None
-    if name == "extractive":  # a remote model's answer may depend on this shell's keys: computed here
+    if name == "extractive" and min_confidence is None:
+        # a remote model's answer may depend on this shell's keys, and the relay takes no refusal
+        # point (a running process answers at the context's): both computed here
         from chinvex.relay.client import ask
 
         relayed = ask("answer", {"context": config.name, "query": query, "k": k, "grounded": grounded,
@@ -95,7 +103,7 @@ def answer_command(
 
         prefetch_vector_store([config])
         response = answer(config, query, k=k, grounded=grounded, source_types=types, generator=generator,
-                          model=model, filter_expression=expression)
+                          model=model, filter_expression=expression, min_confidence=min_confidence)
     _finish(response, json_out=json_out, grounded=grounded)
 
 
@@ -162,6 +170,8 @@ def _print_human(response) -> None:
         if response.evidence_pack.chunks and not response.citations:
             best = ", ".join(_where(None, c) for c in response.evidence_pack.chunks[:3])
             lines.append(f"[dim]closest retrieved: {escape(best)}[/dim]")
+    if response.confidence is not None:
+        lines.append(f"confidence {response.confidence:.2f}")
     r = response.retrieval
     status = "grounded" if response.grounded else "not grounded"
     model = f" ({r.model})" if r.model else ""

@@ -46,7 +46,7 @@ def chinvex_answer(state: ServerState, query: str, context: str | None = None, k
 
 
 def compact_answer(payload: dict[str, Any]) -> dict[str, Any]:
-    """The answer as an agent reads it (well under 3,000 characters): the answer, its citations
+    """The answer as an agent reads it (well under 3,000 characters): the answer, its confidence, its citations
     with where to find them and the words each rests on, and one line on the evidence; the full pack on request."""
     chunks = payload["evidence_pack"]["chunks"]
     retrieval = payload["retrieval"]
@@ -61,7 +61,7 @@ def compact_answer(payload: dict[str, Any]) -> dict[str, Any]:
                f"{retrieval.get('generator')}); best: {best or 'none'}")
     compact = {
         "schema_version": payload["schema_version"], "context": payload["context"], "query": payload["query"],
-        "grounded": payload["grounded"], "answer": payload["answer"],
+        "grounded": payload["grounded"], "answer": payload["answer"], "confidence": payload.get("confidence"),
         "citations": [{"chunk_id": c["chunk_id"], "where": c.get("where"), "source_uri": c["source_uri"],
                        "range": {k: v for k, v in c["range"].items() if v is not None},
                        **({"quote": c["quote"]} if c.get("quote") else {})}

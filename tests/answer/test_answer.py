@@ -25,7 +25,7 @@ def _check_schema(doc: dict) -> None:
     import jsonschema
 
     jsonschema.validate(doc, SCHEMA)
-    assert set(doc) == {"schema_version", "context", "query", "grounded", "answer", "citations",
+    assert set(doc) == {"schema_version", "context", "query", "grounded", "answer", "confidence", "citations",
                         "evidence_pack", "retrieval", "errors"}, "nothing but the schema at top level"
 
 

@@ -265,7 +265,7 @@ def test_json_output_is_the_schema_document_exactly(lore, monkeypatch):
                          env={"CHINVEX_HOME": str(lore["home"]), "ANTHROPIC_BASE_URL": server.url})
     doc = result.json
     jsonschema.validate(doc, schema)
-    assert set(doc) == {"schema_version", "context", "query", "grounded", "answer", "citations",
+    assert set(doc) == {"schema_version", "context", "query", "grounded", "answer", "confidence", "citations",
                         "evidence_pack", "retrieval", "errors"}
     citation = doc["citations"][0]
     assert set(citation) == {"chunk_id", "source_uri", "range", "where", "quote"} and citation["where"]

@@ -143,8 +143,9 @@ def test_chinvex_answer(world):
         answered = await call(client, "chinvex_answer", query="How are webhook deliveries retried?", k=4)
         assert answered["schema_version"] == 1 and answered["context"] == "payflow"
         # compact by default: the answer, its citations with where they are, one line of evidence
-        assert set(answered) == {"schema_version", "context", "query", "grounded", "answer", "citations",
-                                 "evidence", "errors"}
+        assert set(answered) == {"schema_version", "context", "query", "grounded", "answer", "confidence",
+                                 "citations", "evidence", "errors"}
+        assert 0.0 <= answered["confidence"] <= 1.0, answered
         assert len(json.dumps(answered)) < 3000 and isinstance(answered["evidence"], str)
         # src/retry.py says how, in so many words: the answer must be grounded in it
         assert answered["grounded"] is True and answered["errors"] == [], answered
@@ -156,9 +157,11 @@ def test_chinvex_answer(world):
         assert set(full) >= {"query", "grounded", "answer", "citations", "evidence_pack", "retrieval", "errors"}
         pack = {c["chunk_id"] for c in full["evidence_pack"]["chunks"]}
         assert {c["chunk_id"] for c in full["citations"]} <= pack and full["answer"] == answered["answer"]
+        assert full["confidence"] == answered["confidence"]
         refused = await call(client, "chinvex_answer", query="What is the meaning of life?", k=4)
         assert refused["grounded"] is False and refused["answer"] == "Not stated in retrieved sources."
         assert refused["errors"][0]["code"] == "GROUNDING_FAILED" and refused["errors"][0]["detail"]
+        assert refused["confidence"] is not None and refused["confidence"] < answered["confidence"], refused
         assert re.match(r"[1-4] chunks retrieved \(hybrid, extractive\)", refused["evidence"]), refused
         await call_error(client, "chinvex_answer", "CONTEXT_NOT_FOUND", query="anything", context="nope")
         await call_error(client, "chinvex_answer", "EMPTY_QUERY", query="")

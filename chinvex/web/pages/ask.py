@@ -1,7 +1,8 @@
 """Ask: a grounded answer from `chinvex.answer.service.answer` (the function behind `chinvex
 answer` and MCP `chinvex_answer`), its `[chunk:id]` citations turned into numbered links that
-open the exact lines or turns, the sources listed under it, and, when the grounding gate refused,
-why, with the evidence that was retrieved.
+open the exact lines or turns, its confidence (the calibrated gate's probability that it is right),
+the sources listed under it, and, when the grounding gate refused, why, with the evidence that was
+retrieved.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def answer_view(response: Any) -> dict[str, Any]:
         "html": linked_answer(response.answer, numbers, links) if response.answer else Markup(""),
         "citations": citations,
         "evidence": [{"chunk": c, "link": links[c.chunk_id]} for c in response.evidence_pack.chunks],
-        "errors": errors, "refused": "GROUNDING_FAILED" in errors,
+        "errors": errors, "refused": "GROUNDING_FAILED" in errors, "confidence": response.confidence,
     }
 
 
