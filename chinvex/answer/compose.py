@@ -18,9 +18,11 @@ from datetime import date
 
 from chinvex.answer.answer_types import holds, titles
 from chinvex.answer.code_units import defined_name
-from chinvex.answer.dates import day_text, resolve
+from chinvex.answer.dates import day_text, resolve, written_date
 from chinvex.answer.dialogue_units import same_person as _same_person
 from chinvex.answer.grounding import cite
+from chinvex.answer.question import Question
+from chinvex.answer.spans import item, span, yes_or_no
 from chinvex.answer.statements import join_literals, prose_literal
 from chinvex.answer.support import Candidate
 from chinvex.answer.text import Stemmer, TermWeights
@@ -35,7 +37,8 @@ MAX_CODE_WORDS = 30
 MAX_QUOTE_WORDS = 40
 MAX_BLOCK_LINES = 12
 _BOUNDARY = re.compile(
-    r"\s*(?:[;:—–]|,(?!\d)|\s-\s|\.\.\.|…)\s*|\s+(?=(?:but|because|which|while|though|although|"
+    r"\s*(?:;|(?<![\d:]):(?![\d/\\:])|:(?=\s)|(?<!\d)[—–]|[—–](?!\d)|,(?!\d)|\s-\s|\.\.\.|…)\s*|"
+    r"\s+(?=(?:but|because|which|while|though|although|"
     r"whereas|cause)\s)",
     re.IGNORECASE,
 )
@@ -150,11 +153,13 @@ def _when(text: str, expects: str, said_on: date | None) -> str | None:
     """The answer to a "when" question from words said on `said_on`: the day their time
     expression points to ("last Friday" -> "5 May 2023"), or "By <that day>" when they carry
     none (what someone says they did, they did by the day they said it)."""
-    if expects != "date" or said_on is None:
+    if expects != "date":
         return None
+    if said_on is None:
+        return written_date(text)
     found = resolve(text, said_on)
     if found is None:
-        return f"By {day_text(said_on)}"
+        return written_date(text) or f"By {day_text(said_on)}"
     return found.meaning[0].upper() + found.meaning[1:]
 
 
@@ -234,10 +239,26 @@ def _introduced_block(candidate: Candidate) -> str:
 
 def compose(chosen: list[Candidate], *, terms: frozenset[str], expects: str, stemmer: Stemmer,
             weights: TermWeights, said_on: Callable[[Candidate], date | None],
-            asked_about: frozenset[str] = frozenset()) -> Composed:
-    """The answer: one sentence per chosen candidate, best first (a sentence saying what an
-    earlier one said, as two turns giving the same date do, is left out), and the quote each
-    citation rests on."""
+            asked_about: frozenset[str] = frozenset(), question: Question | None = None) -> Composed:
+    """The answer: the span the question asks for when it asks for one (`question`: a date, a
+    count, a place, a name, yes or no; several, comma-separated, when it asks for several), else
+    one sentence per chosen candidate, best first (a sentence saying what an earlier one said, as
+    two turns giving the same date do, is left out); and the quote each citation rests on. A
+    question asking a second thing after "and" gets that too, or is told it is not stated."""
+    composed = None
+    if question is not None and chosen:
+        composed = asked_span(chosen, question, terms, stemmer, said_on, asked_about, weights)
+    if composed is None:
+        composed = _sentences(chosen, terms, expects, stemmer, weights, said_on, asked_about)
+    if question is not None and question.also and chosen:
+        composed = _also(composed, chosen, question, terms, stemmer, said_on, asked_about)
+    return composed
+
+
+def _sentences(chosen: list[Candidate], terms: frozenset[str], expects: str, stemmer: Stemmer,
+               weights: TermWeights, said_on: Callable[[Candidate], date | None],
+               asked_about: frozenset[str]) -> Composed:
+    """One answer sentence per chosen candidate, each citing its chunk."""
     lines: list[str] = []
     seen: set[str] = set()
     quotes: dict[str, str] = {}
@@ -256,3 +277,107 @@ def compose(chosen: list[Candidate], *, terms: frozenset[str], expects: str, ste
         if words:
             quotes[candidate.item.chunk_id] = words
     return Composed("\n\n".join(lines), quotes)
+
+
+SPAN_KINDS = frozenset({"date", "number", "duration", "frequency", "place", "person"})
+"""Kinds of answer that are a span of a sentence rather than the sentence (spans.py)."""
+_LABELS = {"date": "When", "duration": "How long", "place": "Where", "person": "Who", "number": "How many",
+           "frequency": "How often", "reason": "Why", "manner": "How"}
+
+
+def asked_span(chosen: list[Candidate], question: Question, terms: frozenset[str], stemmer: Stemmer,
+               said_on: Callable[[Candidate], date | None], asked_about: frozenset[str],
+               weights: TermWeights | None = None) -> Composed | None:
+    """The answer as the span asked for, each part citing its chunk and quoting its sentence;
+    None when the question asks for no span or no chosen sentence holds one (the answer is then
+    the sentences themselves). A yes/no question is answered "Yes" or "No" by the best sentence."""
+    if chosen[0].kind == "code":
+        return None
+    if question.wh == "yesno":
+        best = chosen[0]
+        return Composed(f"{yes_or_no(question, best.unit.text)} {cite(best.item.chunk_id)}",
+                        _quoted([best]))
+    if question.expects not in SPAN_KINDS:
+        return _items(chosen, question, terms, stemmer, weights) if question.many else None
+    parts = _spans_of(chosen, question, terms, stemmer, said_on, asked_about)
+    if not parts:
+        return None
+    if not question.many:
+        parts = parts[:1]
+    text = ", ".join(_cited(said, backing) for said, backing in parts)
+    return Composed(text, _quoted([c for _, backing in parts for c in backing]))
+
+
+def _items(chosen: list[Candidate], question: Question, terms: frozenset[str], stemmer: Stemmer,
+           weights: TermWeights | None) -> Composed | None:
+    """A list answer ("What activities has she done…"): the item each chosen sentence names,
+    comma-separated, each citing its chunk."""
+    parts: list[tuple[str, Candidate]] = []
+    seen: set[str] = set()
+    for candidate in chosen:
+        if candidate.kind == "code":
+            return None
+        text = clause(candidate.unit.text, terms, question.expects, stemmer, weights or TermWeights.uniform())
+        named = _unbracketed(item(text))
+        if named and named.casefold() not in seen:
+            seen.add(named.casefold())
+            parts.append((named, candidate))
+    if not parts:
+        return None
+    return Composed(", ".join(f"{named} {cite(c.item.chunk_id)}" for named, c in parts), _quoted([c for _, c in parts]))
+
+
+def _spans_of(chosen: list[Candidate], question: Question, terms: frozenset[str], stemmer: Stemmer,
+              said_on: Callable[[Candidate], date | None], asked_about: frozenset[str],
+              ) -> list[tuple[str, list[Candidate]]]:
+    """(span, the candidates holding it) for each distinct span of the asked kind the chosen
+    candidates hold, best first: two turns giving the same date both back it."""
+    parts: dict[str, tuple[str, list[Candidate]]] = {}
+    for candidate in chosen:
+        if candidate.kind == "code":
+            continue
+        unit = candidate.unit
+        speaker = unit.speaker if unit.kind == "dialogue" else None
+        if question.expects == "date":
+            said = _when(unit.text, "date", said_on(candidate))
+        else:
+            said = span(question, unit.text, speaker, terms, stemmer, asked_about)
+        if said:
+            said = said[0].upper() + said[1:] if question.expects == "date" else said
+            parts.setdefault(said.casefold(), (said, []))[1].append(candidate)
+    return list(parts.values())
+
+
+def _cited(said: str, candidates: list[Candidate]) -> str:
+    return f"{said} " + "".join(cite(c.item.chunk_id) for c in candidates)
+
+
+def _also(composed: Composed, chosen: list[Candidate], question: Question, terms: frozenset[str],
+          stemmer: Stemmer, said_on: Callable[[Candidate], date | None], asked_about: frozenset[str]) -> Composed:
+    """The further things a question asks after "and": the span of each from the chosen
+    sentences, cited, or a line saying it is not stated."""
+    from dataclasses import replace
+
+    lines = [composed.text]
+    quotes = dict(composed.quotes)
+    for wh, expects in question.also:
+        part = replace(question, wh=wh, expects=expects, also=(), many=False)
+        found = _spans_of(chosen, part, terms, stemmer, said_on, asked_about) if expects in SPAN_KINDS else []
+        label = _LABELS.get(expects, "The rest")
+        if found:
+            said, backing = found[0]
+            lines.append(f"{label}: {_cited(said, backing)}")
+            quotes.update({k: v for k, v in _quoted(backing).items() if k not in quotes})
+        else:
+            lines.append(f"{label}: not stated in the retrieved sources.")
+    return Composed("\n\n".join(lines), quotes)
+
+
+def _quoted(candidates: list[Candidate]) -> dict[str, str]:
+    """Chunk id -> the sentence each candidate's answer rests on."""
+    quotes: dict[str, str] = {}
+    for candidate in candidates:
+        words = quote(candidate)
+        if words:
+            quotes.setdefault(candidate.item.chunk_id, words)
+    return quotes

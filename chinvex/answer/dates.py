@@ -181,3 +181,19 @@ def _meaning(kind: str, match: re.Match[str], ref: date) -> tuple[str, bool, dat
 def _weekday(text: str) -> str:
     low = text.lower().rstrip(".")
     return next(day for day in _WEEKDAYS if day.startswith(low[:3]))
+
+
+_WRITTEN = re.compile(
+    r"\b(?:\d{4}-\d\d-\d\d|"
+    r"\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:" + "|".join(MONTHS) + r")\.?(?:,?\s+(?:19|20)\d\d)?|"
+    r"(?:" + "|".join(MONTHS) + r")\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+(?:19|20)\d\d)?|"
+    r"(?:" + "|".join(MONTHS) + r")\s+(?:19|20)\d\d|"
+    r"(?<=\bin\s)(?:19|20)\d\d)\b(?!:)")
+"""A calendar date written out: "2024-03-03", "3 March 2024", "March 3, 2024", "March 2024", "in 2019"."""
+
+
+def written_date(sentence: str) -> str | None:
+    """The first calendar date `sentence` writes out (as written), if any: it needs no day of
+    saying to be read."""
+    match = _WRITTEN.search(sentence)
+    return match.group(0) if match else None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from chinvex.answer.text import content_words
-from chinvex.answer.units import Unit, asks, sentences
+from chinvex.answer.units import Unit, asks, form_of, sentences
 
 # `**[D1:3] Caroline:** text`, `Caroline: text`, `> **Bob (PM):** text`, `- Alice: text`.
 _SPEAKER_LINE = re.compile(
@@ -130,6 +130,8 @@ def dialogue_units(turns: list[Turn], chunk: int, speakers: frozenset[str] = fro
         addressee = _addressee(turns, i, names)
         label = f"[{turn.tag}] {turn.name}" if turn.tag else turn.name
         body = " ".join(part.strip() for part in turn.body if part.strip())
+        # a tool turn ("assistant (Edit):" then "input: {...}") holds a call's arguments, not words said
+        tool = bool(_TOOL_LABEL.search(turn.name)) and bool(form_of(body[:200]))
         for sentence in sentences(body):
             analysed, called = _vocatives(sentence, names)
             if addressee is None and called:
@@ -161,9 +163,13 @@ def dialogue_units(turns: list[Turn], chunk: int, speakers: frozenset[str] = fro
                 chunk=chunk, order=len(units), text=sentence, analysed=analysed, kind="dialogue",
                 label=label, speaker=turn.name, about=frozen, question=asks(sentence),
                 line_start=turn.line, line_end=turn.line + max(0, len(turn.body) - 1), block=i,
+                form="tool call" if tool else form_of(sentence),
             ))
     return units
 
+
+_TOOL_LABEL = re.compile(r"\(\s*[\w.:-]+\s*\)\s*$")
+"""A chat role with a tool's name: `assistant (Edit)`, `tool (exec_command)`."""
 
 _OPENING = re.compile(r"^\W*(?:hey|hi|hello|yo|dear|good\s+(?:morning|afternoon|evening)|morning|evening)\b",
                       re.IGNORECASE)

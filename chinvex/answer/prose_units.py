@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from chinvex.answer.units import Unit, asks, sentences
+from chinvex.answer.units import Unit, asks, form_of, sentences
 from chinvex.retrieval.lexical import index_text
 
 _LIST_ITEM = re.compile(r"^\s{0,6}(?:[-*+]|\d+[.)])\s+")
@@ -26,14 +26,17 @@ def prose_units(text: str, chunk: int) -> list[Unit]:
             return
         first, last = pending[0][0], pending[-1][0]
         body = " ".join(part for _, part in pending)
+        # a checklist item, a listing's entry, a usage line: the form of the line it starts on
+        form = form_of(text.splitlines()[first - 1]) if len(pending) == 1 else ""
         pending.clear()
         for sentence in sentences(body):
             units.append(Unit(chunk=chunk, order=len(units), text=sentence,
                               analysed=index_text(f"{sentence} {heading}".strip()),
                               kind="prose", question=asks(sentence), line_start=first, line_end=last,
-                              block=block))
+                              block=block, form=form))
 
     in_fence = False
+    language = ""
     introduced: Unit | None = None  # the sentence ending in ":" that the open fence follows
     fenced: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -46,6 +49,7 @@ def prose_units(text: str, chunk: int) -> list[Unit]:
                 introduced = last if last is not None and not last.heading and last.text.rstrip().endswith(":") \
                     and last.line_end is not None and last.line_end >= number - 2 else None
                 fenced = [line]
+                language = stripped.lstrip("`~").strip().lower()
             elif introduced is not None:
                 # "Codex — add to `~/.codex/config.toml`:" is answered by the block it introduces
                 introduced.extent = "\n".join([*fenced, line])
@@ -56,7 +60,7 @@ def prose_units(text: str, chunk: int) -> list[Unit]:
             if stripped:
                 units.append(Unit(chunk=chunk, order=len(units), text=stripped, analysed=index_text(stripped),
                                   kind="prose", question=asks(stripped), line_start=number,
-                                  line_end=number, block=block))
+                                  line_end=number, block=block, form=form_of(stripped, language)))
             continue
         if not stripped or set(stripped) <= set("-=*_|: "):
             flush()

@@ -76,36 +76,16 @@ class Question:
     Otherwise a "when did" question is about something that happened, not something planned."""
     kind_noun: str = ""
     """The noun after "what"/"which" that names the kind of answer ("book" in "What book…")."""
+    also: tuple[tuple[str, str], ...] = ()
+    """(wh, expects) of each further thing asked after "and" ("…and how long did it last?")."""
+    many: bool = False
+    """It asks for several things ("What activities…", "Which cities…"): the answer gathers them."""
 
 
 def analyse_question(text: str) -> Question:
     low = text.strip().lower()
     tokens = re.findall(r"[a-z0-9']+", low)
-    first = tokens[0] if tokens else ""
-    second = tokens[1] if len(tokens) > 1 else ""
-    wh, expects = "topic", "thing"
-    if first == "when" or (first in ("what", "which") and second in _TIME_NOUNS):
-        wh, expects = "when", "date"
-    elif first == "how" and second == "long":
-        wh, expects = ("when", "date") if "ago" in tokens else ("how long", "duration")
-    elif first == "how" and second in ("many", "much"):
-        wh, expects = "how many", "number"
-    elif first == "how" and second in ("far", "big", "old", "large", "small", "tall", "heavy", "fast"):
-        wh, expects = "how many", "duration"  # a measure: a number with its unit
-    elif first == "how" and second in ("often", "frequently"):
-        wh, expects = "how often", "frequency"
-    elif first == "where":
-        wh, expects = "where", "place"
-    elif first in ("who", "whom", "whose"):
-        wh, expects = "who", "person"
-    elif first == "why":
-        wh, expects = "why", "reason"
-    elif first == "how":
-        wh, expects = "how", "manner"
-    elif first in ("what", "which"):
-        wh, expects = first, "thing"
-    elif first in _AUXILIARIES:
-        wh, expects = "yesno", "thing"
+    wh, expects = _kind(tokens)
     kind_noun = ""
     if expects == "thing":
         asked = re.search(r"\b(?:which|what)\s+(\w+)", low)
@@ -121,7 +101,68 @@ def analyse_question(text: str) -> Question:
     return Question(text=text, wh=wh, expects=expects, words=tuple(content_words(text)), kind_noun=kind_noun,
                     about_tests=bool(_TEST_WORDS.search(text)), period=_period(text),
                     how_to=bool(_HOW_TO.search(text)),
-                    future=bool(_FUTURE.search(text)))
+                    future=bool(_FUTURE.search(text)), also=_also(low), many=_many(low, wh))
+
+
+def _kind(tokens: list[str]) -> tuple[str, str]:
+    """(wh, expects) from a question's first words."""
+    first = tokens[0] if tokens else ""
+    second = tokens[1] if len(tokens) > 1 else ""
+    if first == "when" or (first in ("what", "which") and second in _TIME_NOUNS):
+        return "when", "date"
+    if first == "how" and second == "long":
+        return ("when", "date") if "ago" in tokens else ("how long", "duration")
+    if first == "how" and second in ("many", "much"):
+        return "how many", "number"
+    if first == "how" and second in ("far", "big", "old", "large", "small", "tall", "heavy", "fast"):
+        return "how many", "duration"  # a measure: a number with its unit
+    if first == "how" and second in ("often", "frequently"):
+        return "how often", "frequency"
+    if first == "where":
+        return "where", "place"
+    if first in ("who", "whom", "whose"):
+        return "who", "person"
+    if first == "why":
+        return "why", "reason"
+    if first == "how":
+        return "how", "manner"
+    if first in ("what", "which"):
+        return first, "thing"
+    if first in _AUXILIARIES:
+        return "yesno", "thing"
+    return "topic", "thing"
+
+
+_SECOND_ASK = re.compile(r"\b(?:and|but)\s+(?P<ask>when|where|who|why|how\s+(?:long|many|much|often|far|old))\b")
+
+
+def _also(low: str) -> tuple[tuple[str, str], ...]:
+    """What a question asks after "and" besides its first ask: "When was the outage and how long
+    did it last?" asks a date and a duration."""
+    found = []
+    for match in _SECOND_ASK.finditer(low):
+        kind = _kind(match.group("ask").split())
+        if kind not in found:
+            found.append(kind)
+    return tuple(found)
+
+
+_NOT_PLURAL = frozenset("""does was is has this his its status thus bus gas news series species lens
+    process access address business class glass boss less plus yours ours hers theirs""".split())
+
+
+def _many(low: str, wh: str) -> bool:
+    """Does the question ask for several things ("What activities has she done?", "Which LGBTQ+
+    events…"): one of the two words after "what"/"which" is a plural noun."""
+    if wh not in ("what", "which"):
+        return False
+    words = re.findall(r"[a-z0-9'+]+", low)[1:3]
+    for word in words:
+        if word in _AUXILIARIES or word in _NOT_PLURAL:
+            return False
+        if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "'s", "us", "is")):
+            return True
+    return False
 
 
 def _period(text: str) -> tuple[int | None, int | None]:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from chinvex.answer.code_units import DEFINED, SQL_CREATE
 from chinvex.answer.text import Stemmer
-from chinvex.answer.units import Unit
+from chinvex.answer.units import FORMS, Unit
 from chinvex.retrieval.lexical import index_text
 
 AUTHORED_ROLES = frozenset({"code", "docs", "config"})
@@ -44,18 +44,29 @@ def statements(units: list[Unit], roles: list[str], terms: frozenset[str], stemm
     checked elsewhere; and a definition named for what is asked ("def chunk_id" for "how are
     chunk ids computed") is the thing itself, not talk about it. When the question asks for a
     name (`names_said`: "which environment variables…"), the names a sentence gives are what it
-    says: "`CHINVEX_CONTEXTS_ROOT` moves the contexts root" names the variable asked for."""
+    says: "`CHINVEX_CONTEXTS_ROOT` moves the contexts root" names the variable asked for. Text
+    that is not a statement (a tool call's arguments, a patch, a listing, a usage line, a
+    checklist: `Unit.form`) states nothing unless the question asks about that form."""
     naming = _names_of(terms, stemmer)
     keep = (lambda name: True) if names_said else naming
     authored = [u.kind == "code" and role in AUTHORED_ROLES for u, role in zip(units, roles)]
+    asked_forms = forms_asked(terms, stemmer)
     said = stemmer.stem_sets([
+        "" if u.form and u.form not in asked_forms else
         words_only(code_prose(u.extent or u.text, literals=role in AUTHORED_ROLES)
-                    if u.kind == "code" else u.analysed, keep=keep)
+                   if u.kind == "code" else u.analysed, keep=keep)
         for u, role in zip(units, roles)])
     names = [[name for match in DEFINED.findall(u.text) for name in match if name] if own else []
              for u, own in zip(units, authored)]
     defined = stemmer.stem_sets([index_text(" ".join(found)) for found in names])
     return said, defined, [any(naming(name) for name in found) for found in names]
+
+
+def forms_asked(terms: frozenset[str], stemmer: Stemmer) -> frozenset[str]:
+    """The forms of text that is not a statement (units.FORMS) a question asks about: "What did
+    the last edit change?" asks about tool calls and patches; "Who is the CEO?" about none, so a
+    tool call's `old_string` holding "CEO" states nothing."""
+    return frozenset(form for form, words in FORMS.items() if stemmer.stems(words) & terms)
 
 
 def words_only(text: str, keep: Callable[[str], bool] = lambda name: False) -> str:

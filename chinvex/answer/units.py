@@ -34,6 +34,9 @@ class Unit:
     extent: str = ""
     """A code definition's whole text, body included (`text` is its signature and docstring); for
     a sentence ending in ":", the fenced block it introduces."""
+    form: str = ""
+    """What a piece of text that is not a statement is ("tool call", "patch", "listing", "usage",
+    "checklist"; "" for a statement): it answers only questions about it (`asks_about_form`)."""
 
 
 def asks(sentence: str) -> bool:
@@ -41,6 +44,59 @@ def asks(sentence: str) -> bool:
     return sentence.rstrip(" *_\"'”’)`").endswith("?")
 
 
+_ABBREVIATION = re.compile(
+    r"(?:^|[\s(])(?:(?i:e\.g|i\.e|vs|approx|ca|cf|dr|mr|mrs|ms|prof|st|mt|jr|sr|inc|ltd|corp|dept|incl|resp)|[A-Z])\.$")
+_NUMBERED = re.compile(r"(?:^|[\s(])(?i:no|nos|fig|figs|eq|vol|ch|sec|p|pp|v|ver|ca|min|max)\.$")
+"""Words that end in a full stop without ending a sentence ("approx. 47 minutes", "e.g. Python",
+"Dr. Smith", "J. Smith"): a sentence is never cut after one, so no number, name or version that
+follows is cut from what it belongs to."""
+
+
 def sentences(text: str) -> list[str]:
-    """`text` cut into sentences (a bracketed aside at the end stands alone)."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    """`text` cut into sentences (a bracketed aside at the end stands alone), never after an
+    abbreviation or an initial."""
+    out: list[str] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        before = text[start:match.start()].rstrip("\"'”’)]")
+        if _ABBREVIATION.search(before) or (_NUMBERED.search(before) and text[match.end():][:1].isdigit()):
+            continue
+        out.append(text[start:match.start()])
+        start = match.end()
+    out.append(text[start:])
+    return [s.strip() for s in out if s and s.strip()]
+
+
+_CHECKLIST = re.compile(r"^\s*(?:[-*+]\s+)?\[[ xX]\]\s")
+_PATCH = re.compile(r"^\s*(?:diff\s+--git\s|@@\s.*@@|\+\+\+\s|---\s+a/|index\s+[0-9a-f]{6,}\.\.)")
+_LISTING = re.compile(r"^\s*(?:[├└│|`]\S*[─-]*\s*\S+|[dl-][rwx-]{9}\s.*|(?:\.{0,2}/)?(?:[\w.@-]+/)+[\w.@-]*"
+                      r"|[\w@-]+(?:\.[\w-]+)+(?:\s{2,}[\w@-]+(?:\.[\w-]+)+)*)\s*$")
+_USAGE = re.compile(r"^\s*(?:(?i:usage):\s|\$\s+[a-z][\w.-]*(?:\s|$)|>\s+[a-z][\w-]*\s+-)")
+_TOOL_ARGUMENTS = re.compile(r"^\s*(?:input|output):\s|\"(?:old_string|new_string|file_path|command|old_str|new_str|"
+                             r"pattern|content)\"\s*:")
+FORMS = {
+    "tool call": "tool call calls edit edited edits editing change changed changes replace replaced command "
+                 "commands ran run argument arguments",
+    "patch": "patch patches diff diffs change changed changes edit edited replace replaced commit line lines",
+    "listing": "file files folder folders directory directories listing list tree contain contains path paths",
+    "usage": "usage flag flags option options argument arguments syntax command commands invoke run",
+    "checklist": "checklist todo task tasks step steps item items remaining left open done pending check",
+}
+"""Words of a question asking about each form of text that is not a statement."""
+
+
+def form_of(line: str, fence: str = "") -> str:
+    """The form of a line that is not a statement ("" for one that is): a checklist item, a line
+    of a patch (or of a fenced `diff` block), a file listing's entry, a CLI usage or prompt line,
+    or tool-call arguments."""
+    if _TOOL_ARGUMENTS.search(line):
+        return "tool call"
+    if _CHECKLIST.match(line):
+        return "checklist"
+    if fence in ("diff", "patch") or _PATCH.match(line):
+        return "patch"
+    if _USAGE.match(line):
+        return "usage"
+    if _LISTING.match(line):
+        return "listing"
+    return ""

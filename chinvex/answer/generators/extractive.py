@@ -3,9 +3,11 @@
 It works below the chunk (support.py): every sentence, dialogue turn and code definition of the
 evidence is scored against the question; `judge` refuses when no sentence about the right person
 says enough of what is asked; otherwise the answer is the best sentence cut to the clause that
-answers (compose.py; for "when", the date it points to), plus at most two more from other chunks when they are nearly as good
-(`SECOND_SHARE`), each citing its chunk. A "when" answer carries the date its words point to,
-resolved against the day they were said.
+answers (compose.py), plus at most two more from other chunks when they are nearly as good
+(`SECOND_SHARE`), each citing its chunk. A question asking for a span (a date, a count, a
+place, a name, yes or no) is answered by that span, its sentence quoted with the citation.
+Text that is not a statement (tool-call arguments, patches, listings, usage lines, checklists)
+answers only questions about it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from chinvex.answer.base import GenerationRequest, Generated
 from chinvex.answer.compose import compose
 from chinvex.answer.grounding import REFUSAL
 from chinvex.answer.question import analyse_question
+from chinvex.answer.statements import forms_asked
 from chinvex.answer.support import Candidate, analyse, judge
 from chinvex.answer.text import Stemmer, TermWeights
 
@@ -43,13 +46,25 @@ class ExtractiveGenerator:
             notes = _notes(analysis, verdict.best)
             if not verdict.ok or verdict.best is None:
                 return Generated(text=REFUSAL, reason=verdict.reason, notes=notes)
-            chosen = pick(verdict.best, verdict.ranked)
+            stated = statements_only(verdict.ranked, forms_asked(analysis.terms, stemmer))
+            if not stated:
+                forms = sorted({c.unit.form for c in verdict.ranked})
+                return Generated(text=REFUSAL, notes=notes,
+                                 reason=f"The passages that say this are not statements ({', '.join(forms)}).")
+            chosen = pick(verdict.best if verdict.best in stated else stated[0], stated)
             composed = compose(chosen, terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
                                weights=weights, said_on=lambda c: _said_on(request, c),
-                               asked_about=analysis.participants)
+                               asked_about=analysis.participants, question=analysis.question)
             return Generated(text=composed.text, notes=notes, quotes=composed.quotes)
         finally:
             stemmer.close()
+
+
+def statements_only(ranked: list[Candidate], asked: frozenset[str]) -> list[Candidate]:
+    """The candidates that state something, or are of a form the question asks about: a tool
+    call's arguments, a patch, a file listing, a usage line or a checklist item answers only a
+    question about it (units.form_of)."""
+    return [c for c in ranked if not c.unit.form or c.unit.form in asked]
 
 
 def pick(best: Candidate, ranked: list[Candidate]) -> list[Candidate]:
