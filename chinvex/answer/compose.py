@@ -149,6 +149,9 @@ def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None
     return quoted
 
 
+_SAID_BY = "By "
+
+
 def _when(text: str, expects: str, said_on: date | None) -> str | None:
     """The answer to a "when" question from words said on `said_on`: the day their time
     expression points to ("last Friday" -> "5 May 2023"), or "By <that day>" when they carry
@@ -159,7 +162,7 @@ def _when(text: str, expects: str, said_on: date | None) -> str | None:
         return written_date(text)
     found = resolve(text, said_on)
     if found is None:
-        return written_date(text) or f"By {day_text(said_on)}"
+        return written_date(text) or f"{_SAID_BY}{day_text(said_on)}"
     return found.meaning[0].upper() + found.meaning[1:]
 
 
@@ -298,7 +301,8 @@ def asked_span(chosen: list[Candidate], question: Question, terms: frozenset[str
         return Composed(f"{yes_or_no(question, best.unit.text)} {cite(best.item.chunk_id)}",
                         _quoted([best]))
     if question.expects not in SPAN_KINDS:
-        return _items(chosen, question, terms, stemmer, weights) if question.many else None
+        return _items(chosen, question, terms, stemmer, weights) if question.many and question.expects == "thing" \
+            else None
     parts = _spans_of(chosen, question, terms, stemmer, said_on, asked_about)
     if not parts:
         return None
@@ -317,7 +321,8 @@ def _items(chosen: list[Candidate], question: Question, terms: frozenset[str], s
     for candidate in chosen:
         if candidate.kind == "code":
             return None
-        text = clause(candidate.unit.text, terms, question.expects, stemmer, weights or TermWeights.uniform())
+        text = clause(candidate.unit.text, terms, question.expects, stemmer, weights or TermWeights.uniform(),
+                      after=candidate.following)
         named = _unbracketed(item(text))
         if named and named.casefold() not in seen:
             seen.add(named.casefold())
@@ -345,7 +350,8 @@ def _spans_of(chosen: list[Candidate], question: Question, terms: frozenset[str]
         if said:
             said = said[0].upper() + said[1:] if question.expects == "date" else said
             parts.setdefault(said.casefold(), (said, []))[1].append(candidate)
-    return list(parts.values())
+    # "By <day>" only says the words were said by then: a date the words state comes first
+    return sorted(parts.values(), key=lambda part: part[0].startswith(_SAID_BY))
 
 
 def _cited(said: str, candidates: list[Candidate]) -> str:

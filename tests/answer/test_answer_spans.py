@@ -200,3 +200,25 @@ def test_a_tool_call_is_not_an_answer_unless_the_question_is_about_it():
                                                 [result(SESSION)])
     assert verdict.ok, verdict.reason
     assert statements_only(verdict.ranked, forms_asked(analysis.terms, stemmer))
+
+
+def test_a_date_the_words_state_comes_before_the_day_they_were_said():
+    """"By 16 June 2023" says only that the words were said by then; a sentence saying when
+    ("yesterday") gives the date asked for, whichever of the two ranks first."""
+    from chinvex.answer.compose import asked_span
+
+    sessions = [_session(1, "16 June 2023", "**[D1:1] Jon:** How is business?\n\n"
+                         "**[D1:2] Gina:** My online clothing store is doing great.\n\n**[D1:3] Jon:** Nice!"),
+                _session(2, "16 March 2023", "**[D2:1] Jon:** News?\n\n"
+                         "**[D2:2] Gina:** I opened my online clothing store yesterday!\n\n**[D2:3] Jon:** Wow!")]
+    results = [result(text, n=i, path=f"notes/session_{i}.md") for i, text in enumerate(sessions)]
+    days = {"c00000000000": date(2023, 6, 16), "c00000000001": date(2023, 3, 16)}
+    analysis, _, verdict, stemmer = verdict_for("When did Gina open her online clothing store?", results)
+    by_chunk = {}
+    for candidate in analysis.candidates:
+        if candidate.unit.speaker == "Gina":
+            by_chunk.setdefault(candidate.item.chunk_id, candidate)
+    chosen = [by_chunk["c00000000000"], by_chunk["c00000000001"]]
+    composed = asked_span(chosen, analysis.question, analysis.terms, stemmer,
+                          lambda c: days[c.item.chunk_id], analysis.participants)
+    assert composed.text == "15 March 2023 [chunk:c00000000001]", composed.text
