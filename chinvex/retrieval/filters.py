@@ -61,17 +61,20 @@ class SearchFilter:
     until: str | None = None
     expression: str | None = None
     """A Filter Expression Language predicate (`--filter`, chinvex.retrieval.fel)."""
+    phrases: tuple[str, ...] = ()
+    """The query's "quoted phrases": a chunk must hold each of them, as the full-text index
+    matches a phrase (the same words in that order, stemmed as the index stems)."""
 
     @classmethod
     def of(cls, source_types: Any = None, path_glob: str | None = None, since: str | None = None,
-           until: str | None = None, expression: str | None = None) -> "SearchFilter":
+           until: str | None = None, expression: str | None = None, phrases: Any = ()) -> "SearchFilter":
         return cls(tuple(source_types or ()), path_glob or None, since or None, until or None,
-                   expression if expression and expression.strip() else None)
+                   expression if expression and expression.strip() else None, tuple(phrases or ()))
 
     @property
     def narrows_documents(self) -> bool:
         """True when the filter needs more than the source type Chroma stores with each vector."""
-        return bool(self.path_glob or self.since or self.until or self.expression)
+        return bool(self.path_glob or self.since or self.until or self.expression or self.phrases)
 
     @property
     def active(self) -> bool:

@@ -56,6 +56,26 @@ def query_terms(query: str) -> list[str]:
     return (content or terms)[:MAX_QUERY_TERMS]
 
 
+_COMPOUND = re.compile(r"\w+(?:[./:\\-]+\w+)+", re.UNICODE)
+_QUOTED = re.compile(r'"([^"]*)"')
+
+
+def compound_terms(query: str) -> list[str]:
+    """The query's multi-word tokens as typed: dotted names (`requests.exceptions.InvalidJSONError`),
+    paths, flags and quoted phrases. Each is matched as a phrase; a rare one is an exact term
+    even when each of its parts is common."""
+    found: dict[str, None] = {}
+    for text in [*_QUOTED.findall(query), *_COMPOUND.findall(query)]:
+        if len(_WORD.findall(text)) > 1:
+            found.setdefault(text.lower(), None)
+    return list(found)
+
+
+def quoted_phrases(query: str) -> tuple[str, ...]:
+    """The phrases a query puts in double quotes: every result must hold each of them."""
+    return tuple(dict.fromkeys(p.strip() for p in _QUOTED.findall(query) if _WORD.search(p)))
+
+
 def phrase(term: str) -> str:
     """One term as a quoted FTS5 phrase (never a syntax error)."""
     return '"' + term.replace('"', '""') + '"'

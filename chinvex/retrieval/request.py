@@ -9,6 +9,7 @@ from typing import Literal
 
 from chinvex.errors import ChinvexError, UsageError
 from chinvex.retrieval.filters import SearchFilter
+from chinvex.retrieval.lexical import quoted_phrases
 
 MAX_K = 200
 Mode = Literal["hybrid", "fts", "vector"]
@@ -65,4 +66,4 @@ class SearchRequest:
     @property
     def filter(self) -> SearchFilter:
         return SearchFilter.of(self.source_types, self.path_glob, self.since, self.until,
-                               self.filter_expression)
+                               self.filter_expression, quoted_phrases(self.query))

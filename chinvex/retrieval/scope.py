@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
 
 from chinvex.retrieval import filters
 from chinvex.retrieval.filters import SearchFilter
+from chinvex.retrieval.lexical import phrase
 from chinvex.retrieval.request import InvalidFilterError, RetrievalError
 from chinvex.storage import filter_sql, scope_rows
 
@@ -56,10 +57,44 @@ def fel_passing(conn: sqlite3.Connection, search_filter: SearchFilter, context: 
     return found
 
 
+def phrase_expression(phrases: Sequence[str]) -> str:
+    """The FTS5 query a chunk holding every one of `phrases` matches."""
+    return " AND ".join(phrase(p) for p in phrases)
+
+
+def phrase_passing(conn: sqlite3.Connection, search_filter: SearchFilter, chunk_ids: list[str]) -> set[str]:
+    """Those of `chunk_ids` that hold every quoted phrase of the query."""
+    found: set[str] = set()
+    for start in range(0, len(chunk_ids), 500):
+        part = orjson.dumps(chunk_ids[start:start + 500]).decode()
+        found.update(scope_rows.chunks_matching(conn, part, phrase_expression(search_filter.phrases)))
+    return found
+
+
+def _holding_phrases(conn: sqlite3.Connection, search_filter: SearchFilter, context: str) -> Allowed:
+    """The chunks holding every quoted phrase (found by the full-text index), within what the
+    rest of the filter allows."""
+    try:
+        doc_ids, rows = scope_rows.phrase_scope(conn, phrase_expression(search_filter.phrases),
+                                                filters.RESTRICT_LIMIT + 1)
+    except sqlite3.OperationalError as exc:
+        raise RetrievalError(f"matching quoted phrases failed: {exc}") from None
+    rest = replace(search_filter, phrases=())
+    if rest.active:
+        other = allowed_for(conn, rest, context)
+        docs = set(other.doc_ids)
+        chunks = set(other.chunk_ids) if other.all_chunks else None
+        doc_ids = [d for d in doc_ids if d in docs]
+        rows = [r for r in rows if r[2] in docs and (chunks is None or r[0] in chunks)]
+    return Allowed(doc_ids, [row[0] for row in rows], [row[1] for row in rows])
+
+
 def allowed_for(conn: sqlite3.Connection, search_filter: SearchFilter, context: str = "") -> Allowed:
     """One scan of `documents` (the path test runs once per document, not once per FTS match),
     then their chunks through the doc_id index. A filter expression may test chunk fields, so
     it selects chunks (joined with their documents) and the documents holding any of them."""
+    if search_filter.phrases:
+        return _holding_phrases(conn, search_filter, context)
     conds, params = filter_sql.search_conditions(
         source_types=search_filter.source_types, path_glob=search_filter.path_glob,
         since=search_filter.since, until=search_filter.until)

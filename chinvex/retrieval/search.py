@@ -54,7 +54,7 @@ from chinvex.retrieval.context_handle import ContextHandle, vector_store
 from chinvex.retrieval.context_search import search_context
 from chinvex.retrieval.coverage import VectorCoverage
 from chinvex.retrieval.fusion import Fused, at_most_per_document, fuse
-from chinvex.retrieval.lexical import query_terms
+from chinvex.retrieval.lexical import compound_terms, query_terms
 from chinvex.retrieval.lexical_leg import count_cap
 from chinvex.retrieval.rare_terms import RARE_DF, best_lexical, keep_pinned, wanted_pins
 from chinvex.retrieval.request import (
@@ -75,7 +75,7 @@ from chinvex.retrieval.results import (
     search_result,
 )
 from chinvex.retrieval.roles import about_tests
-from chinvex.retrieval.scope import fel_passing
+from chinvex.retrieval.scope import fel_passing, phrase_passing
 from chinvex.storage import db, transactions
 from chinvex.storage.search_reads import indexed_source_types
 
@@ -183,6 +183,9 @@ class Searcher:
         warnings: list[str] = []
         gathered = self._gather(configs, req, warnings)
         hits, meta = gathered.hits, gathered.meta
+        if not hits and req.filter.phrases:
+            quoted = ", ".join(f'"{p}"' for p in req.filter.phrases)
+            warnings.append(f"no chunk holds {quoted} as a phrase; without the quotes the words may be found apart")
         candidates = [
             candidate_of(hit, meta[(hit.context, hit.chunk_id)],
                          gathered.role_tables[hit.context] if req.role_priors else None, gathered.asks_about_tests)
@@ -240,8 +243,13 @@ class Searcher:
                 if search_filter.expression:  # exact, in SQL, for the chunks that reached here
                     passing = fel_passing(h.conn, search_filter, config.name, list(rows))
                     rows = {cid: row for cid, row in rows.items() if cid in passing}
-                # The lexical leg's own counts (same terms, same cap): remembered, not counted again.
-                pins = (wanted_pins(h.term_counts.counts(h.conn, query_terms(req.query), max(count_cap(req), RARE_DF + 1)), req.k)
+                if search_filter.phrases:  # the legs searched only chunks holding them; checked once more
+                    holding = phrase_passing(h.conn, search_filter, list(rows))
+                    rows = {cid: row for cid, row in rows.items() if cid in holding}
+                # The lexical leg's own counts (same terms, same cap: remembered, not counted again),
+                # and the phrases typed as one token (a dotted name, a path, a flag, a quoted phrase).
+                pins = (wanted_pins(h.term_counts.counts(h.conn, query_terms(req.query) + compound_terms(req.query),
+                                                         max(count_cap(req), RARE_DF + 1)), req.k)
                         if req.mode == "hybrid" else 0)
             if ctx_coverage is not None:
                 gathered.coverages.append(ctx_coverage)

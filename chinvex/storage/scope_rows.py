@@ -58,3 +58,21 @@ def documents_of_chunks(conn: sqlite3.Connection, chunk_ids: Sequence[str]) -> l
     marks = ",".join("?" * len(chunk_ids))
     return [(row[0], row[1]) for row in conn.execute(
         f"SELECT c.chunk_id, c.doc_id FROM chunks c WHERE c.chunk_id IN ({marks})", list(chunk_ids))]
+
+
+def phrase_scope(conn: sqlite3.Connection, expression: str,
+                 limit: int) -> tuple[list[str], list[tuple[str, int, str]]]:
+    """Documents holding a chunk that the FTS5 `expression` matches, and up to `limit` of those
+    chunks as (chunk id, rowid, doc id)."""
+    matched = "c.rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)"
+    doc_ids = [row[0] for row in conn.execute(f"SELECT DISTINCT c.doc_id FROM chunks c WHERE {matched}", [expression])]
+    rows = conn.execute(f"SELECT c.chunk_id, c.rowid, c.doc_id FROM chunks c WHERE {matched} LIMIT ?",
+                        [expression, limit]).fetchall() if doc_ids else []
+    return doc_ids, [(row[0], row[1], row[2]) for row in rows]
+
+
+def chunks_matching(conn: sqlite3.Connection, chunk_ids_json: str, expression: str) -> list[str]:
+    """Those of the given chunk ids (a JSON array) that the FTS5 `expression` matches."""
+    return [row[0] for row in conn.execute(
+        "SELECT c.chunk_id FROM chunks c WHERE c.chunk_id IN (SELECT value FROM json_each(?)) "
+        "AND c.rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)", [chunk_ids_json, expression])]

@@ -1,0 +1,51 @@
+"""Words typed together are found together (issue 41): "quoted phrases" are required as phrases
+in every result, and a token typed as one (a dotted name, a path, a flag) counts as a rare term
+when the whole of it is rare, even if each of its parts is common."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chinvex.retrieval.lexical import compound_terms, quoted_phrases
+from helpers import run_cli, run_cli_in_process
+
+
+def test_the_phrases_and_compounds_of_a_query():
+    assert quoted_phrases('why is "cache zanzibar" slow and "x"') == ("cache zanzibar", "x")
+    assert quoted_phrases('unbalanced "quote here') == () and quoted_phrases('empty "" and "  "') == ()
+    assert compound_terms("requests.exceptions.InvalidJSONError") == ["requests.exceptions.invalidjsonerror"]
+    assert compound_terms('flag --no-progress in src/api/x.py "a b"') == ["a b", "no-progress", "src/api/x.py"]
+    assert compound_terms("plain words") == []
+
+
+@pytest.fixture
+def notes_context(tmp_path: Path, chinvex_home: Path) -> str:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Cache\n\nThe cache zanzibar mode keeps entries warm.\n")
+    (notes / "b.md").write_text("# Island\n\nZanzibar is an island. The mode of the cache is cold.\n")
+    (notes / "c.md").write_text("# Other\n\nNothing about islands or caches here.\n")
+    assert run_cli_in_process("context", "create", "Q", "--note-root", str(notes)).code == 0
+    assert run_cli_in_process("ingest", "--context", "Q", "--quiet").code == 0
+    return "Q"
+
+
+def _files(*args: str) -> list[str]:
+    result = run_cli("search", *args, "--json")
+    assert result.code == 0, result
+    return [r["source_uri"].rsplit("/", 1)[-1] for r in result.json["results"]]
+
+
+def test_a_quoted_phrase_is_required_in_every_mode(notes_context: str):
+    assert set(_files("cache zanzibar", "--context", notes_context)) >= {"a.md", "b.md"}
+    for mode in ("hybrid", "fts", "vector"):
+        assert _files('"cache zanzibar"', "--context", notes_context, "--mode", mode) == ["a.md"], mode
+    assert _files('"cache zanzibar"', "--context", notes_context, "--path", "b.md") == []
+
+
+def test_a_phrase_nothing_holds_says_so(notes_context: str):
+    result = run_cli("search", '"zanzibar cache"', "--context", notes_context)
+    assert result.code == 0 and "No results." in result.stdout
+    assert 'no chunk holds "zanzibar cache" as a phrase' in result.stderr
