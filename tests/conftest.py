@@ -31,6 +31,10 @@ def chinvex_home(tmp_path_factory, monkeypatch) -> Path:
     monkeypatch.delenv("CHINVEX_INDEXES_ROOT", raising=False)
     monkeypatch.delenv("CHINVEX_CONTEXT", raising=False)
     monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
+    # A developer's own LLM settings must not reach the tests: no answer may go to a real API.
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_BASE_URL",
+                 "OLLAMA_HOST"):
+        monkeypatch.delenv(name, raising=False)
     return home
 
 

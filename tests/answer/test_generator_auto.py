@@ -295,9 +295,9 @@ def test_the_ollama_probe_is_quick_and_asked_once_per_process(lore):
     assert again == first and hanging["connections"] == 1
 
 
-def test_auto_with_an_anthropic_key_answers_through_anthropic(lore):
+def test_auto_with_a_claude_model_and_its_key_answers_through_anthropic(lore):
     with anthropic_server(_cite_first) as claude, ollama_stand_in(["llama3.2:latest"]) as local:
-        _configured(lore)
+        _configured(lore, model="claude-haiku-4-5")
         result = _ask(lore, env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": claude.url,
                                  "OLLAMA_HOST": local.url})
     assert result.code == 0, result
@@ -306,7 +306,17 @@ def test_auto_with_an_anthropic_key_answers_through_anthropic(lore):
     headers = claude.headers[0]
     assert len(claude.requests) == 1
     assert KEY in (headers.get("x-api-key"), headers.get("authorization", "").removeprefix("Bearer "))
-    assert local.connections == 0, "no model configured: Ollama is not asked"
+    assert local.connections == 0, "a Claude model configured: Ollama is not asked"
+
+
+def test_a_key_in_the_environment_alone_sends_nothing_anywhere(lore):
+    """chinvex is local-first: evidence leaves the machine only for a model the context names."""
+    with anthropic_server(_cite_first) as claude, ollama_stand_in(["llama3.2:latest"]) as local:
+        _configured(lore)
+        result = _ask(lore, env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": claude.url,
+                                 "OLLAMA_HOST": local.url})
+    assert result.code == 0 and result.json["retrieval"]["generator"] == "extractive", result
+    assert claude.requests == [] and local.connections == 0
 
 
 def test_a_claude_model_is_anthropic_s_and_needs_its_key(lore, monkeypatch):

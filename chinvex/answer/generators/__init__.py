@@ -96,10 +96,10 @@ def make_generator(name: str, config: ContextConfig, model: str | None = None) -
 
 def _auto(config: ContextConfig, model: str | None) -> Choice:
     """`auto`, in order: a Claude model (`claude-…`) configured -> anthropic when a key is set;
-    any other model configured -> ollama when its server answers and lists that model; no
-    model but an Anthropic key -> anthropic; otherwise extractive. A configured local model is
-    never handed to Anthropic instead: evidence goes to the service the user named, or stays
-    here."""
+    any other model configured -> ollama when its server answers and lists that model;
+    otherwise extractive. Evidence leaves the machine only for the service the context names: a
+    key that happens to be in the environment is not a choice (chinvex is local-first), and a
+    configured local model is never handed to Anthropic instead."""
     from chinvex.answer.generators import anthropic
 
     settings = config.answer
@@ -110,9 +110,7 @@ def _auto(config: ContextConfig, model: str | None) -> Choice:
         return _anthropic(f"anthropic ({model}, ANTHROPIC_API_KEY is set)")
     if model is not None:
         return _ollama(settings.host if settings else None, model)
-    if anthropic.has_credentials():
-        return _anthropic("anthropic (ANTHROPIC_API_KEY is set, no answer.model)")
-    return Choice("extractive", "auto: extractive (no answer.model and no ANTHROPIC_API_KEY)")
+    return Choice("extractive", "auto: extractive (no answer.model configured)")
 
 
 def _ollama(host: str | None, model: str) -> Choice:
