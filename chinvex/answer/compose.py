@@ -297,18 +297,18 @@ def asked_span(chosen: list[Candidate], question: Question, terms: frozenset[str
     if chosen[0].kind == "code":
         return None
     if question.wh == "yesno":
-        best = chosen[0]
-        return Composed(f"{yes_or_no(question, best.unit.text)} {cite(best.item.chunk_id)}",
-                        _quoted([best]))
+        said = yes_or_no(question, chosen[0].unit.text)
+        agreeing = [c for c in chosen if c.kind != "code" and yes_or_no(question, c.unit.text) == said]
+        return Composed(_cited(said, agreeing), _quoted(agreeing))
     if question.expects not in SPAN_KINDS:
         return _items(chosen, question, terms, stemmer, weights) if question.many and question.expects == "thing" \
             else None
     parts = _spans_of(chosen, question, terms, stemmer, said_on, asked_about)
     if not parts:
         return None
-    if not question.many:
-        parts = parts[:1]
-    text = ", ".join(_cited(said, backing) for said, backing in parts)
+    # several things asked: one list; one thing asked: the best span first, and a different span
+    # another chosen sentence gives after it, as the sentences were before (each its own line)
+    text = (", " if question.many else "\n\n").join(_cited(said, backing) for said, backing in parts)
     return Composed(text, _quoted([c for _, backing in parts for c in backing]))
 
 
@@ -316,20 +316,19 @@ def _items(chosen: list[Candidate], question: Question, terms: frozenset[str], s
            weights: TermWeights | None) -> Composed | None:
     """A list answer ("What activities has she done…"): the item each chosen sentence names,
     comma-separated, each citing its chunk."""
-    parts: list[tuple[str, Candidate]] = []
-    seen: set[str] = set()
+    parts: dict[str, tuple[str, list[Candidate]]] = {}
     for candidate in chosen:
         if candidate.kind == "code":
             return None
         text = clause(candidate.unit.text, terms, question.expects, stemmer, weights or TermWeights.uniform(),
                       after=candidate.following)
         named = _unbracketed(item(text))
-        if named and named.casefold() not in seen:
-            seen.add(named.casefold())
-            parts.append((named, candidate))
+        if named:
+            parts.setdefault(named.casefold(), (named, []))[1].append(candidate)
     if not parts:
         return None
-    return Composed(", ".join(f"{named} {cite(c.item.chunk_id)}" for named, c in parts), _quoted([c for _, c in parts]))
+    return Composed(", ".join(_cited(named, backing) for named, backing in parts.values()),
+                    _quoted([c for _, backing in parts.values() for c in backing]))
 
 
 def _spans_of(chosen: list[Candidate], question: Question, terms: frozenset[str], stemmer: Stemmer,

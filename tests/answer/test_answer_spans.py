@@ -221,4 +221,4 @@ def test_a_date_the_words_state_comes_before_the_day_they_were_said():
     chosen = [by_chunk["c00000000000"], by_chunk["c00000000001"]]
     composed = asked_span(chosen, analysis.question, analysis.terms, stemmer,
                           lambda c: days[c.item.chunk_id], analysis.participants)
-    assert composed.text == "15 March 2023 [chunk:c00000000001]", composed.text
+    assert composed.text == "15 March 2023 [chunk:c00000000001]\n\nBy 16 June 2023 [chunk:c00000000000]", composed.text
