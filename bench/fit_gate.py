@@ -193,6 +193,12 @@ def report(by_conv: dict[str, list[dict]]) -> tuple[float, dict[str, list[float]
     print(f"rows: {sum(len(r) for r in by_conv.values())}, answered with the gate open: "
           f"{sum(len(answered(r)) for r in by_conv.values())}, right: "
           f"{sum(label(r) for rows in by_conv.values() for r in rows)}")
+    rules = {c: figures(rows, [float((r.get("features") or {}).get("passes_rules", 0.0)) for r in rows], 0.5)
+             for c, rows in by_conv.items()}
+    for conv, f in rules.items():
+        print(_line(f"before: the hand-set thresholds, {conv}", f))
+    for key in ("refused", "grounded", "gold_cited", "f1"):
+        print(f"before: spread {key}: {_spread(rules, key)}")
     loo = held_out(by_conv)
     per = {c: f for c, (_, f) in loo.items()}
     for conv, (t, f) in loo.items():

@@ -19,10 +19,14 @@ of prose, a sentence of a dialogue turn, a code definition with its docstring) b
   appears with it.
 - *prior*: how well retrieval ranked its chunk, times the role weight of its file (roles.py).
 
-`judge` then decides. The best candidate about the right person, with every name, must say
-enough of the question (`MIN_SUPPORT`); and when the evidence says clearly more about the same
-thing of someone else, the question is about the wrong person and is refused. These are checks
-of what the cited sentences say, so the same `judge` gates every generator (see gate.py).
+`judge` then decides. What is logic refuses outright: nothing retrieved, a name or subject the
+question uses that no passage mentions, no sentence about the right person holding the kind of
+answer asked for. Of the sentences that may answer, the best is chosen (one clearing the
+hand-set support thresholds first), and the calibrated model (confidence.py) says how likely an
+answer resting on it is to be right; below the refusal point it is refused. The thresholds
+(`MIN_SUPPORT`, `MIN_OWN`, `CONTRAST`) are a feature of that model for conversation evidence and
+still a floor for prose and code, which the model was not fitted on. These are checks of what
+the cited sentences say, so the same `judge` gates every generator (service._gate).
 """
 
 from __future__ import annotations
