@@ -136,3 +136,30 @@ def test_the_library_takes_min_confidence(talk, monkeypatch):
         shut = engine.answer(QUESTION, min_confidence=1.0)
     assert open_gate.grounded and open_gate.confidence is not None
     assert not shut.grounded and shut.confidence == open_gate.confidence
+
+
+def test_an_llm_answer_passes_the_same_gate_with_the_same_confidence(talk, monkeypatch):
+    """Through the Anthropic SDK against a loopback server speaking the Messages API
+    (tests/loopback_servers.py): an answer citing every evidence chunk rests on the same best
+    sentence as the extractive answer, so it gets the same confidence and the same refusal point."""
+    from loopback_servers import anthropic_server, chunk_ids_in, user_text
+
+    from chinvex.answer.service import answer
+    from chinvex.context.registry import Registry
+
+    def cite_all(body) -> str:
+        ids = chunk_ids_in(user_text(body))
+        return "Caroline went to the support group on 7 May 2023 " + "".join(f"[chunk:{i}]" for i in ids) + "."
+
+    monkeypatch.setenv("CHINVEX_HOME", talk["CHINVEX_HOME"])
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-loopback-test-key")
+    config = Registry().resolve("talk")
+    extractive = answer(config, QUESTION, min_confidence=0.0)
+    with anthropic_server(cite_all) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        passed = answer(config, QUESTION, generator="anthropic", min_confidence=0.0)
+        shut = answer(config, QUESTION, generator="anthropic", min_confidence=1.0)
+    assert passed.grounded and passed.retrieval.generator == "anthropic", passed.errors
+    assert passed.confidence == extractive.confidence
+    assert not shut.grounded and "confidence" in shut.errors[0].detail
+    assert shut.confidence == extractive.confidence
