@@ -245,7 +245,8 @@ def _ds_recall(found: list[str], secrets: list[str]) -> float:
 
 PLANTED_ON_PURPOSE = {"tests/redaction/test_redaction.py", "tests/secret_corpus.py",
                       "tests/redaction/test_secrets_never_stored.py", "tests/redaction/test_redactor.py",
-                      "tests/redaction/planted_secrets.py"}
+                      "tests/redaction/planted_secrets.py", "tests/secret_corpus_pairs.py",
+                      "tests/secret_corpus_prose.py", "tests/redaction/test_secret_forms.py"}
 FP_PACKAGES = ("requests",)
 FP_REFERENCE_PACKAGES = ("requests_oauthlib", "httpx", "aiohttp", "pydantic", "jwt",
                          "huggingface_hub")

@@ -29,9 +29,14 @@ WORDS = ("staging", "orange", "harbor", "falcon", "copper", "winter", "maple", "
 
 @dataclass(frozen=True)
 class Planted:
+    """One secret in one context. `form` names the context shape (`kind/shape`); `others` are
+    more secrets of the same text that must go too (the access key id beside its secret)."""
+
     kind: str
     text: str
     secret: str
+    form: str = ""
+    others: tuple[str, ...] = ()
 
 
 class _Gen:
@@ -250,17 +255,47 @@ def planted(seed: int = 20261125, per_kind: int = 10) -> list[Planted]:
             template = places[i % len(places)]
             text = template.format(s=secret, s_json=json.dumps(secret), name=env_name,
                                    name_lower=env_name.lower())
-            out.append(Planted(kind, text, secret))
+            out.append(Planted(kind, text, secret, f"{kind}/{i % len(places)}"))
+    return out
+
+
+def every_form(seed: int = 20261140) -> list[Planted]:
+    """One secret in every distinct form (kind x context shape): each context of each kind of
+    `planted`, then the provider pairs (tests/secret_corpus_pairs.py) and the prose, chat,
+    table, commit, code and file-name forms (tests/secret_corpus_prose.py)."""
+    from secret_corpus_pairs import PAIR_FORMS
+    from secret_corpus_prose import PROSE_FORMS
+
+    g = _Gen(seed)
+    out: list[Planted] = []
+    for kind, maker in _KINDS.items():
+        env_name = getattr(maker, "env_name", "SECRET")
+        seen: set[str] = set()
+        for _ in range(40):  # a maker may offer other contexts for other values (auth_header)
+            secret, places = maker(g)
+            fresh = [(i, t) for i, t in enumerate(places) if f"{i}:{len(places)}" not in seen]
+            if not fresh:
+                continue
+            i, template = fresh[0]
+            seen.add(f"{i}:{len(places)}")
+            text = template.format(s=secret, s_json=json.dumps(secret), name=env_name,
+                                   name_lower=env_name.lower())
+            out.append(Planted(kind, text, secret, f"{kind}/{i}:{len(places)}"))
+    for kind, (values, shapes) in {**PAIR_FORMS, **PROSE_FORMS}.items():
+        for shape, template in shapes:
+            v = values(g)
+            others = tuple(v[name] for name in v.get("others", "").split() if name)
+            out.append(Planted(kind, template.format(**v), v["s"], f"{kind}/{shape}", others))
     return out
 
 
 def leaked(redacted: str, item: Planted) -> bool:
-    """Is any part of the secret that identifies it still in `redacted`? A PEM key is checked
-    by its body lines (its BEGIN/END lines are not secret)."""
+    """Is the secret, or one of the others that go with it, still in `redacted`? A PEM key is
+    checked by its body lines (its BEGIN/END lines are not secret)."""
     if item.kind == "private_key":
         return any(line in redacted for line in item.secret.splitlines()
                    if line and not line.startswith("-----"))
-    return item.secret in redacted
+    return any(secret in redacted for secret in (item.secret, *item.others))
 
 
 def false_positive_lines(paths: list[Path]) -> tuple[int, list[str]]:

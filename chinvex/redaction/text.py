@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from chinvex.redaction.assignments import assignment_spans, url_password_spans
+from chinvex.redaction.prose import id_pair_spans, keyword_spans
+from chinvex.redaction.tables import table_spans
 from chinvex.redaction.tokens import Span, token_spans
 
 __all__ = ["REDACTION_VERSION", "RedactionResult", "redact", "secret_spans", "replace_spans",
@@ -43,7 +45,10 @@ __all__ = ["REDACTION_VERSION", "RedactionResult", "redact", "secret_spans", "re
 
 # Bump whenever detection changes: it is part of every source fingerprint, so a new version
 # makes the next ingest re-read and re-redact everything.
-REDACTION_VERSION = "3"  # 2: titles, metadata, state, uris; `pw: hunter2-x`; bare AWS keys. 3: an AWS secret beside its access key id in prose
+# 2: titles, metadata, state, uris, short passwords after a name, bare AWS keys. 3: an AWS
+# secret beside its access key id in prose. 4: values near the words naming a secret in prose,
+# tables and provider pairs (issue 40).
+REDACTION_VERSION = "4"
 
 KINDS = (
     "aws_access_key", "aws_secret_key", "github_token", "openai_key", "anthropic_key",
@@ -51,7 +56,8 @@ KINDS = (
     "huggingface_token", "pypi_token", "sendgrid_key", "digitalocean_token", "private_key", "jwt",
     "password_in_url", "auth_header", "password_assignment", "secret_assignment",
     "shopify_token", "databricks_token", "twilio_key", "age_secret_key", "postman_key",
-    "truncated",
+    "azure_client_secret", "azure_storage_key", "azure_sas_token", "google_oauth_secret",
+    "google_oauth_token", "truncated",
 )
 """Every `<kind>` a marker can name. `truncated` is what a cut-off title kept of a secret the
 document holds (see `Redactor.cut_secret_tails`)."""
@@ -155,7 +161,13 @@ def _short_spans(text: str) -> tuple[Span, ...]:
 def _detected(text: str) -> list[Span]:
     precise = token_spans(text)
     precise.extend(url_password_spans(text))
-    contextual = assignment_spans(text, _coverage(precise))
+    covered = _coverage(precise)
+    # In this order where they find the same value: an AWS key beside its id is named better
+    # as aws_secret_key, and `NAME=value` better than a keyword in prose.
+    contextual = id_pair_spans(text, precise, covered)
+    contextual.extend(assignment_spans(text, covered))
+    contextual.extend(keyword_spans(text, covered))
+    contextual.extend(table_spans(text, covered))
     if not precise and not contextual:
         return []
     return _select(text, precise, contextual)

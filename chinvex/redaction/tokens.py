@@ -123,7 +123,20 @@ def _rules() -> tuple[_Rule, ...]:
     )
 
 
-_RULES = _rules()
+def _oauth_rules() -> tuple[_Rule, ...]:
+    """Google OAuth: a client's secret and an access token."""
+    after_b64url = r"(?![A-Za-z0-9_-])"
+    return (
+        _Rule("google_oauth_secret",
+              re.compile(r"GOCSPX-([A-Za-z0-9_-]{28})" + after_b64url), 1,
+              check=lambda b: random_body(b, min_distinct=10)),
+        _Rule("google_oauth_token",
+              re.compile(r"ya29\.([A-Za-z0-9_-]{30,})" + after_b64url), 1,
+              check=lambda b: random_body(b, min_distinct=10, need_digit=True)),
+    )
+
+
+_RULES = _rules() + _oauth_rules()
 
 _PEM_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9]+(?: [A-Z0-9]+){0,3} )?PRIVATE KEY( BLOCK)?-----")
 _PEM_END = re.compile(r"-----END ([A-Z0-9]+(?: [A-Z0-9]+){0,3} )?PRIVATE KEY( BLOCK)?-----")
@@ -191,9 +204,36 @@ def _jwt_header_start(text: str, start: int) -> int:
     return m.start() if m is not None else start
 
 
+# An Azure AD client secret: 3 characters, a digit, `Q~`, then 31-34 more. Searched from its
+# `Q~` (a literal), the four characters before it checked on the rare hits.
+_AZURE_SECRET_TAIL = re.compile(r"Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])")
+_AZURE_SECRET_HEAD = re.compile(r"[A-Za-z0-9_~.]{3}\d")
+# A SAS token's signature: `sig=` in a query that also names its service version (`sv=`).
+_SAS_SIG = re.compile(r"sig=([A-Za-z0-9%+/=]{30,})(?![A-Za-z0-9%+/=])")
+_SAS_REACH = 400
+
+
+def _azure_spans(text: str) -> Iterator[Span]:
+    for m in _AZURE_SECRET_TAIL.finditer(text):
+        start = m.start() - 4
+        if start < 0 or _AZURE_SECRET_HEAD.fullmatch(text, start, m.start()) is None:
+            continue
+        if start and text[start - 1] in _ALNUM_DASH:
+            continue
+        if random_body(text[start:m.end()], min_distinct=12, need_digit=True):
+            yield Span(start, m.end(), "azure_client_secret")
+    for m in _SAS_SIG.finditer(text):
+        if m.start() and text[m.start() - 1] not in "?&; \t'\"":
+            continue
+        if "sv=" in text[max(0, m.start() - _SAS_REACH):m.start()] and \
+                random_body(m.group(1), min_distinct=10):
+            yield Span(m.start(1), m.end(1), "azure_sas_token")
+
+
 def token_spans(text: str) -> list[Span]:
     """All fixed-format credentials in `text`, possibly overlapping, in no particular order."""
     spans: list[Span] = list(_pem_spans(text))
+    spans.extend(_azure_spans(text))
     for rule in _RULES:
         search = rule.pattern.search
         pos = 0

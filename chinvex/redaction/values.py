@@ -10,6 +10,8 @@ entropy. These checks run only on the few candidates the detectors find, never o
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 import string
@@ -177,18 +179,22 @@ def looks_like_password(value: str) -> bool:
 # Identifiers, attribute paths, module paths and versions use these; passwords of words rarely do.
 _IDENTIFIER_PUNCTUATION = re.compile(r"[_.:/\\@$%]")
 _DIGIT_INSIDE_WORD = re.compile(r"[A-Za-z]\d+[A-Za-z]")
+# A symbol no identifier holds, between letters or digits (`Cobalt514#summit`, `maple!42`).
+_SYMBOL_INSIDE = re.compile(r"[A-Za-z0-9][!#&*^~+=?][A-Za-z0-9]")
 
 
 def is_unlike_identifier(value: str) -> bool:
     """Letters and digits that code would not write as a name: words joined by hyphens with a
     digit somewhere (`hunter2-staging`, `blue-42-horse`: `-` is an operator in most languages
-    and kebab-case names rarely hold digits), or digits between letters (`hunter2hunter2`,
-    `p4ssw0rd`: identifiers put their numbers at the end, `utf8`, `sha256`, `python3`)."""
+    and kebab-case names rarely hold digits), digits between letters (`hunter2hunter2`,
+    `p4ssw0rd`: identifiers put their numbers at the end, `utf8`, `sha256`, `python3`), or a
+    symbol between them (`Cobalt514#summit`)."""
     if _IDENTIFIER_PUNCTUATION.search(value):
         return False
     if not any(ch.isdigit() for ch in value) or not any(ch.isalpha() for ch in value):
         return False
-    return "-" in value.strip("-") or _DIGIT_INSIDE_WORD.search(value) is not None
+    return ("-" in value.strip("-") or _DIGIT_INSIDE_WORD.search(value) is not None
+            or _SYMBOL_INSIDE.search(value) is not None)
 
 
 def looks_like_secret(value: str) -> bool:
@@ -215,7 +221,9 @@ def random_body(body: str, *, min_distinct: int = 8, need_digit: bool = False,
     kebab-case identifiers that happen to share a prefix (`sk-estimator-doc-link`)."""
     if len(set(body)) < min_distinct:
         return False
-    if "xxxx" in body or "XXXX" in body or "your" in body.lower() or "<" in body:
+    # `your` as a placeholder writes it (`ghp_your_token`, `YOUR_KEY`); a random body may hold
+    # its letters in mixed case (`...syOUrk...`), which says nothing.
+    if "xxxx" in body or "XXXX" in body or "your" in body or "YOUR" in body or "<" in body:
         return False
     if need_digit and not any("0" <= ch <= "9" for ch in body):
         return False
@@ -223,3 +231,55 @@ def random_body(body: str, *, min_distinct: int = 8, need_digit: bool = False,
                                 and any("A" <= ch <= "Z" for ch in body)):
         return False
     return True
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# An id with its type as a word before it (`call_...`, `msg_...`, `toolu_...`, `cus_...`) or
+# as two capitals before 32 hex (a Twilio `AC...` account SID): APIs name their objects so;
+# their keys carry fixed prefixes that `tokens` knows.
+_TYPED_ID = re.compile(r"[a-z]{2,10}_[A-Za-z0-9]{16,}$|[A-Z]{2}[0-9a-f]{32}$")
+_BASE64_TEXT = re.compile(r"[A-Za-z0-9+/_-]{12,}={0,2}")
+
+
+def encodes_text(value: str) -> bool:
+    """base64 of printable text (`dGhlIHNhbXBsZSBub25jZQ==`: a WebSocket nonce example, an
+    encoded phrase in a test): it looks random but says something. A random key decodes to
+    bytes that are almost never all printable."""
+    if _BASE64_TEXT.fullmatch(value) is None:
+        return False
+    body = value.rstrip("=").replace("-", "+").replace("_", "/")
+    try:
+        decoded = base64.b64decode(body + "=" * (-len(body) % 4))
+    except (ValueError, binascii.Error):
+        return False
+    return len(decoded) >= 8 and all(32 <= b < 127 or b in (9, 10, 13) for b in decoded)
+
+
+def looks_random(value: str, *, min_length: int = 20) -> bool:
+    """A value that only its neighbourhood marks as a secret (a key id beside it, the word
+    "secret" a few words away) must look machine-generated on its own: long, upper and lower
+    case and digits, many distinct characters, not a name, a path, a placeholder, a UUID or
+    encoded text. Lowercase hex (git SHAs, digests) and UUIDs never qualify."""
+    if len(value) < min_length or len(set(value)) < 12:
+        return False
+    chars = set(value)
+    if chars.isdisjoint(_LOWER) or chars.isdisjoint(_UPPER) or chars.isdisjoint(_DIGITS):
+        return False
+    if _UUID.search(value) or shannon_entropy(value) < 3.5 or _TYPED_ID.match(value):
+        return False
+    return _plausible_literal(value) and not encodes_text(value)
+
+
+def looks_like_named_secret(value: str) -> bool:
+    """A value right after a word that names a secret ("the shared secret is ...", "token
+    ...", "API key: ..."): long and random enough, hex included (a Twilio auth token, a Slack
+    signing secret), but not a word, a name or encoded text."""
+    if len(value) < 16 or not looks_like_secret(value):
+        return False
+    if not random_body(value, min_distinct=10):
+        return False
+    if _UUID.search(value) or encodes_text(value):
+        return False
+    digits = sum(ch.isdigit() for ch in value)
+    letters = sum(ch.isalpha() for ch in value)
+    return char_classes(value) >= 3 or (digits >= 4 and letters >= 4)

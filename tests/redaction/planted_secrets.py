@@ -61,6 +61,14 @@ AGE = "AGE-SECRET" + "-KEY-1" + rand(58, "023456789ACDEFGHJKLMNPQRSTUVWXYZ")
 POSTMAN = "PM" + "AK-" + rand(24, "0123456789abcdef") + "-" + rand(34, "0123456789abcdef")
 GENERIC = rand(32)
 HEX_SECRET = rand(40, "0123456789abcdef")
+AZURE_SECRET = rand(3) + "7" + "Q" + "~" + rand(34, B62 + "_~.-")
+AZURE_STORAGE = base64.b64encode(bytes(rng.randrange(256) for _ in range(64))).decode()
+SAS_SIG = base64.b64encode(bytes(rng.randrange(256) for _ in range(32))).decode().replace(
+    "+", "%2B").replace("/", "%2F").replace("=", "%3D")
+GOOGLE_OAUTH_SECRET = "GOC" + "SPX-" + b64url(28)
+GOOGLE_OAUTH_TOKEN = "ya" + "29." + b64url(120)
+TWILIO_SID = "A" + "C" + rand(32, "0123456789abcdef")
+TWILIO_AUTH = "4f" + rand(28, "0123456789abcdef") + "a1"
 
 
 FRAGMENTS = [

@@ -103,7 +103,9 @@ def _source_files() -> list[Path]:
                             capture_output=True, text=True, check=True).stdout.split()
     planted_on_purpose = {"tests/redaction/test_redaction.py", "tests/redaction/test_redactor.py",
                           "tests/redaction/planted_secrets.py", "tests/secret_corpus.py",
-                          "tests/redaction/test_secrets_never_stored.py"}
+                          "tests/redaction/test_secrets_never_stored.py",
+                          "tests/secret_corpus_pairs.py", "tests/secret_corpus_prose.py",
+                          "tests/redaction/test_secret_forms.py"}
     own = [repo / f for f in listed if f not in planted_on_purpose
            and not f.startswith("tests/fixtures/") and (repo / f).is_file()]
     spec = importlib.util.find_spec("requests")
