@@ -25,7 +25,11 @@ def doctor(
     from chinvex.cli.context_choice import context_name
     from chinvex.doctor import diagnose, format_report
 
-    report = diagnose(context_name(context, json_mode=json_out), repair=repair, wait=wait)
+    from chinvex.cli.progress import Ticker
+
+    name = context_name(context, json_mode=json_out)
+    with Ticker(f"doctor --repair {name}", enabled=repair and not json_out) as ticker:
+        report = diagnose(name, repair=repair, wait=wait, progress=ticker.add)
     emit(report.as_json(), json_mode=json_out, human=format_report(report))
     if not report.ok:
         raise typer.Exit(1)

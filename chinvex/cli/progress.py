@@ -188,19 +188,28 @@ class IngestProgress:
 
 
 class Ticker:
-    """A line on stderr every few seconds for a long command without a bar of its own (export,
-    import): `what` and the counts so far, so a big file is never silent. Counts are bumped with
-    `count(kind)` from the working thread; a daemon thread prints them."""
+    """Progress of a long command without a bar of its own (export, import, doctor --repair):
+    `what` and the counts so far, so a big job is never silent. On a terminal a live status line
+    (rich, on stderr, gone when the command ends); otherwise a plain line every few seconds.
+    Counts are bumped with `count(kind)` / `add(kind, n)` from the working thread; a daemon
+    thread draws them."""
 
     def __init__(self, what: str, *, enabled: bool = True, every: float | None = None):
         self.what = what
         self.counts: dict[str, int] = {}
         self.started = time.monotonic()
         self.every = every if every is not None else every_s()
+        self.live = enabled and is_terminal()
+        self._status = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="chinvex-ticker", daemon=True) if enabled else None
 
     def __enter__(self) -> Ticker:
+        if self.live:
+            from rich.console import Console
+
+            self._status = Console(stderr=True).status(self._markup(), spinner="dots")
+            self._status.start()
         if self._thread is not None:
             self._thread.start()
         return self
@@ -209,18 +218,34 @@ class Ticker:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2)
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
 
     def count(self, kind: str) -> None:
-        self.counts[kind] = self.counts.get(kind, 0) + 1
+        self.add(kind, 1)
+
+    def add(self, kind: str, n: int) -> None:
+        self.counts[kind] = self.counts.get(kind, 0) + n
 
     def line(self) -> str:
         done = ", ".join(f"{n:,} {kind}s" for kind, n in list(self.counts.items())) or "starting"
         return f"{self.what}: {done} · {duration(time.monotonic() - self.started)} elapsed"
 
+    def _markup(self) -> str:
+        from rich.markup import escape
+
+        from chinvex.fmt import visible_controls
+
+        return escape(visible_controls(self.line()))
+
     def _run(self) -> None:
         from chinvex.fmt import visible_controls
 
-        while not self._stop.wait(self.every):
+        while not self._stop.wait(min(self.every, 0.5) if self.live else self.every):
+            if self._status is not None:
+                self._status.update(self._markup())
+                continue
             sys.stderr.write(visible_controls(self.line()) + "\n")
             sys.stderr.flush()
 

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from chinvex.models import ContextConfig
 from chinvex.storage import db
@@ -38,7 +40,29 @@ class Salvage:
     """table -> why (some or all of its rows could not be read)."""
 
 
-def rebuild_damaged_index(config: ContextConfig) -> list[str]:
+class _ToProgress:
+    """The ingest's progress sink, told to a doctor `progress(kind, n)` callback."""
+
+    def __init__(self, progress: Callable[[str, int], None]) -> None:
+        self.progress = progress
+
+    def start(self, total: int) -> None:
+        pass
+
+    def advance(self, label: str) -> None:
+        self.progress("source", 1)
+
+    def embedded(self, count: int) -> None:
+        self.progress("vector", count)
+
+    def decision(self, decision: Any) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+def rebuild_damaged_index(config: ContextConfig, progress: Callable[[str, int], None] | None = None) -> list[str]:
     """Move the damaged hybrid.db aside and rebuild it from the sources; returns the action
     lines, which say exactly what was kept, what was recovered and what was rebuilt."""
     from chinvex.ingest.pipeline import IngestOptions, run_ingest_locked
@@ -60,7 +84,7 @@ def rebuild_damaged_index(config: ContextConfig) -> list[str]:
         salvage = _salvage_into(kept, conn)
     finally:
         conn.close()
-    summary = run_ingest_locked(config, IngestOptions())
+    summary = run_ingest_locked(config, IngestOptions(progress=_ToProgress(progress) if progress else None))
     docs = summary.documents.get("written", 0)
     chunks = summary.chunks.get("written", 0)
     actions.append(f"rebuilt {path} from the sources in context.json: {summary.sources.indexed} "

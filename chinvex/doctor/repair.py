@@ -5,6 +5,7 @@ rebuilt from stored texts)."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from chinvex.doctor.findings import Findings
@@ -12,7 +13,6 @@ from chinvex.models import ContextConfig
 from chinvex.storage import consistency as cons
 from chinvex.storage import db, transactions
 from chinvex.storage import repair as fix
-
 
 EMBED_BATCH = 128
 
@@ -77,7 +77,12 @@ def repair_runs(conn: sqlite3.Connection, f: Findings, problems: set[str],
         actions.append(f"marked {len(f.interrupted_runs)} unfinished ingest runs as interrupted")
 
 
-def repair_vectors(conn: sqlite3.Connection, config: ContextConfig, actions: list[str]) -> None:
+Progress = Callable[[str, int], None]
+"""Told `(kind, n)` as a long repair step advances (`"vector", 64`: 64 more vectors written)."""
+
+
+def repair_vectors(conn: sqlite3.Connection, config: ContextConfig, actions: list[str],
+                   progress: Progress | None = None) -> None:
     """Compare both stores afresh (row repairs may have removed chunks), delete vectors of no
     chunk, embed chunks without a vector from their exact stored embed text."""
     from chinvex.embedding.factory import make_embedder
@@ -91,13 +96,13 @@ def repair_vectors(conn: sqlite3.Connection, config: ContextConfig, actions: lis
     store = VectorStore.open(config, conn, create=True)
     assert store is not None
     try:
-        _repair_store(conn, config, store, embedder, stored, actions)
+        _repair_store(conn, config, store, embedder, stored, actions, progress)
     finally:
         store.close()
 
 
 def _repair_store(conn: sqlite3.Connection, config: ContextConfig, store: Any, embedder: Any,
-                  stored: str | None, actions: list[str]) -> None:
+                  stored: str | None, actions: list[str], progress: Progress | None = None) -> None:
     from chinvex.storage import coverage
 
     in_sqlite = cons.chunk_ids(conn)
@@ -125,6 +130,8 @@ def _repair_store(conn: sqlite3.Connection, config: ContextConfig, store: Any, e
         vectors = embedder.embed_documents([p[1] for p in pending])
         store.upsert([p[0] for p in pending], vectors, [p[2] for p in pending])
         embedded += len(pending)
+        if progress is not None:
+            progress("vector", len(pending))
         pending.clear()
 
     for row in cons.iter_chunk_rows(conn, missing):
@@ -151,7 +158,7 @@ def _repair_store(conn: sqlite3.Connection, config: ContextConfig, store: Any, e
 
 
 def reembed_documents(conn: sqlite3.Connection, config: ContextConfig, doc_ids: list[str],
-                       actions: list[str]) -> None:
+                       actions: list[str], progress: Progress | None = None) -> None:
     from chinvex.embedding.factory import make_embedder
     from chinvex.storage.vectors import VectorStore
 
@@ -167,6 +174,8 @@ def reembed_documents(conn: sqlite3.Connection, config: ContextConfig, doc_ids: 
             vectors = embedder.embed_documents([cons.embed_text_of(r) for r in part])
             store.upsert([r["chunk_id"] for r in part], vectors,
                          [{"doc_id": r["doc_id"], "source_type": r["source_type"]} for r in part])
+            if progress is not None:
+                progress("vector", len(part))
     finally:
         store.close()
     actions.append(f"embedded the {len(rows)} chunks of {len(doc_ids)} documents with stale "

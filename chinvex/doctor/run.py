@@ -15,7 +15,7 @@ from chinvex.doctor.documents import (
 )
 from chinvex.doctor.files import check_config, check_index_files
 from chinvex.doctor.findings import Findings, MID_WRITE_CHECKS
-from chinvex.doctor.repair import reembed_documents, repair_rows, repair_runs, repair_vectors
+from chinvex.doctor.repair import Progress, reembed_documents, repair_rows, repair_runs, repair_vectors
 from chinvex.doctor.report import Check, DoctorReport
 from chinvex.doctor.runs import (
     check_failed_sources,
@@ -34,11 +34,13 @@ from chinvex.storage import db
 from chinvex.storage.repair import rebuild_fulltext_index
 
 
-def diagnose(name: str, *, repair: bool = False, wait: bool | float = False) -> DoctorReport:
+def diagnose(name: str, *, repair: bool = False, wait: bool | float = False,
+             progress: Progress | None = None) -> DoctorReport:
     """Resolve `name` and examine its index. A context.json that does not load is itself the
     finding (nothing else can be checked without its index paths). `wait`: wait for an ingest
     in progress to end (with `repair`, for the context's lock) instead of reporting a batch in
-    flight or failing with LOCKED."""
+    flight or failing with LOCKED. `progress(kind, n)` hears of the repair's long steps (vectors
+    embedded again), so a front end can show them."""
     from chinvex.context.registry import Registry
 
     registry = Registry()
@@ -49,12 +51,13 @@ def diagnose(name: str, *, repair: bool = False, wait: bool | float = False) -> 
             "error", [exc.message], "context.json does not load; fix it by hand",
             repairable=False)
         return DoctorReport(context=name, checks=[check], repair=repair)
-    return Doctor(config).run(repair=repair, wait=wait)
+    return Doctor(config, progress).run(repair=repair, wait=wait)
 
 
 class Doctor:
-    def __init__(self, config: ContextConfig):
+    def __init__(self, config: ContextConfig, progress: Progress | None = None):
         self.config = config
+        self.progress = progress
         self.sqlite_path = Path(config.index.sqlite_path)
         self._findings = Findings()
 
@@ -163,7 +166,7 @@ class Doctor:
         if f.damaged:
             from chinvex.doctor.rebuild import rebuild_damaged_index
 
-            return rebuild_damaged_index(self.config)
+            return rebuild_damaged_index(self.config, self.progress)
         if any(c.name == "sqlite_integrity" and c.status == "error" for c in before):
             return ["hybrid.db cannot be opened (see the check): nothing was changed"]
         problems = {c.name for c in before if c.status != "ok" and c.repairable}
@@ -182,9 +185,9 @@ class Doctor:
 
                 actions.append(move_aside_damaged_store(self.config))
             if problems & {"vectors_missing", "vectors_orphaned", "embedder"} or f.rows_deleted:
-                repair_vectors(conn, self.config, actions)
+                repair_vectors(conn, self.config, actions, self.progress)
             if "vectors_stale" in problems and f.stale_docs:
-                reembed_documents(conn, self.config, f.stale_docs, actions)
+                reembed_documents(conn, self.config, f.stale_docs, actions, self.progress)
         finally:
             conn.close()
         return actions

@@ -59,6 +59,9 @@ class SearchRequest:
     """The reranking stage (chinvex.retrieval.rerank): None runs it when the first context
     configures one (`retrieval.rerank`) and falls back to fusion order with a warning when it
     cannot; False skips it; True requires it (an error when it cannot run)."""
+    exact_phrases: bool = True
+    """The query's "quoted phrases" are required in every result; off when no chunk held them
+    and the search fell back to their words (see Searcher.search)."""
     role_priors: bool = True
     """Weigh repository files by their role (chinvex.retrieval.roles); off: every role 1.0
     (benchmarks, and `chinvex eval --no-role-priors`)."""
@@ -66,4 +69,4 @@ class SearchRequest:
     @property
     def filter(self) -> SearchFilter:
         return SearchFilter.of(self.source_types, self.path_glob, self.since, self.until,
-                               self.filter_expression, quoted_phrases(self.query))
+                               self.filter_expression, quoted_phrases(self.query) if self.exact_phrases else ())

@@ -41,7 +41,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -182,10 +182,12 @@ class Searcher:
             self._check_source_types(configs, req.source_types)
         warnings: list[str] = []
         gathered = self._gather(configs, req, warnings)
-        hits, meta = gathered.hits, gathered.meta
-        if not hits and req.filter.phrases:
+        if not gathered.hits and req.filter.phrases:  # nothing holds the phrase: its words, said so
             quoted = ", ".join(f'"{p}"' for p in req.filter.phrases)
-            warnings.append(f"no chunk holds {quoted} as a phrase; without the quotes the words may be found apart")
+            warnings.append(f"no chunk holds {quoted} as a phrase; these results match its words apart")
+            req = replace(req, exact_phrases=False)
+            gathered = self._gather(configs, req, warnings)
+        hits, meta = gathered.hits, gathered.meta
         candidates = [
             candidate_of(hit, meta[(hit.context, hit.chunk_id)],
                          gathered.role_tables[hit.context] if req.role_priors else None, gathered.asks_about_tests)

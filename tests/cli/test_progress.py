@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import pty
+import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -56,10 +58,10 @@ def test_quiet_prints_nothing_on_success(env):
     assert result.code == 0 and result.stdout == "" and result.stderr == "", result
 
 
-def test_a_terminal_gets_a_live_bar(env):
-    """The real CLI under a pseudo-terminal: rich draws its bar (cursor movements, the bar)."""
+def _in_terminal(env: dict[str, str], *args: str) -> tuple[int, str]:
+    """The real CLI under a pseudo-terminal: its exit code and everything it drew."""
     main, child = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "chinvex", "ingest", "--context", "prog"],
+    proc = subprocess.Popen([sys.executable, "-m", "chinvex", *args],
                             stdin=child, stdout=child, stderr=child, cwd=REPO_ROOT,
                             env={**os.environ, **env, "TERM": "xterm-256color", "COLUMNS": "120"})
     os.close(child)
@@ -75,10 +77,57 @@ def test_a_terminal_gets_a_live_bar(env):
         seen += chunk
     proc.wait(timeout=60)
     os.close(main)
-    text = seen.decode("utf-8", "replace")
-    assert proc.returncode == 0, text[-2000:]
+    return proc.returncode, seen.decode("utf-8", "replace")
+
+
+def test_a_terminal_gets_a_live_bar(env):
+    """rich draws its bar (cursor movements, the bar)."""
+    code, text = _in_terminal(env, "ingest", "--context", "prog")
+    assert code == 0, text[-2000:]
     assert "ingest" in text and "sources ·" in text and "\x1b[" in text, text[-2000:]
     assert "prog: 40 ingested" in text
+
+
+def test_export_import_and_repair_show_progress_on_a_terminal(env, tmp_path: Path):
+    assert run_cli("ingest", "--context", "prog", "--quiet", env=env).code == 0
+    dump = tmp_path / "prog.jsonl"
+    code, text = _in_terminal(env, "export", "--context", "prog", "--out", str(dump))
+    assert code == 0 and "export prog: " in text and "\x1b[" in text, text[-2000:]
+    assert run_cli("context", "create", "copy", env=env).code == 0
+    code, text = _in_terminal(env, "import", str(dump), "--context", "copy")
+    assert code == 0 and "import prog.jsonl into copy: " in text and "\x1b[" in text, text[-2000:]
+    shutil.rmtree(Path(env["CHINVEX_HOME"]) / "indexes" / "prog" / "chroma")  # every vector lost
+    code, text = _in_terminal(env, "doctor", "--context", "prog", "--repair")
+    assert code == 0 and "doctor --repair prog: " in text and "\x1b[" in text, text[-2000:]
+
+
+def test_a_piped_repair_prints_periodic_lines(env):
+    assert run_cli("ingest", "--context", "prog", "--quiet", env=env).code == 0
+    shutil.rmtree(Path(env["CHINVEX_HOME"]) / "indexes" / "prog" / "chroma")
+    result = run_cli("doctor", "--context", "prog", "--repair", env=env)
+    assert_no_traceback(result)
+    lines = [line for line in result.stderr.splitlines() if line.startswith("doctor --repair prog: ")]
+    assert lines and "elapsed" in lines[-1], result.stderr
+    assert "\x1b" not in result.stderr
+
+
+def test_repair_reports_every_vector_it_writes(env, monkeypatch):
+    from chinvex.cli.progress import Ticker
+    from chinvex.doctor import diagnose
+
+    assert run_cli("ingest", "--context", "prog", "--quiet", env=env).code == 0
+    shutil.rmtree(Path(env["CHINVEX_HOME"]) / "indexes" / "prog" / "chroma")
+    monkeypatch.setenv("CHINVEX_HOME", env["CHINVEX_HOME"])
+    heard: list[tuple[str, int]] = []
+    report = diagnose("prog", repair=True, progress=lambda kind, n: heard.append((kind, n)))
+    assert report.ok and {kind for kind, _ in heard} == {"vector"}
+    db = Path(env["CHINVEX_HOME"]) / "indexes" / "prog" / "hybrid.db"
+    chunks = sqlite3.connect(db).execute("SELECT count(*) FROM chunks").fetchone()[0]
+    assert sum(n for _, n in heard) == chunks > 0  # every chunk's vector was written again
+    ticker = Ticker("doctor --repair prog", enabled=False)
+    for kind, n in heard:
+        ticker.add(kind, n)
+    assert ticker.line().startswith(f"doctor --repair prog: {chunks} vectors · ")
 
 
 def test_choose_mode_and_the_figures():
