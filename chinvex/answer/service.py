@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from datetime import date
 
 from chinvex.answer.base import Generated, GenerationRequest, GeneratorError
-from chinvex.answer.generators import generator_name, make_generator
+from chinvex.answer.generators import generator_name, generator_warnings, make_generator
 from chinvex.answer.evidence import Evidence, build_evidence, citation_for, evidence_pack, relative_path
 from chinvex.answer.roles import role_weight
 from chinvex.answer.grounding import REFUSAL, validate
@@ -64,7 +64,7 @@ def answer_and_verdict(config: ContextConfig, query: str, *, k: int = 8, grounde
     """`answer`, with the gate's verdict (its features and confidence; None when no answer was
     attempted), for bench/fit_gate.py."""
     started = time.perf_counter()
-    name = generator_name(generator, config)
+    name = generator_name(generator, config, model)
     threshold = refusal_point(config, min_confidence)
     types = [t for t in dict.fromkeys(source_types or []) if t] or None
     retrieval = Retrieval(k=k, filters={"source_types": types} if types else {},
@@ -92,7 +92,7 @@ def answer_and_verdict(config: ContextConfig, query: str, *, k: int = 8, grounde
             return response(errors=[AnswerError(code="RETRIEVAL_ERROR",
                                                 detail=f"the index of context {config.name} cannot be read ({exc})")]), None
         retrieval.mode = found.stats.mode
-        retrieval.warnings = list(found.stats.warnings)
+        retrieval.warnings = list(found.stats.warnings) + generator_warnings(generator, config, model)
         asked = analyse_question(query)
         results = prefer_the_thing(found.results, asked.about_tests, asked.how_to)[:k]
         evidence = build_evidence(results, _created_at(searcher, config, results))

@@ -37,7 +37,8 @@ def answer_command(
         None, "--source-types", help="Comma-separated: repo,codex_session,chat,note,agent_session,memory."),
     generator: str = typer.Option(
         None, "--generator",
-        help="extractive (offline, default), anthropic or ollama; default: context.json answer.generator."),
+        help="auto (an LLM the context names in answer.model when it can be used, else extractive), "
+             "extractive (offline), anthropic or ollama; default: context.json answer.generator, else auto."),
     model: Optional[str] = typer.Option(
         None, "--model", help="The model of an anthropic or ollama generator; default: context.json answer.model."),
     filter_expression: Optional[str] = typer.Option(None, "--filter", help=FILTER_HELP),
@@ -83,9 +84,9 @@ def answer_command(
         # command without a context; 1 when CHINVEX_CONTEXT names a missing one).
         failure("CONTEXT_NOT_FOUND", exc.message, exc.exit_code)
         return
-    from chinvex.answer.generators import generator_name
+    from chinvex.answer.generators import generator_name, generator_warnings
 
-    name = generator_name(generator, config)  # a bad --generator is a usage error, before any work
+    name = generator_name(generator, config, model)  # a bad --generator is a usage error, before any work
     relayed = None
     if name == "extractive" and min_confidence is None:
         # a remote model's answer may depend on this shell's keys, and the relay takes no refusal
@@ -93,10 +94,11 @@ def answer_command(
         from chinvex.relay.client import ask
 
         relayed = ask("answer", {"context": config.name, "query": query, "k": k, "grounded": grounded,
-                                 "source_types": types, "generator": generator, "model": model,
+                                 "source_types": types, "generator": name, "model": model,
                                  "filter_expression": expression})
-    if relayed is not None:
+    if relayed is not None:  # chosen here: why auto answered extractively is this shell's to say
         response = AnswerResponse.model_validate(relayed)
+        response.retrieval.warnings += generator_warnings(generator, config, model)
     else:
         from chinvex.answer.service import answer
         from chinvex.retrieval.search import prefetch_vector_store

@@ -272,8 +272,6 @@ def test_auto_with_a_model_the_server_does_not_list_answers_extractively_and_say
     assert "does not list model 'qwen2.5:0.5b'" in warning and "ollama pull qwen2.5:0.5b" in warning
 
 
-@pytest.mark.xfail(strict=True, reason="needs service.py to add generators.generator_warnings() to "
-                   "retrieval.warnings (one line, owned by the answer gate's helper)")
 def test_the_fallback_reason_is_a_warning_of_the_response(lore):
     url = f"http://127.0.0.1:{_free_port()}"
     _configured(lore, model="qwen2.5:0.5b", host=url)
