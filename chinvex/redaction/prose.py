@@ -248,11 +248,11 @@ def keyword_spans(text: str, covered: Callable[[int], bool]) -> Iterator[Span]:
         family, named = _family(text, left, right)
         if family is None or MARKER_PREFIX in text[right:right + 48]:
             continue  # not a secret's name, or its value is redacted already
-        span = _forward(text, left, right, family, named, covered)
-        if span is None:
-            span = _backward(text, left, covered)
-        if span is not None:
-            yield span
+        # both: a value after the name may be the next sentence's, and selection keeps one
+        for span in (_forward(text, left, right, family, named, covered),
+                     _backward(text, left, covered)):
+            if span is not None:
+                yield span
 
 
 # -- ids and the secrets that go with them ---------------------------------------------------

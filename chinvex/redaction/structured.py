@@ -28,6 +28,8 @@ from chinvex.redaction.tokens import Span
 _ELLIPSES = ("\u2026", "...")
 _MIN_PREFIX = 6
 """The shortest end of a cut-off secret that `cut_secret_tails` replaces."""
+_MIN_WHOLE = 12
+"""The shortest remembered secret that a title loses wherever it stands in it."""
 
 
 class Redactor:
@@ -82,10 +84,26 @@ class Redactor:
         return dataclasses.replace(item, **update)
 
     def title(self, value: str | None) -> str | None:
-        """A title: its secrets, and what a truncation left of one the document holds."""
+        """A title: what a truncation left of a secret the document holds, then its secrets.
+
+        The tail goes first, on the title as cut: a partial redaction of it (the middle of a
+        cut SendGrid key, found as a value after `API_KEY=`) would hide the secret's start. The
+        ellipsis is set aside meanwhile, so that a value it is glued to (`password=<pw>.txt…`)
+        is judged as written, not as a placeholder."""
         if value is None or not self.enabled:
             return value
-        return self.cut_secret_tails(self.text(value))
+        value = self.cut_secret_tails(value)
+        ellipsis = next((e for e in _ELLIPSES if value.endswith(e)), "")
+        return self._remembered_whole(self.text(value[: len(value) - len(ellipsis)])) + ellipsis
+
+    def _remembered_whole(self, value: str) -> str:
+        """A secret the document holds, whole in a title whose cut lost the words that gave it
+        away (`Use <value> as the…` without `signing key`)."""
+        for secret in sorted(self._seen, key=len, reverse=True):
+            if len(secret) >= _MIN_WHOLE and secret in value:
+                self.counts["truncated"] += value.count(secret)
+                value = value.replace(secret, "[REDACTED:truncated]")
+        return value
 
     def cut_secret_tails(self, value: str) -> str:
         """Replace the start of a remembered secret that ends a truncated string (`… KEY=wJal…`)

@@ -6,8 +6,9 @@ text of a note, MCP `recall_add` (title, content, tags, related files), `flight_
 (content, rationale, metadata, related files), `recall_feedback` notes and the queries of
 `recall_search` (which logs them) and `chinvex search`. Then the real CLI ingests, the real MCP
 server is driven by the official client over stdio, and every file under CHINVEX_HOME is read
-as raw bytes (hybrid.db with its WAL, Chroma's files, lock notes, context.json): no secret, no
-start of one a title cut could leave, and no search term made of one may be found there.
+as raw bytes (hybrid.db with its WAL, Chroma's files, lock notes, context.json), and so is a
+`chinvex export` of the context: no secret, no start of one a title cut could leave, and no
+search term made of one may be found there.
 
 The test also checks that each path was really taken (documents, items, entries and logged
 queries exist, and markers stand where the secrets were), so it cannot pass by storing nothing.
@@ -41,20 +42,25 @@ def _one_per_kind(seed: int) -> list[Planted]:
 
 
 def _needles(items: list[Planted]) -> dict[bytes, str]:
-    """What must not be found, mapped to what it is: each secret; the start of it a title cut
-    could leave; each line of a PEM body; and, lowercased, each long run of letters and digits
-    in it (how FTS5 would store it as a search term)."""
+    """What must not be found, mapped to what it is: each secret (and each other secret that
+    goes with it); the start of it a title cut could leave; each line of a PEM body; and,
+    lowercased, each long run of letters and digits in it (how FTS5 would store it as a search
+    term)."""
     out: dict[bytes, str] = {}
     for item in items:
-        secret = item.secret
-        out[secret.encode()] = item.kind
-        if len(secret) > 24:
-            out[secret[:20].encode()] = f"{item.kind} (its start)"
-        for line in secret.splitlines():
-            if len(line) >= 16 and not line.startswith("-----"):
-                out[line.encode()] = f"{item.kind} (a line)"
-        for run in re.findall(r"[A-Za-z0-9]{16,}", secret):
-            out[run.lower().encode()] = f"{item.kind} (as a search term)"
+        name = item.form or item.kind
+        for secret in (item.secret, *item.others):
+            out[secret.encode()] = name
+            # A JWT's header is the same for every token signed with its algorithm (a preview
+            # cut inside it holds nothing of the token): its payload and signature identify it.
+            own = secret.split(".", 1)[1] if item.kind == "jwt" else secret
+            if len(own) > 24:
+                out[own[:20].encode()] = f"{name} (its start)"
+            for line in own.splitlines():
+                if len(line) >= 16 and not line.startswith("-----"):
+                    out[line.encode()] = f"{name} (a line)"
+            for run in re.findall(r"[A-Za-z0-9]{16,}", own):
+                out[run.lower().encode()] = f"{name} (as a search term)"
     return out
 
 
@@ -87,10 +93,10 @@ def _all_bytes(home: Path) -> tuple[bytes, list[str]]:
     return b"\n".join(p.read_bytes() for p in files), [str(p.relative_to(home)) for p in files]
 
 
-def _mcp_session(home: Path, cwd: Path, body: Any) -> Any:
+def _mcp_session(home: Path, cwd: Path, body: Any, context: str = "Leaky") -> Any:
     async def main() -> Any:
         params = StdioServerParameters(
-            command=str(CHINVEX_BIN), args=["mcp", "--context", "Leaky"], cwd=str(cwd),
+            command=str(CHINVEX_BIN), args=["mcp", "--context", context], cwd=str(cwd),
             env={"CHINVEX_HOME": str(home), "ANONYMIZED_TELEMETRY": "False", "CHINVEX_MCP_TOOLS": "all"})
         async with Client(params, mode="legacy", read_timeout_seconds=300) as client:
             return await body(client)
@@ -208,9 +214,15 @@ def test_planted_secrets_never_reach_a_file_under_chinvex_home(tmp_path: Path) -
 
     _assert_every_path_was_taken(home / "indexes" / "Leaky" / "hybrid.db", titles, named, queries)
 
+    export = tmp_path / "export.jsonl"
+    exported = run_cli("export", "--context", "Leaky", "--out", str(export), env=env)
+    assert exported.code == 0, exported
+    assert b"[REDACTED:" in export.read_bytes()
+
     raw, files = _all_bytes(home)
     assert any(f.endswith("hybrid.db") for f in files) and any("chroma" in f for f in files), files
-    lowered = raw.lower()
-    found = sorted({what for needle, what in _needles(everything).items()
-                    if needle in (lowered if needle.islower() else raw)})
-    assert found == [], f"secrets found under CHINVEX_HOME: {found}"
+    for where, data in (("CHINVEX_HOME", raw), ("the export", export.read_bytes())):
+        lowered = data.lower()
+        found = sorted({what for needle, what in _needles(everything).items()
+                        if needle in (lowered if needle.islower() else data)})
+        assert found == [], f"secrets found in {where}: {found}"
