@@ -14,6 +14,7 @@ from chinvex.doctor.findings import Findings
 from chinvex.doctor.report import Check
 from chinvex.locking import lock_holder, process_alive
 from chinvex.models import ContextConfig
+from chinvex.redaction.paths import real_path
 from chinvex.storage import doctor_reads as reads
 
 
@@ -55,7 +56,7 @@ def check_stale_sources(conn: sqlite3.Connection, config: ContextConfig) -> Chec
         fp = Fingerprint.from_row(row)
         if not is_path(fp.source_uri):
             continue  # app-server threads: their freshness is the thread's updatedAt
-        path = fp.source_uri.split("#", 1)[0]
+        path = real_path(fp.source_uri.split("#", 1)[0])  # a name holding a secret is stored redacted
         try:
             st = os.stat(path)
         except (FileNotFoundError, NotADirectoryError):

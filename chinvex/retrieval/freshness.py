@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from chinvex.models import Freshness
+from chinvex.redaction.paths import real_path
 
 
 def freshness(row: dict[str, Any]) -> Freshness:
@@ -20,7 +21,7 @@ def freshness(row: dict[str, Any]) -> Freshness:
     indexed_at = row["indexed_at"]
     if not origin.startswith("/") and not re.match(r"^[A-Za-z]:[\\/]", origin):
         return Freshness(indexed_at=indexed_at)
-    path = origin.split("#", 1)[0]
+    path = real_path(origin.split("#", 1)[0])  # a name holding a secret is stored redacted
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
