@@ -38,6 +38,7 @@ from datetime import date
 
 from chinvex.answer.answer_types import holds
 from chinvex.answer.confidence import confidence, default_min_confidence, gate_features
+from chinvex.answer.statements import forms_asked
 from chinvex.answer.dates import resolve
 from chinvex.answer.dialogue_units import same_person
 from chinvex.answer.evidence import Evidence
@@ -145,6 +146,9 @@ class Analysis:
     min_confidence: float | None = None
     """The refusal point `judge` uses when it is not given one (the service sets the context's or
     the caller's, so that a generator judging on its own uses it too)."""
+    forms: frozenset[str] = frozenset()
+    """The forms of text that is not a statement the question asks about (statements.forms_asked):
+    a tool call, a patch or a checklist answers only such a question, whichever generator cites it."""
 
 
 
@@ -197,7 +201,8 @@ def _read_question(question: Question, units: list[Unit], stemmer: Stemmer,
     code_terms = stemmer.stems(index_text(" ".join(IDENTIFIER.findall(question.text))))
     subject = tuple((phrase, stems) for phrase in subject_of(question.text, speakers)
                     if (stems := stemmer.stems(index_text(phrase)) & terms))
-    return Analysis(question, terms, participants, other_names, [], subject), name_stems, code_terms
+    return (Analysis(question, terms, participants, other_names, [], subject, forms=forms_asked(terms, stemmer)),
+            name_stems, code_terms)
 
 
 @dataclass
@@ -368,6 +373,7 @@ def _may_answer(analysis: Analysis, c: Candidate) -> bool:
     answer where it must; a prose or code one also stating enough of the question in words."""
     need_said = min(MIN_SAID_TERMS, len(analysis.terms))
     return (c.about and c.names and c.on_subject and (c.typed or analysis.question.expects not in STRICT_TYPES)
+            and (not c.unit.form or c.unit.form in analysis.forms)
             and (c.kind == "dialogue" or (c.said >= need_said and _passes_floor(c))))
 
 

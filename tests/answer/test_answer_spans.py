@@ -222,3 +222,12 @@ def test_a_date_the_words_state_comes_before_the_day_they_were_said():
     composed = asked_span(chosen, analysis.question, analysis.terms, stemmer,
                           lambda c: days[c.item.chunk_id], analysis.participants)
     assert composed.text == "15 March 2023 [chunk:c00000000001]\n\nBy 16 June 2023 [chunk:c00000000000]", composed.text
+
+
+def test_the_gate_itself_refuses_a_tool_call_as_the_answer_whatever_the_generator():
+    """An LLM that quotes the Edit's `new_string` gets no further than the extractive generator:
+    the gate (support.judge) does not let a tool call answer a question that is not about one."""
+    analysis, _, verdict, _ = verdict_for("Who is the CEO of Acme?", [result(SESSION)])
+    assert analysis.forms == frozenset()
+    assert not verdict.ok or all(not c.unit.form for c in verdict.ranked), [c.unit.text for c in verdict.ranked]
+    assert not (verdict.best is not None and verdict.ok and verdict.best.unit.form == "tool call")
