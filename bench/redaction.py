@@ -14,7 +14,9 @@ Corpora (all built locally, nothing downloaded):
   (env dumps, curl commands, YAML/JSON configs, git remotes, PEM keys), to measure recall.
 - planted corpus (tests/secret_corpus.py, shared with the tests): 260 generated secrets of 26
   kinds, each in a context where it turns up (env lines, configs, code, curl, prose, file
-  names); recall per kind, target >= 0.98.
+  names); recall per kind, target >= 0.98. And every form of it (`every_form`: each kind in
+  each context shape, prose, chat, tables, commit messages and provider id+secret pairs
+  included): how many are left raw, target 0.
 - false positives: redactions in real source code per 10,000 lines, target <= 1: this
   repository's tracked code and docs (files that plant secrets on purpose aside) plus the
   `requests` package as installed in the venv (its source is read there, never copied), and
@@ -49,7 +51,7 @@ from common import FIXTURES, REPO, Figure, print_figures
 from chinvex.redaction import redact
 
 sys.path.insert(0, str(REPO / "tests"))
-from secret_corpus import CORPUS_KINDS, false_positive_lines, leaked, planted  # noqa: E402
+from secret_corpus import CORPUS_KINDS, every_form, false_positive_lines, leaked, planted  # noqa: E402
 
 B62 = string.ascii_letters + string.digits
 
@@ -260,7 +262,10 @@ def corpus_recall() -> dict[str, Any]:
         by_kind.setdefault(p.kind, [0, 0])[0] += 1
     for p in missed:
         by_kind[p.kind][1] += 1
+    forms = every_form()
+    form_leaks = [p.form for p in forms if leaked(redact(p.text).text, p)]
     return {"planted": len(items), "kinds": len(CORPUS_KINDS),
+            "forms": len(forms), "form_leaks": form_leaks,
             "recall": round(1 - len(missed) / len(items), 4),
             "missed": [f"{p.kind}: {p.text[:80]}" for p in missed],
             "recall_by_kind": {k: round(1 - m / n, 3) for k, (n, m) in by_kind.items()}}
@@ -402,6 +407,9 @@ def figures(results: dict[str, Any]) -> list[Figure]:
     out.append(Figure("redact recall on the planted corpus", corpus["recall"], "", ">= 0.98",
                       corpus["recall"] >= 0.98,
                       f"{corpus['planted']} secrets of {corpus['kinds']} kinds (tests/secret_corpus.py)"))
+    out.append(Figure("planted forms left raw", len(corpus["form_leaks"]), "", "0",
+                      not corpus["form_leaks"], f"of {corpus['forms']} forms (kind x context shape, "
+                      "prose and provider pairs included; every_form)"))
     fp = results["false_positives"]
     out.append(Figure("false positives in real source code", fp["per_10k_lines"],
                       "per 10,000 lines", "<= 1", fp["per_10k_lines"] <= 1,

@@ -314,8 +314,11 @@ def aws_secret_spans(text: str) -> Iterator[Span]:
                 last_end = end
 
 
-_PAIR_ANCHOR = re.compile(
-    r"AC[0-9a-f]{32}(?![A-Za-z0-9])|[Ss]torage [Aa]ccount|STORAGE_ACCOUNT|[Kk]ey[12]\b")
+# Each written from a literal (CPython then searches for it, many times faster than trying an
+# alternation at every position); the letter before `torage` / `ey1` is checked on the hits.
+_TWILIO_SID = re.compile(r"AC[0-9a-f]{32}(?![A-Za-z0-9])")
+_STORAGE_WORDS = (re.compile(r"torage [Aa]ccount"), re.compile(r"TORAGE_ACCOUNT"),
+                  re.compile(r"ey[12](?![A-Za-z0-9])"))
 _HEX32 = re.compile(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
 _STORAGE_KEY = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{86}==(?![A-Za-z0-9+/=])")
 _PAIR_REACH = 100
@@ -327,20 +330,23 @@ def pair_spans_in_text(text: str, precise: list[Span],
     Twilio API secret after its API key (found by `tokens` as `twilio_key`), an Azure storage
     key after the words "storage account" or "key1"."""
     n = len(text)
-    for m in _PAIR_ANCHOR.finditer(text):
+    for m in _TWILIO_SID.finditer(text):
         if m.start() and text[m.start() - 1].isalnum():
             continue
-        hi = min(n, m.end() + _PAIR_REACH)
-        if m.group().startswith("AC"):
-            for h in _HEX32.finditer(text, m.end(), hi + 32):
-                if not covered(h.start()) and random_body(h.group(), min_distinct=8, need_digit=True):
-                    yield Span(h.start(), h.end(), "twilio_key")
-                    break
-            continue
-        for k in _STORAGE_KEY.finditer(text, m.end(), hi + 88):
-            if k.start() < hi and not covered(k.start()) and random_body(k.group(), min_distinct=20, need_digit=True,
-                                                      need_mixed_case=True):
-                yield Span(k.start(), k.end(), "azure_storage_key")
+        for h in _HEX32.finditer(text, m.end(), min(n, m.end() + _PAIR_REACH + 32)):
+            if not covered(h.start()) and random_body(h.group(), min_distinct=8, need_digit=True):
+                yield Span(h.start(), h.end(), "twilio_key")
+                break
+    for words in _STORAGE_WORDS:
+        for m in words.finditer(text):
+            if m.start() < 1 or text[m.start() - 1] not in "SsKk" or \
+                    (m.start() > 1 and text[m.start() - 2].isalnum()):
+                continue
+            hi = min(n, m.end() + _PAIR_REACH)
+            for k in _STORAGE_KEY.finditer(text, m.end(), hi + 88):
+                if k.start() < hi and not covered(k.start()) and random_body(
+                        k.group(), min_distinct=20, need_digit=True, need_mixed_case=True):
+                    yield Span(k.start(), k.end(), "azure_storage_key")
     for anchor in precise:
         if anchor.kind != "twilio_key":
             continue

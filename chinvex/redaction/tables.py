@@ -20,7 +20,8 @@ from chinvex.redaction.values import (
     looks_like_password,
 )
 
-_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[ \t]*\r?$", re.MULTILINE)
+# A row's end: found from its literal `|` (fast), the start of its line checked on the hits.
+_ROW_END = re.compile(r"\|[ \t]*\r?(?=\n|$)")
 _SEPARATOR = re.compile(r"[\s|:-]+")
 _MAX_NAME = 60
 
@@ -58,22 +59,33 @@ def _judge(text: str, cell: tuple[int, int], family: str,
     return Span(start, end, label) if ok else None
 
 
+def _rows(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each line that starts and ends with `|` (blanks aside)."""
+    for m in _ROW_END.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        first = start
+        while first < m.start() and text[first] in " \t":
+            first += 1
+        if first < m.start() and text[first] == "|":
+            yield start, m.end()
+
+
 def _tables(text: str) -> Iterator[list[tuple[int, int]]]:
     """Runs of consecutive table rows, as (start, end) of each row."""
     rows: list[tuple[int, int]] = []
-    for m in _ROW.finditer(text):
-        if rows and text.count("\n", rows[-1][1], m.start()) > 1:
+    for span in _rows(text):
+        if rows and text.count("\n", rows[-1][1], span[0]) > 1:
             yield rows
             rows = []
-        rows.append(m.span())
+        rows.append(span)
     if rows:
         yield rows
 
 
 def table_spans(text: str, covered: Callable[[int], bool]) -> list[Span]:
     """Values in the columns and beside the cells that name a secret."""
-    if "|" not in text:
-        return []
+    if "|\n" not in text and "|\r\n" not in text and not text.rstrip(" \t").endswith("|"):
+        return []  # no line ends with a bar: no table (most texts, told in one scan)
     spans: list[Span] = []
     for rows in _tables(text):
         header = _cells(text, *rows[0])
