@@ -42,6 +42,14 @@ def best_lexical(hits: Iterable[tuple[str, float | None]], count: int) -> list[s
     return [key for key, _ in scored[:count]]
 
 
+def best_rare(hits: Iterable[tuple[str, float | None, int]], count: int) -> list[str]:
+    """The keys of `count` hits holding a rare term: those holding the rarest first (the third
+    value: how many chunks match the rarest term a hit holds), then by full-text score (ties by
+    key). A dotted name matching one chunk goes before its last part matching five."""
+    ranked = sorted(hits, key=lambda item: (item[2], -(item[1] if item[1] is not None else float("-inf")), item[0]))
+    return [key for key, _, _ in ranked[:count]]
+
+
 def keep_pinned(ordered: Sequence[T], pinned: set[str], k: int, key_of: Callable[[T], str]) -> list[T]:
     """`ordered` with every pinned item inside its first `k` (see the module docstring)."""
     top, rest = list(ordered[:k]), list(ordered[k:])

@@ -54,9 +54,9 @@ from chinvex.retrieval.context_handle import ContextHandle, vector_store
 from chinvex.retrieval.context_search import search_context
 from chinvex.retrieval.coverage import VectorCoverage
 from chinvex.retrieval.fusion import Fused, at_most_per_document, fuse
-from chinvex.retrieval.lexical import compound_terms, query_terms
+from chinvex.retrieval.lexical import compound_terms, phrase, query_terms
 from chinvex.retrieval.lexical_leg import count_cap
-from chinvex.retrieval.rare_terms import RARE_DF, best_lexical, keep_pinned, wanted_pins
+from chinvex.retrieval.rare_terms import RARE_DF, best_lexical, best_rare, keep_pinned, wanted_pins
 from chinvex.retrieval.request import (
     GLOBAL_CONTEXT,
     MAX_K,
@@ -77,6 +77,7 @@ from chinvex.retrieval.results import (
 from chinvex.retrieval.roles import about_tests
 from chinvex.retrieval.scope import fel_passing, phrase_passing
 from chinvex.storage import db, transactions
+from chinvex.storage import lexical as lexical_rows
 from chinvex.storage.search_reads import indexed_source_types
 
 __all__ = ["GLOBAL_CONTEXT", "MAX_K", "InvalidFilterError", "Mode", "RetrievalError", "SearchRequest", "Searcher",
@@ -248,11 +249,7 @@ class Searcher:
                 if search_filter.phrases:  # the legs searched only chunks holding them; checked once more
                     holding = phrase_passing(h.conn, search_filter, list(rows))
                     rows = {cid: row for cid, row in rows.items() if cid in holding}
-                # The lexical leg's own counts (same terms, same cap: remembered, not counted again),
-                # and the phrases typed as one token (a dotted name, a path, a flag, a quoted phrase).
-                pins = (wanted_pins(h.term_counts.counts(h.conn, query_terms(req.query) + compound_terms(req.query),
-                                                         max(count_cap(req), RARE_DF + 1)), req.k)
-                        if req.mode == "hybrid" else 0)
+                pins, holding_rare = _rare_matches(h, req) if req.mode == "hybrid" else (0, {})
             if ctx_coverage is not None:
                 gathered.coverages.append(ctx_coverage)
             for hit in ctx_hits:
@@ -265,10 +262,13 @@ class Searcher:
                     continue
                 gathered.hits.append(hit)
                 gathered.meta[(config.name, hit.chunk_id)] = row
-            if pins:
+            if pins:  # the chunks holding the rarest terms first, by full-text score (else the best of all)
                 kept = [hit for hit in gathered.hits if hit.context == config.name]
-                gathered.pinned.update(best_lexical(((f"{hit.context}\x00{hit.chunk_id}", hit.fts) for hit in kept),
-                                                    pins))
+                holders = [hit for hit in kept if hit.chunk_id in holding_rare]
+                gathered.pinned.update(
+                    best_rare(((f"{hit.context}\x00{hit.chunk_id}", hit.fts, holding_rare[hit.chunk_id])
+                               for hit in holders), pins) if holders else
+                    best_lexical(((f"{hit.context}\x00{hit.chunk_id}", hit.fts) for hit in kept), pins))
             gathered.modes |= ctx_modes
         return gathered
 
@@ -340,3 +340,21 @@ class Searcher:
                         query_vectors: dict[str, Any]) -> tuple[list[Hit], set[str], VectorCoverage | None]:
         """One context's hits, modes and coverage (context_search.search_context)."""
         return search_context(self.embedder, h, req, warnings, query_vectors)
+
+
+def _rare_matches(h: ContextHandle, req: SearchRequest) -> tuple[int, dict[str, int]]:
+    """How many of this context's results the rare-term rule keeps (rare_terms.wanted_pins), and
+    each chunk holding a rare term with the match count of the rarest it holds. The terms are
+    the lexical leg's own (same cap: their counts are remembered, not counted again) and the
+    tokens typed as one (a dotted name, a path, a flag, a quoted phrase), whose parts may each
+    be common."""
+    counts = h.term_counts.counts(h.conn, query_terms(req.query) + compound_terms(req.query),
+                                  max(count_cap(req), RARE_DF + 1))
+    pins = wanted_pins(counts, req.k)
+    holding: dict[str, int] = {}
+    if pins:
+        for term, n in sorted(counts.items(), key=lambda item: item[1]):
+            if 1 <= n <= RARE_DF:
+                for chunk_id in lexical_rows.chunk_ids_matching(h.conn, phrase(term), RARE_DF):
+                    holding.setdefault(chunk_id, n)
+    return pins, holding

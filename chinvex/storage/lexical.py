@@ -77,3 +77,10 @@ def rowids_by_chunk_id(conn: sqlite3.Connection, chunk_ids_json: str) -> dict[in
     return dict(conn.execute(
         "SELECT rowid, chunk_id FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?))",
         (chunk_ids_json,)).fetchall())
+
+
+def chunk_ids_matching(conn: sqlite3.Connection, expression: str, limit: int) -> set[str]:
+    """Ids of up to `limit` chunks the FTS5 `expression` matches."""
+    return {row[0] for row in conn.execute(
+        "SELECT c.chunk_id FROM chunks c WHERE c.rowid IN "
+        "(SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)", (expression, limit))}

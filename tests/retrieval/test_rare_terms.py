@@ -50,3 +50,12 @@ def test_every_chunk_holding_a_rare_word_is_in_the_top_ten(tmp_path: Path, chinv
             assert holding <= found, word
     finally:
         searcher.close()
+
+
+def test_the_rarest_term_s_holders_are_kept_first():
+    from chinvex.retrieval.rare_terms import best_rare
+
+    # a dotted name held by one chunk goes before its last part's five, whatever their scores
+    hits = [("part-a", 9.0, 5), ("part-b", 8.0, 5), ("dotted", 1.0, 1), ("part-c", 7.0, 5)]
+    assert best_rare(hits, 2) == ["dotted", "part-a"]
+    assert best_rare([("x", None, 2), ("y", 0.5, 2)], 1) == ["y"]
