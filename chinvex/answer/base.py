@@ -18,7 +18,7 @@ from chinvex.errors import ChinvexError
 
 if TYPE_CHECKING:
     from chinvex.answer.evidence import Evidence
-    from chinvex.answer.support import Analysis
+    from chinvex.answer.judgement import Analysis
     from chinvex.answer.text import TermWeights
     from chinvex.answer.units import Unit
     from chinvex.models import ContextConfig

@@ -24,7 +24,7 @@ from chinvex.answer.grounding import cite
 from chinvex.answer.question import Question
 from chinvex.answer.spans import item, span, yes_or_no
 from chinvex.answer.statements import join_literals, prose_literal
-from chinvex.answer.support import Candidate
+from chinvex.answer.judgement import Candidate
 from chinvex.answer.text import Stemmer, TermWeights
 from chinvex.retrieval.lexical import index_text
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from chinvex.answer.evidence import Evidence
-    from chinvex.answer.support import Analysis, Candidate
+    from chinvex.answer.judgement import Analysis, Candidate
 
 MODEL_FILE = "gate_model.json"
 FEATURES = (

@@ -22,7 +22,8 @@ from chinvex.answer.roles import role_weight
 from chinvex.answer.grounding import REFUSAL, validate
 from chinvex.answer.question import analyse_question
 from chinvex.answer.confidence import default_min_confidence
-from chinvex.answer.support import RELATED_COSINE, Verdict, analyse, judge
+from chinvex.answer.judgement import Verdict
+from chinvex.answer.support import RELATED_COSINE, analyse, judge
 from chinvex.embedding.factory import provider_of
 from chinvex.answer.dates import header_date, parse_date
 from chinvex.answer.text import DocumentFrequencies, Stemmer, TermWeights

@@ -33,11 +33,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 
 from chinvex.answer.answer_types import holds
 from chinvex.answer.confidence import confidence, default_min_confidence, gate_features
+from chinvex.answer.judgement import Analysis, Candidate, Verdict
 from chinvex.answer.statements import forms_asked
 from chinvex.answer.dates import resolve
 from chinvex.answer.dialogue_units import same_person
@@ -106,63 +107,6 @@ _PLAN = re.compile(r"\b(?:going\s+to|gonna|will|\w+'ll|plan(?:s|ning)?\s+(?:to|o
                    re.IGNORECASE)
 
 _NOT_ALNUM = re.compile(r"[\W_]+")
-
-
-@dataclass
-class Candidate:
-    unit: Unit
-    item: Evidence
-    kind: str
-    support: float
-    own: float
-    specific: float
-    typed: bool
-    about: bool
-    names: bool
-    prior: float
-    score: float = 0.0
-    others: frozenset[str] = field(default_factory=frozenset)
-    following: str | None = None
-    """The next sentence of the same turn or paragraph (an answer may go on there)."""
-    preceding: str | None = None
-    """The sentence before it in the same turn or paragraph (the title or date it speaks of may be
-    there: "“Brave” means a lot to me. It's about being courageous.")."""
-    said: int = 0
-    """How many of the question's terms the sentence states in words (not only in a name)."""
-    on_subject: bool = True
-    """Its passage (the chunk) mentions everything of the question's subject."""
-
-
-@dataclass
-class Analysis:
-    question: Question
-    terms: frozenset[str]
-    participants: frozenset[str]
-    names: tuple[str, ...]
-    candidates: list[Candidate]
-    subject: tuple[tuple[str, frozenset[str]], ...] = ()
-    """What the question is about beyond its people (`subject_of`): each (words, stems) must be
-    mentioned, by one of its stems, in the passage an answer comes from."""
-    min_confidence: float | None = None
-    """The refusal point `judge` uses when it is not given one (the service sets the context's or
-    the caller's, so that a generator judging on its own uses it too)."""
-    forms: frozenset[str] = frozenset()
-    """The forms of text that is not a statement the question asks about (statements.forms_asked):
-    a tool call, a patch or a checklist answers only such a question, whichever generator cites it."""
-
-
-
-@dataclass
-class Verdict:
-    ok: bool
-    best: Candidate | None
-    reason: str | None
-    ranked: list[Candidate]
-    confidence: float | None = None
-    """The calibrated probability that an answer resting on `best` is right (0 when no sentence
-    may answer; confidence.py)."""
-    features: dict[str, float] | None = None
-    """What the model read about `best` (bench/fit_gate.py records them)."""
 
 
 def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,

@@ -8,7 +8,7 @@ where none can be inferred (CONTEXT_NOT_FOUND in the response, with the list of 
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -84,7 +84,17 @@ def answer_command(
         # command without a context; 1 when CHINVEX_CONTEXT names a missing one).
         failure("CONTEXT_NOT_FOUND", exc.message, exc.exit_code)
         return
+    response = _answer(config, query, k=k, grounded=grounded, types=types, generator=generator, model=model,
+                       expression=expression, min_confidence=min_confidence)
+    _finish(response, json_out=json_out, grounded=grounded)
+
+
+def _answer(config: Any, query: str, *, k: int, grounded: bool, types: list[str] | None, generator: str | None,
+            model: str | None, expression: str | None, min_confidence: float | None) -> Any:
+    """The answer from a running chinvex process (the relay) when it can give the same one,
+    else computed here."""
     from chinvex.answer.generators import generator_name, generator_warnings
+    from chinvex.models import AnswerResponse
 
     name = generator_name(generator, config, model)  # a bad --generator is a usage error, before any work
     relayed = None
@@ -99,14 +109,13 @@ def answer_command(
     if relayed is not None:  # chosen here: why auto answered extractively is this shell's to say
         response = AnswerResponse.model_validate(relayed)
         response.retrieval.warnings += generator_warnings(generator, config, model)
-    else:
-        from chinvex.answer.service import answer
-        from chinvex.retrieval.search import prefetch_vector_store
+        return response
+    from chinvex.answer.service import answer
+    from chinvex.retrieval.search import prefetch_vector_store
 
-        prefetch_vector_store([config])
-        response = answer(config, query, k=k, grounded=grounded, source_types=types, generator=generator,
-                          model=model, filter_expression=expression, min_confidence=min_confidence)
-    _finish(response, json_out=json_out, grounded=grounded)
+    prefetch_vector_store([config])
+    return answer(config, query, k=k, grounded=grounded, source_types=types, generator=generator,
+                  model=model, filter_expression=expression, min_confidence=min_confidence)
 
 
 def exit_code(response, *, grounded: bool) -> int:

@@ -19,7 +19,8 @@ from chinvex.answer.compose import compose
 from chinvex.answer.grounding import REFUSAL
 from chinvex.answer.question import analyse_question
 from chinvex.answer.statements import forms_asked
-from chinvex.answer.support import Candidate, analyse, judge
+from chinvex.answer.judgement import Candidate
+from chinvex.answer.support import analyse, judge
 from chinvex.answer.text import Stemmer, TermWeights
 
 MAX_SENTENCES = 3

@@ -1,0 +1,69 @@
+"""What the answer gate works on: each sentence that might answer (`Candidate`, with what
+support.analyse measured about it), the question read against the evidence (`Analysis`) and the
+gate's decision (`Verdict`). Kept apart from support.py so that the confidence model
+(confidence.py), which support.judge calls, can read them without importing the gate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from chinvex.answer.evidence import Evidence
+from chinvex.answer.question import Question
+from chinvex.answer.units import Unit
+
+
+@dataclass
+class Candidate:
+    unit: Unit
+    item: Evidence
+    kind: str
+    support: float
+    own: float
+    specific: float
+    typed: bool
+    about: bool
+    names: bool
+    prior: float
+    score: float = 0.0
+    others: frozenset[str] = field(default_factory=frozenset)
+    following: str | None = None
+    """The next sentence of the same turn or paragraph (an answer may go on there)."""
+    preceding: str | None = None
+    """The sentence before it in the same turn or paragraph (the title or date it speaks of may be
+    there: "“Brave” means a lot to me. It's about being courageous.")."""
+    said: int = 0
+    """How many of the question's terms the sentence states in words (not only in a name)."""
+    on_subject: bool = True
+    """Its passage (the chunk) mentions everything of the question's subject."""
+
+
+@dataclass
+class Analysis:
+    question: Question
+    terms: frozenset[str]
+    participants: frozenset[str]
+    names: tuple[str, ...]
+    candidates: list[Candidate]
+    subject: tuple[tuple[str, frozenset[str]], ...] = ()
+    """What the question is about beyond its people (`subject_of`): each (words, stems) must be
+    mentioned, by one of its stems, in the passage an answer comes from."""
+    min_confidence: float | None = None
+    """The refusal point `judge` uses when it is not given one (the service sets the context's or
+    the caller's, so that a generator judging on its own uses it too)."""
+    forms: frozenset[str] = frozenset()
+    """The forms of text that is not a statement the question asks about (statements.forms_asked):
+    a tool call, a patch or a checklist answers only such a question, whichever generator cites it."""
+
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    best: Candidate | None
+    reason: str | None
+    ranked: list[Candidate]
+    confidence: float | None = None
+    """The calibrated probability that an answer resting on `best` is right (0 when no sentence
+    may answer; confidence.py)."""
+    features: dict[str, float] | None = None
+    """What the model read about `best` (bench/fit_gate.py records them)."""
