@@ -179,6 +179,8 @@ async def _handshakes(home: Path, cwd: Path, runs: int,
 
 
 async def _warm(home: Path, cwd: Path, runs: int) -> dict[str, Any]:
+    import anyio
+
     Client = _sdk().Client
     out: dict[str, Any] = {"search": [], "recall": [], "add": []}
 
@@ -192,6 +194,10 @@ async def _warm(home: Path, cwd: Path, runs: int) -> dict[str, Any]:
 
     async with Client(_params(home, cwd, "default"), mode="legacy") as client:
         out["list_default"] = _list_chars((await client.list_tools()).tools)
+        # An agent's first search comes when its user has asked something, not in the same
+        # instant as the handshake: the server warms up (model, Chroma) meanwhile.
+        await anyio.sleep(AGENT_PAUSE_S)
+        out["search_after_pause"] = await timed(client, "chinvex_search", {"query": "webhook retry backoff", "k": 8})
     async with Client(_params(home, cwd, "all"), mode="legacy", read_timeout_seconds=300) as client:
         pid = _server_pid()
         out["list_all"] = _list_chars((await client.list_tools()).tools)
@@ -213,6 +219,10 @@ async def _warm(home: Path, cwd: Path, runs: int) -> dict[str, Any]:
         out["payloads"] = payloads
     return out
 
+
+AGENT_PAUSE_S = 3.0
+"""Seconds between the handshake and an agent's first search in the figure that measures the
+warm-up (the server loads the model and opens Chroma in the background after the handshake)."""
 
 PAYLOAD_CALLS = [
     ("chinvex_search", {"query": "webhook retry backoff"}),
@@ -256,7 +266,10 @@ def run(quick: bool = False) -> list[Figure]:
         Figure("spawn -> initialize answered p50", median(inits), "s"),
         Figure("server CPU time until tools/list answered p50", median(cpus), "s", "",
                None, "user+sys of the server process: the handshake's cost without a shared machine's queueing"),
-        Figure("first chinvex_search (loads embedder + Chroma)", warm["cold_search"], "s"),
+        Figure("first chinvex_search (loads embedder + Chroma)", warm["cold_search"], "s", "", None,
+               "asked in the instant the handshake ends"),
+        Figure(f"first chinvex_search {AGENT_PAUSE_S:.0f} s after the handshake", warm["search_after_pause"], "s",
+               "< 0.5 s", warm["search_after_pause"] < 0.5, "the server warms up in the background meanwhile"),
         Figure("first recall_search", warm["cold_recall"], "s"),
         Figure("chinvex_search warm p50", median(warm["search"]) * 1000, "ms", "", None, f"{warm_runs} queries, k=8"),
         Figure("chinvex_search warm p95", pct(warm["search"], 95) * 1000, "ms"),
