@@ -262,7 +262,7 @@ class Searcher:
                     continue
                 gathered.hits.append(hit)
                 gathered.meta[(config.name, hit.chunk_id)] = row
-            if pins:  # the chunks holding the rarest terms first, by full-text score (else the best of all)
+            if pins:  # a rare compound's holders, rarest first (else the best full-text hits)
                 kept = [hit for hit in gathered.hits if hit.context == config.name]
                 holders = [hit for hit in kept if hit.chunk_id in holding_rare]
                 gathered.pinned.update(
@@ -344,17 +344,17 @@ class Searcher:
 
 def _rare_matches(h: ContextHandle, req: SearchRequest) -> tuple[int, dict[str, int]]:
     """How many of this context's results the rare-term rule keeps (rare_terms.wanted_pins), and
-    each chunk holding a rare term with the match count of the rarest it holds. The terms are
-    the lexical leg's own (same cap: their counts are remembered, not counted again) and the
-    tokens typed as one (a dotted name, a path, a flag, a quoted phrase), whose parts may each
-    be common."""
-    counts = h.term_counts.counts(h.conn, query_terms(req.query) + compound_terms(req.query),
-                                  max(count_cap(req), RARE_DF + 1))
+    the chunks holding a rare token typed as one (a dotted name, a path, a flag, a quoted phrase,
+    whose parts may each be common) with the match count of the rarest they hold. The words are
+    the lexical leg's own (same cap: their counts are remembered, not counted again); for them
+    the best full-text hits are kept, which holds the quality sets' figures, while a rare
+    compound's few holders would rank below chunks that repeat its common parts."""
+    compounds = compound_terms(req.query)
+    counts = h.term_counts.counts(h.conn, query_terms(req.query) + compounds, max(count_cap(req), RARE_DF + 1))
     pins = wanted_pins(counts, req.k)
     holding: dict[str, int] = {}
     if pins:
-        for term, n in sorted(counts.items(), key=lambda item: item[1]):
-            if 1 <= n <= RARE_DF:
-                for chunk_id in lexical_rows.chunk_ids_matching(h.conn, phrase(term), RARE_DF):
-                    holding.setdefault(chunk_id, n)
+        for term in sorted((t for t in compounds if 1 <= counts[t] <= RARE_DF), key=lambda t: counts[t]):
+            for chunk_id in lexical_rows.chunk_ids_matching(h.conn, phrase(term), RARE_DF):
+                holding.setdefault(chunk_id, counts[term])
     return pins, holding

@@ -50,3 +50,29 @@ def test_a_phrase_nothing_holds_falls_back_to_its_words_and_says_so(notes_contex
     result = run_cli("search", '"zanzibar cache"', "--context", notes_context, "--json")
     assert result.code == 0 and {r["source_uri"].rsplit("/", 1)[-1] for r in result.json["results"]} >= {"a.md", "b.md"}
     assert any('no chunk holds "zanzibar cache" as a phrase' in w for w in result.json["stats"]["warnings"])
+
+
+def test_a_rare_dotted_name_is_kept_though_its_parts_are_common(tmp_path: Path, chinvex_home: Path):
+    from chinvex.context.registry import Registry
+    from chinvex.retrieval.request import SearchRequest
+    from chinvex.retrieval.search import Searcher
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for i in range(12):  # the parts, many times each (the last one alone in five): these outrank the holder
+        last = "InvalidJSONError is what it raises. " * 3 if i < 5 else ""
+        (notes / f"noise{i:02d}.md").write_text(
+            f"# Errors {i}\n\n{last}" + "Requests raises exceptions on an invalid JSON error. " * 6 + "\n")
+    (notes / "holder.md").write_text(  # the one holder, in a longer text: lower on BM25 than each part's
+        "# Parsing\n\n" + "Our parser module reads the HTTP response body and hands it on; the retry loop lives "
+        "elsewhere, and logging happens in the caller. " * 4 + "We catch requests.exceptions.InvalidJSONError when "
+        "the body is not JSON.\n")
+    assert run_cli_in_process("context", "create", "D", "--note-root", str(notes)).code == 0
+    assert run_cli_in_process("ingest", "--context", "D", "--quiet").code == 0
+    searcher = Searcher()
+    try:
+        config = Registry().resolve("D")
+        found = searcher.search([config], SearchRequest(query="requests.exceptions.InvalidJSONError", k=3))
+        assert any(r.source_uri.endswith("holder.md") for r in found.results), [r.source_uri for r in found.results]
+    finally:
+        searcher.close()
