@@ -1,31 +1,16 @@
 """How many of the searched chunks a search could score by vector, and what it tells the user
 when that is not all of them.
 
-A chunk without a vector is found by its words alone. When a context's Chroma store is lost,
-replaced or half-filled (a deleted `chroma/` folder followed by an ingest once left most chunks
-without one), a search that calls itself "hybrid" hides that most of the index is
-invisible to meaning-based matching. So every search that asks for vectors (modes hybrid and
-vector) states the coverage: a figure in `stats` (JSON, MCP), a warning naming the context and
-the figure whenever it is under 100 %, and a mode line that says "hybrid (vectors for 23 % of
-chunks)" instead of "hybrid".
+A chunk without a vector is found by its words alone; a search that called itself "hybrid"
+while the Chroma store was lost or half-filled would hide that. So every search that asks for
+vectors states the coverage: a figure in `stats`, a warning naming the context whenever it is
+under 100 %, and a mode line "hybrid (vectors for 23 % of chunks)".
 
-Where the figure comes from, cheapest first:
-- ingest and `doctor` measure it and keep it current in hybrid.db `meta.vector_coverage`
-  (chinvex.storage.coverage), read with one SELECT in the search's own snapshot;
-- a vector leg that could not run (store missing, damaged or empty, embedder unavailable or
-  different from the index's) means none of the context's chunks was scored by vector;
-- no figure recorded (an index last written by an older chinvex), or one about another store
-  than the one there now, or about an older state of it: the store is counted, once per state
-  of the index, and compared with the chunk rows. Vectors whose chunk is gone count too, so
-  this is an upper bound, made exact by the next ingest. "Another store" is a different
-  `chroma.sqlite3` file (its identity); "an older state" is a store whose write token (renewed
-  by every write through chinvex) is not the one the figure was taken at. The token is what
-  tells a backup restored over the folder: deleting the folder and copying the backup in often
-  gives the new file the inode the old one had. While a writer holds the context's lock the
-  token is ignored: it writes Chroma before the SQLite transaction that brings the figure up
-  to date, and a count in between would compare two different moments.
-
-The figure is over the whole context, whatever the search's filters.
+The figure is the one ingest and doctor keep in hybrid.db (chinvex.storage.coverage), read in
+the search's own snapshot; none when the vector leg could not run; counted afresh, once per
+state of the index, when there is no figure or it is about another store or an older state of
+it (ARCHITECTURE, Retrieval, "Vector coverage", says how each case is told apart). It is over
+the whole context, whatever the search's filters.
 """
 
 from __future__ import annotations

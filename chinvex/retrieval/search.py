@@ -1,38 +1,22 @@
 """Hybrid search over one or several contexts (DESIGN.md §6).
 
 `Searcher` keeps connections, vector stores and embedders warm between queries (the MCP server
-holds one for its lifetime). A context whose vectors are missing or whose embedder cannot run
-still answers from FTS, and says so in `stats.warnings`: it never pretends to be hybrid.
+holds one for its lifetime), and fuses what the contexts found. A context whose vectors are
+missing or whose embedder cannot run still answers from FTS and says so in `stats.warnings`.
 
-Searches run while another process ingests. Each context is searched inside one SQLite read
-transaction, so FTS hits, scores and result rows all come from one committed state; a vector
-hit whose chunk is not in that state (Chroma is written before SQLite) is dropped. The vector
-store reloads itself when another process wrote to it (see chinvex/storage/vectors.py), so a
-warm searcher sees what a later ingest committed.
-
-Path and date filters are applied inside both legs, not after them (chinvex/retrieval/filters.py):
-the documents they allow are read once per context search, the FTS leg restricts its matches to
-them in SQL and the vector leg searches only their chunks, so a match ranked below the legs'
-depth is still found. Result rows are checked against the same rules once more at the end.
-
-The same query on an unchanged index gives the same bytes in every process: Chroma's approximate
-index (saved after every write, so that every process searches the same graph: SYNC_THRESHOLD
-in chinvex/storage/vectors.py) only chooses the vector neighbours, every cosine is computed from
-the stored vectors by chinvex/retrieval/exact.py, and every ordering ends in an exact tie-break
-(BM25 ties by rowid, cosine ties and fusion ties by chunk id). Up to vector_leg.EXHAUSTIVE_LIMIT chunks the
-vector leg is exhaustive, so any store holding the same vectors (an imported copy, a rebuilt
-store) gives the same results too; above it, another build of the graph may choose slightly
-different neighbours.
-
-A search that asks for vectors also reports how many of the searched chunks have one
-(chinvex/retrieval/coverage.py), and warns when not all do: it never calls itself hybrid for
-chunks that only full-text search can find.
+Why it is built this way (ARCHITECTURE, Retrieval, has the details):
+- each context is searched inside one SQLite read transaction, so hits, scores and rows come
+  from one committed state, while another process may be ingesting;
+- filters act inside both legs, not after them, so a match below the legs' depth is still found;
+- the same query on an unchanged index gives the same bytes in every process: every cosine is
+  exact (chinvex/retrieval/exact.py) and every ordering ends in an exact tie-break;
+- a rare term the user typed keeps its best matches (chinvex/retrieval/rare_terms.py), and
+  "quoted phrases" are required in every result.
 
 The parts: request.py (what is asked), scope.py (what the filters allow), context_handle.py (a
 context's warm connection and store), context_search.py (one context's walk in its snapshot),
-embed_ahead.py (the embedding on a worker), lexical_leg.py and vector_leg.py (each leg's
-candidates), fusion.py (the blend) and results.py (rows, freshness, explain). This module keeps
-the warm resources and fuses what the contexts found.
+embed_ahead.py, lexical_leg.py and vector_leg.py (each leg's candidates), fusion.py (the blend)
+and results.py (rows, freshness, explain).
 """
 
 from __future__ import annotations
