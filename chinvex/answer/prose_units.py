@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from chinvex.answer.units import Unit, asks, form_of, sentences
+from chinvex.answer.units import Unit, asks, form_of, sentence_form, sentences
 from chinvex.retrieval.lexical import index_text
 
 _LIST_ITEM = re.compile(r"^\s{0,6}(?:[-*+]|\d+[.)])\s+")
@@ -33,7 +33,7 @@ def prose_units(text: str, chunk: int) -> list[Unit]:
             units.append(Unit(chunk=chunk, order=len(units), text=sentence,
                               analysed=index_text(f"{sentence} {heading}".strip()),
                               kind="prose", question=asks(sentence), line_start=first, line_end=last,
-                              block=block, form=form))
+                              block=block, form=form or sentence_form(sentence)))
 
     in_fence = False
     language = ""

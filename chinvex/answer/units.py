@@ -71,6 +71,9 @@ _CHECKLIST = re.compile(r"^\s*(?:[-*+]\s+)?\[[ xX]\]\s")
 _PATCH = re.compile(r"^\s*(?:diff\s+--git\s|@@\s.*@@|\+\+\+\s|---\s+a/|index\s+[0-9a-f]{6,}\.\.)")
 _LISTING = re.compile(r"^\s*(?:[├└│|`]\S*[─-]*\s*\S+|[dl-][rwx-]{9}\s.*|(?:\.{0,2}/)?(?:[\w.@-]+/)+[\w.@-]*"
                       r"|[\w@-]+(?:\.[\w-]+)+(?:\s{2,}[\w@-]+(?:\.[\w-]+)+)*)\s*$")
+_SYNOPSIS = re.compile(r"^\s*(?:[-*+]\s+|\d+\.\s+)?`[a-z][\w.-]*(?:\s[^`\n]*)?\s\[-{1,2}\w")
+"""A command synopsis opening a line or a sentence (`` `chinvex pack TASK [--budget-tokens N]`
+searches…``): what the command takes, not an answer to what it does inside."""
 _USAGE = re.compile(r"^\s*(?:(?i:usage):\s|\$\s+[a-z][\w.-]*(?:\s|$)|>\s+[a-z][\w-]*\s+-)")
 _TOOL_ARGUMENTS = re.compile(r"^\s*(?:input|output):\s|\"(?:old_string|new_string|file_path|command|old_str|new_str|"
                              r"pattern|content)\"\s*:")
@@ -85,6 +88,11 @@ FORMS = {
 """Words of a question asking about each form of text that is not a statement."""
 
 
+def sentence_form(sentence: str) -> str:
+    """The form a sentence of a wrapped paragraph has on its own: a command synopsis ("usage")."""
+    return "usage" if _SYNOPSIS.match(sentence) else ""
+
+
 def form_of(line: str, fence: str = "") -> str:
     """The form of a line that is not a statement ("" for one that is): a checklist item, a line
     of a patch (or of a fenced `diff` block), a file listing's entry, a CLI usage or prompt line,
@@ -95,7 +103,7 @@ def form_of(line: str, fence: str = "") -> str:
         return "checklist"
     if fence in ("diff", "patch") or _PATCH.match(line):
         return "patch"
-    if _USAGE.match(line):
+    if _USAGE.match(line) or _SYNOPSIS.match(line):
         return "usage"
     if _LISTING.match(line):
         return "listing"

@@ -231,3 +231,15 @@ def test_the_gate_itself_refuses_a_tool_call_as_the_answer_whatever_the_generato
     assert analysis.forms == frozenset()
     assert not verdict.ok or all(not c.unit.form for c in verdict.ranked), [c.unit.text for c in verdict.ranked]
     assert not (verdict.best is not None and verdict.ok and verdict.best.unit.form == "tool call")
+
+
+def test_a_command_synopsis_opening_a_sentence_is_usage():
+    """DESIGN.md's "`chinvex pack TASK [--budget-tokens N]` searches (hybrid…" says what the
+    command takes; it answered "How does hybrid retrieval combine scores?" in the demo."""
+    from chinvex.answer.prose_units import prose_units
+
+    text = ("### Context packs\n\n`chinvex pack TASK [--budget-tokens N (2,000)] [--diversity D]` searches\n"
+            "(hybrid, k = 3 × N / 130) and packs the hits.\n\nHybrid search blends both legs.\n")
+    forms = {u.text.split()[0]: u.form for u in prose_units(text, 0)}
+    assert forms["`chinvex"] == "usage" and forms["Hybrid"] == ""
+    assert form_of("- `git log [--oneline]` lists commits") == "usage" and form_of("`chinvex search` blends") == ""
