@@ -3,8 +3,8 @@
 The real services cannot be reached from the test machines (no network, no local models), so
 the generators are exercised through their official SDKs against these servers, which speak
 the documented wire formats: `POST /v1/messages` answering a Message object with content
-blocks (https://docs.anthropic.com/en/api/messages) and `POST /api/chat` answering a
-non-streamed chat response (https://github.com/ollama/ollama/blob/main/docs/api.md#chat).
+blocks (https://docs.anthropic.com/en/api/messages), `POST /api/chat` answering a non-streamed
+chat response and `GET /api/tags` listing models (https://github.com/ollama/ollama/blob/main/docs/api.md).
 Each server records the requests it got and answers with whatever its `reply` callable returns.
 """
 
@@ -26,20 +26,47 @@ def chunk_ids_in(prompt: str) -> list[str]:
     return re.findall(r'<chunk id="([^"]+)"', prompt)
 
 
+Route = Callable[[dict[str, Any], dict[str, str]], tuple[int, dict[str, Any]]]
+
+
+class _Counting(ThreadingHTTPServer):
+    """Counts every connection it accepts, so a test can say that nothing was contacted."""
+
+    daemon_threads = True
+    connections = 0
+
+    def get_request(self):
+        accepted = super().get_request()
+        self.connections += 1
+        return accepted
+
+
 class _Server:
-    def __init__(self, routes: dict[str, Callable[[dict[str, Any], dict[str, str]], tuple[int, dict[str, Any]]]]):
+    """Answers `routes` ("/path" for a POST, or "METHOD /path") with (status, JSON); records each
+    request's "METHOD /path", body and headers."""
+
+    def __init__(self, routes: dict[str, Route]):
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server API)
+                self._answer()
+
             def do_POST(self) -> None:  # noqa: N802 (http.server API)
+                self._answer()
+
+            def _answer(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 headers = {k.lower(): v for k, v in self.headers.items()}
+                path = self.path.split("?", 1)[0]
+                outer.paths.append(f"{self.command} {path}")
                 outer.requests.append(body)
                 outer.headers.append(headers)
-                route = routes.get(self.path.split("?", 1)[0])
+                route = routes.get(f"{self.command} {path}") or (routes.get(path) if self.command == "POST" else None)
                 status, payload = route(body, headers) if route else (404, {"error": f"no route {self.path}"})
                 data = json.dumps(payload).encode()
                 self.send_response(status)
@@ -51,8 +78,12 @@ class _Server:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _Counting(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def connections(self) -> int:
+        return self.httpd.connections
 
     @property
     def url(self) -> str:
@@ -86,8 +117,9 @@ def anthropic_server(reply: Reply, *, status: int = 200, model: str = "claude-te
     return _Server({"/v1/messages": messages})
 
 
-def ollama_server(reply: Reply, *, status: int = 200) -> _Server:
-    """`POST /api/chat` -> a non-streamed chat response (or Ollama's `{"error": ...}`)."""
+def ollama_server(reply: Reply, *, status: int = 200, models: list[str] | None = None) -> _Server:
+    """`POST /api/chat` -> a non-streamed chat response (or Ollama's `{"error": ...}`); with
+    `models`, also `GET /api/tags` listing them as pulled models."""
 
     def chat(body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
         if status != 200:
@@ -99,7 +131,18 @@ def ollama_server(reply: Reply, *, status: int = 200) -> _Server:
             "prompt_eval_count": 100, "prompt_eval_duration": 100, "eval_count": 20, "eval_duration": 100,
         }
 
-    return _Server({"/api/chat": chat})
+    routes: dict[str, Route] = {"/api/chat": chat}
+    if models is not None:
+        routes["GET /api/tags"] = lambda body, headers: (200, {"models": [_tag(m) for m in models]})
+    return _Server(routes)
+
+
+def _tag(name: str) -> dict[str, Any]:
+    """One entry of `GET /api/tags`, as Ollama lists a pulled model."""
+    return {"name": name, "model": name, "modified_at": "2026-01-01T00:00:00.000000Z", "size": 397821319,
+            "digest": "a" * 64, "details": {"parent_model": "", "format": "gguf", "family": "qwen2",
+                                            "families": ["qwen2"], "parameter_size": "494.03M",
+                                            "quantization_level": "Q4_K_M"}}
 
 
 def user_text(body: dict[str, Any]) -> str:

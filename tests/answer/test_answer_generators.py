@@ -12,31 +12,12 @@ from __future__ import annotations
 import json
 import socket
 
-import pytest
-
 from loopback_servers import anthropic_server, chunk_ids_in, ollama_server, user_text
 
-from helpers import FIXTURES, REPO_ROOT, assert_no_traceback, run_cli
+from helpers import REPO_ROOT, assert_no_traceback, run_cli
 
-CHATLORE = FIXTURES / "chatgpt-export" / "chatlore"
 QUESTION = "Which index is missing for the slow orders query?"
 KEY = "sk-ant-loopback-test-key"
-
-
-@pytest.fixture(scope="module")
-def lore(tmp_path_factory):
-    """A context over a real ChatGPT export (3 chunks), ingested once for this module."""
-    from chinvex.ingest.pipeline import IngestOptions, run_ingest
-    from chinvex.context.registry import Registry
-
-    home = tmp_path_factory.mktemp("answer_generators_home")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CHINVEX_HOME", str(home))
-        Registry().create("lore", includes={"chat_roots": [str(CHATLORE)]})
-        config = Registry().resolve("lore")
-        summary = run_ingest(config, IngestOptions())
-        assert summary.ok, summary.errors
-    return {"home": home, "config": config}
 
 
 def _answer(config, **kwargs):

@@ -13,20 +13,17 @@ Chroma, the `chinvex answer` CLI as a process, the official SDK clients and the 
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, assert_no_traceback, run_cli
-from loopback_servers import anthropic_server, chunk_ids_in, user_text
+from helpers import assert_no_traceback, run_cli
+from loopback_servers import anthropic_server, chunk_ids_in, ollama_server, user_text
 
-CHATLORE = FIXTURES / "chatgpt-export" / "chatlore"
 QUESTION = "Which index is missing for the slow orders query?"
 KEY = "sk-ant-loopback-test-key"
 LLM_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_BASE_URL",
@@ -36,77 +33,6 @@ LLM_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE
 # -- the stand-ins ------------------------------------------------------------------------------
 
 
-class StandIn(ThreadingHTTPServer):
-    """A loopback HTTP server answering `routes` ("GET /api/tags" -> (status, JSON)), recording
-    each request as "METHOD /path" and counting every connection it accepts."""
-
-    daemon_threads = True
-
-    def __init__(self, routes: dict[str, Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]]):
-        self.routes = routes
-        self.paths: list[str] = []
-        self.bodies: list[dict[str, Any]] = []
-        self.connections = 0
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def get_request(self):
-        accepted = super().get_request()
-        self.connections += 1
-        return accepted
-
-    @property
-    def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host}:{port}"
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: StandIn
-
-    def do_GET(self) -> None:
-        self._answer({})
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        self._answer(json.loads(self.rfile.read(length) or b"{}"))
-
-    def _answer(self, body: dict[str, Any]) -> None:
-        key = f"{self.command} {self.path.split('?', 1)[0]}"
-        self.server.paths.append(key)
-        self.server.bodies.append(body)
-        route = self.server.routes.get(key)
-        status, payload = route(body) if route else (404, {"error": f"no route {key}"})
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-@contextmanager
-def serving(routes: dict) -> Iterator[StandIn]:
-    server = StandIn(routes)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def _tag(name: str) -> dict[str, Any]:
-    """One entry of `GET /api/tags`, as Ollama lists a pulled model."""
-    return {"name": name, "model": name, "modified_at": "2026-01-01T00:00:00.000000Z", "size": 397821319,
-            "digest": "a" * 64, "details": {"parent_model": "", "format": "gguf", "family": "qwen2",
-                                            "families": ["qwen2"], "parameter_size": "494.03M",
-                                            "quantization_level": "Q4_K_M"}}
-
-
 def _cite_first(body: dict[str, Any]) -> str:
     ids = chunk_ids_in(user_text(body))
     return f"The orders query lacks an index on customer_id; add a composite index [chunk:{ids[0]}]."
@@ -114,15 +40,7 @@ def _cite_first(body: dict[str, Any]) -> str:
 
 def ollama_stand_in(models: list[str], reply: Callable[[dict], str] = _cite_first) -> Any:
     """Ollama: `GET /api/tags` lists `models`; `POST /api/chat` answers non-streamed."""
-    def chat(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        return 200, {"model": body.get("model"), "created_at": "2026-01-01T00:00:00.000000Z",
-                     "message": {"role": "assistant", "content": reply(body)}, "done": True,
-                     "done_reason": "stop", "total_duration": 1000, "load_duration": 10,
-                     "prompt_eval_count": 100, "prompt_eval_duration": 100, "eval_count": 20,
-                     "eval_duration": 100}
-
-    return serving({"GET /api/tags": lambda body: (200, {"models": [_tag(m) for m in models]}),
-                    "POST /api/chat": chat})
+    return ollama_server(reply, models=models)
 
 
 @contextmanager
@@ -160,22 +78,6 @@ def _free_port() -> int:
 
 
 # -- the context and how it is asked --------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def lore(tmp_path_factory):
-    """A context over a real ChatGPT export (3 chunks), ingested once for this module."""
-    from chinvex.context.registry import Registry
-    from chinvex.ingest.pipeline import IngestOptions, run_ingest
-
-    home = tmp_path_factory.mktemp("generator_auto_home")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CHINVEX_HOME", str(home))
-        Registry().create("lore", includes={"chat_roots": [str(CHATLORE)]})
-        config = Registry().resolve("lore")
-        summary = run_ingest(config, IngestOptions())
-        assert summary.ok, summary.errors
-    return {"home": home, "config": config}
 
 
 @pytest.fixture(autouse=True)
@@ -237,7 +139,7 @@ def test_auto_with_a_reachable_ollama_that_lists_the_model_answers_through_it(lo
     assert "composite index" in doc["answer"]
     # one probe for the whole process (the CLI and the service both ask which generator), then the answer
     assert server.paths == ["GET /api/tags", "POST /api/chat"]
-    assert server.bodies[1]["model"] == "qwen2.5:0.5b" and server.bodies[1]["stream"] is False
+    assert server.requests[1]["model"] == "qwen2.5:0.5b" and server.requests[1]["stream"] is False
 
 
 def test_an_answer_auto_got_from_ollama_passes_the_same_gate(lore):
