@@ -41,32 +41,36 @@ class _Rule:
     """One of these characters must precede the match; it becomes part of the span."""
 
 
+_AFTER = r"(?![A-Za-z0-9])"
+"""A token ends where its alphabet does."""
+_AFTER_B64URL = r"(?![A-Za-z0-9_-])"
+"""The same for a base64url alphabet."""
+
+
 def _rules() -> tuple[_Rule, ...]:
-    after = r"(?![A-Za-z0-9])"
-    after_b64url = r"(?![A-Za-z0-9_-])"
     return (
         _Rule("aws_access_key",
-              re.compile(r"(AKIA|ASIA|ABIA|ACCA)([A-Z0-9]{16})" + after), 2,
+              re.compile(r"(AKIA|ASIA|ABIA|ACCA)([A-Z0-9]{16})" + _AFTER), 2,
               check=lambda b: random_body(b, min_distinct=6)),
         _Rule("github_token",
-              re.compile(r"gh[pousr]_([A-Za-z0-9]{30,255})" + after), 1,
+              re.compile(r"gh[pousr]_([A-Za-z0-9]{30,255})" + _AFTER), 1,
               check=lambda b: random_body(b, min_distinct=10)),
         _Rule("github_token",
-              re.compile(r"github_pat_([A-Za-z0-9_]{40,255})" + after), 1,
+              re.compile(r"github_pat_([A-Za-z0-9_]{40,255})" + _AFTER), 1,
               check=lambda b: random_body(b, min_distinct=10)),
         _Rule("anthropic_key",
-              re.compile(r"sk-ant-([A-Za-z0-9_-]{20,})" + after_b64url), 1,
+              re.compile(r"sk-ant-([A-Za-z0-9_-]{20,})" + _AFTER_B64URL), 1,
               check=lambda b: random_body(b, min_distinct=10, need_digit=True)),
         _Rule("openai_key",
               re.compile(r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?([A-Za-z0-9_-]{20,})"
-                         + after_b64url), 1,
+                         + _AFTER_B64URL), 1,
               check=lambda b: random_body(b, min_distinct=10, need_digit=True,
                                           need_mixed_case=True)),
         _Rule("slack_token",
-              re.compile(r"xox[abposre]-([A-Za-z0-9-]{10,})" + after), 1,
+              re.compile(r"xox[abposre]-([A-Za-z0-9-]{10,})" + _AFTER), 1,
               check=lambda b: random_body(b, min_distinct=6, need_digit=True)),
         _Rule("slack_token",
-              re.compile(r"xapp-\d-([A-Za-z0-9-]{20,})" + after), 1,
+              re.compile(r"xapp-\d-([A-Za-z0-9-]{20,})" + _AFTER), 1,
               check=lambda b: random_body(b, min_distinct=8)),
         _Rule("slack_webhook",
               re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/([A-Za-z0-9/_-]{20,})"),
@@ -75,63 +79,62 @@ def _rules() -> tuple[_Rule, ...]:
         # Written from `k_` on (not `[sr]k_`) so the scan can use the literal; the `s`/`r`
         # before it is checked with the boundary in token_spans.
         _Rule("stripe_key",
-              re.compile(r"k_(?:live|test)_([A-Za-z0-9]{16,})" + after), 1,
+              re.compile(r"k_(?:live|test)_([A-Za-z0-9]{16,})" + _AFTER), 1,
               check=lambda b: random_body(b, min_distinct=8), lead=frozenset("sr")),
         _Rule("stripe_key",
-              re.compile(r"whsec_([A-Za-z0-9+/=]{24,})" + after), 1,
+              re.compile(r"whsec_([A-Za-z0-9+/=]{24,})" + _AFTER), 1,
               check=lambda b: random_body(b, min_distinct=8)),
         _Rule("google_api_key",
-              re.compile(r"AIza([0-9A-Za-z_-]{35})" + after_b64url), 1,
+              re.compile(r"AIza([0-9A-Za-z_-]{35})" + _AFTER_B64URL), 1,
               check=lambda b: random_body(b, min_distinct=10)),
         _Rule("gitlab_token",
               re.compile(r"gl(?:pat|dt|rt|ptt|ft|imt|oas|soat|cbt)-([0-9A-Za-z_-]{20,})"
-                         + after_b64url), 1,
+                         + _AFTER_B64URL), 1,
               check=lambda b: random_body(b, min_distinct=8)),
         _Rule("npm_token",
-              re.compile(r"npm_([A-Za-z0-9]{36})" + after), 1,
+              re.compile(r"npm_([A-Za-z0-9]{36})" + _AFTER), 1,
               check=lambda b: random_body(b, min_distinct=10)),
         _Rule("huggingface_token",
-              re.compile(r"hf_([A-Za-z0-9]{30,})" + after), 1,
+              re.compile(r"hf_([A-Za-z0-9]{30,})" + _AFTER), 1,
               check=lambda b: random_body(b, min_distinct=10, need_mixed_case=True)),
         _Rule("pypi_token",
-              re.compile(r"pypi-(AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,})" + after_b64url), 1),
+              re.compile(r"pypi-(AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,})" + _AFTER_B64URL), 1),
         _Rule("sendgrid_key",
-              re.compile(r"SG\.([A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})" + after_b64url), 1,
+              re.compile(r"SG\.([A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})" + _AFTER_B64URL), 1,
               check=lambda b: random_body(b, min_distinct=10)),
         _Rule("digitalocean_token",
-              re.compile(r"do[por]_v1_([a-f0-9]{64})" + after), 1,
+              re.compile(r"do[por]_v1_([a-f0-9]{64})" + _AFTER), 1,
               check=lambda b: random_body(b, min_distinct=8)),
         _Rule("shopify_token",
-              re.compile(r"shp(?:at|ca|pa|ss)_([a-fA-F0-9]{32})" + after), 1,
+              re.compile(r"shp(?:at|ca|pa|ss)_([a-fA-F0-9]{32})" + _AFTER), 1,
               check=lambda b: random_body(b, min_distinct=8)),
         _Rule("databricks_token",
-              re.compile(r"dapi([a-f0-9]{32})(?:-\d)?" + after), 1,
+              re.compile(r"dapi([a-f0-9]{32})(?:-\d)?" + _AFTER), 1,
               check=lambda b: random_body(b, min_distinct=8)),
         _Rule("twilio_key",
-              re.compile(r"SK([0-9a-f]{32})" + after), 1,
+              re.compile(r"SK([0-9a-f]{32})" + _AFTER), 1,
               check=lambda b: random_body(b, min_distinct=8, need_digit=True)),
         _Rule("age_secret_key",
-              re.compile(r"AGE-SECRET-KEY-1([02-9AC-HJ-NP-Z]{58})" + after), 1,
+              re.compile(r"AGE-SECRET-KEY-1([02-9AC-HJ-NP-Z]{58})" + _AFTER), 1,
               check=lambda b: random_body(b, min_distinct=10)),
         _Rule("postman_key",
-              re.compile(r"PMAK-([a-f0-9]{24}-[a-f0-9]{34})" + after), 1,
+              re.compile(r"PMAK-([a-f0-9]{24}-[a-f0-9]{34})" + _AFTER), 1,
               check=lambda b: random_body(b, min_distinct=8)),
         _Rule("jwt",
               re.compile(r"eyJ([A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)"
-                         + after_b64url), 1, left_forbidden=_ALNUM_DASH,
+                         + _AFTER_B64URL), 1, left_forbidden=_ALNUM_DASH,
               check=lambda b: random_body(b, min_distinct=10)),
     )
 
 
 def _oauth_rules() -> tuple[_Rule, ...]:
     """Google OAuth: a client's secret and an access token."""
-    after_b64url = r"(?![A-Za-z0-9_-])"
     return (
         _Rule("google_oauth_secret",
-              re.compile(r"GOCSPX-([A-Za-z0-9_-]{28})" + after_b64url), 1,
+              re.compile(r"GOCSPX-([A-Za-z0-9_-]{28})" + _AFTER_B64URL), 1,
               check=lambda b: random_body(b, min_distinct=10)),
         _Rule("google_oauth_token",
-              re.compile(r"ya29\.([A-Za-z0-9_-]{30,})" + after_b64url), 1,
+              re.compile(r"ya29\.([A-Za-z0-9_-]{30,})" + _AFTER_B64URL), 1,
               check=lambda b: random_body(b, min_distinct=10, need_digit=True)),
     )
 
