@@ -5,7 +5,7 @@ post-filter over-fetch that loses deep matches)."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -46,15 +46,19 @@ def fel_where(conn: sqlite3.Connection, search_filter: SearchFilter, context: st
         raise InvalidFilterError(str(exc)) from None
 
 
+def _passing_in_batches(chunk_ids: list[str], lookup: Callable[[str], Iterable[str]]) -> set[str]:
+    """The union of `lookup` over `chunk_ids` 500 at a time, each batch as one JSON array."""
+    found: set[str] = set()
+    for start in range(0, len(chunk_ids), 500):
+        found.update(lookup(orjson.dumps(chunk_ids[start:start + 500]).decode()))
+    return found
+
+
 def fel_passing(conn: sqlite3.Connection, search_filter: SearchFilter, context: str,
                  chunk_ids: list[str]) -> set[str]:
     """Those of `chunk_ids` whose chunk and document satisfy the filter expression."""
     where, params = fel_where(conn, search_filter, context)
-    found: set[str] = set()
-    for start in range(0, len(chunk_ids), 500):
-        part = chunk_ids[start:start + 500]
-        found.update(scope_rows.chunks_passing(conn, orjson.dumps(part).decode(), where, params))
-    return found
+    return _passing_in_batches(chunk_ids, lambda part: scope_rows.chunks_passing(conn, part, where, params))
 
 
 def phrase_expression(phrases: Sequence[str]) -> str:
@@ -64,11 +68,8 @@ def phrase_expression(phrases: Sequence[str]) -> str:
 
 def phrase_passing(conn: sqlite3.Connection, search_filter: SearchFilter, chunk_ids: list[str]) -> set[str]:
     """Those of `chunk_ids` that hold every quoted phrase of the query."""
-    found: set[str] = set()
-    for start in range(0, len(chunk_ids), 500):
-        part = orjson.dumps(chunk_ids[start:start + 500]).decode()
-        found.update(scope_rows.chunks_matching(conn, part, phrase_expression(search_filter.phrases)))
-    return found
+    expression = phrase_expression(search_filter.phrases)
+    return _passing_in_batches(chunk_ids, lambda part: scope_rows.chunks_matching(conn, part, expression))
 
 
 def _holding_phrases(conn: sqlite3.Connection, search_filter: SearchFilter, context: str) -> Allowed:
