@@ -47,8 +47,8 @@ __all__ = ["REDACTION_VERSION", "RedactionResult", "redact", "secret_spans", "re
 # makes the next ingest re-read and re-redact everything.
 # 2: titles, metadata, state, uris, short passwords after a name, bare AWS keys. 3: an AWS
 # secret beside its access key id in prose. 4: values near the words naming a secret in prose,
-# tables and provider pairs (issue 40).
-REDACTION_VERSION = "4"
+# tables and provider pairs (issue 40). 5: a JWT cut before its signature.
+REDACTION_VERSION = "5"
 
 KINDS = (
     "aws_access_key", "aws_secret_key", "github_token", "openai_key", "anthropic_key",

@@ -124,6 +124,11 @@ def _rules() -> tuple[_Rule, ...]:
               re.compile(r"eyJ([A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)"
                          + _AFTER_B64URL), 1, left_forbidden=_ALNUM_DASH,
               check=lambda b: random_body(b, min_distinct=10)),
+        # A JWT cut short before its signature (a preview or title truncated by the tool that
+        # wrote it): a header that decodes, a dot and the start of the payload.
+        _Rule("jwt",
+              re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}(?![A-Za-z0-9_.-])"), 0,
+              left_forbidden=_ALNUM_DASH, check=lambda t: _jwt_header_decodes(t)),
     )
 
 
@@ -261,7 +266,8 @@ def token_spans(text: str) -> list[Span]:
                 # The match was payload.signature.<what followed>: the token ends at its
                 # second dot (`x-<jwt>.md` keeps `.md`). The match as found is kept too, for
                 # when the header overlaps a token of its own (selection takes one of them).
-                spans.append(Span(header, text.index(".", text.index(".", start) + 1), "jwt"))
+                second_dot = text.find(".", text.index(".", start) + 1, m.end())
+                spans.append(Span(header, second_dot if second_dot >= 0 else m.end(), "jwt"))
             spans.append(Span(start, m.end(), rule.kind))
             # A glued token may lose to the one it is glued to: what follows it is searched too.
             pos = m.start() + 1 if glued else m.end()

@@ -93,6 +93,8 @@ PLANTED = [
     ("pypi_token", f"password = {PYPI}", PYPI),
     ("jwt", f"curl -H 'Authorization: Bearer {JWT}' https://api.local/me", JWT),
     ("jwt", f"id_token={JWT}", JWT),
+    # issue 40: a title or preview cut by the tool that wrote it, before the signature
+    ("jwt", f"Use this token: {JWT[:JWT.index('.') + 14]}\u2026", JWT[:JWT.index('.') + 14]),
     ("secret_assignment", f"API_KEY={GENERIC}", GENERIC),
     ("secret_assignment", f"export SERVICE_TOKEN='{GENERIC}'", GENERIC),
     ("secret_assignment", f'{{"client_secret": "{GENERIC}"}}', GENERIC),
