@@ -120,6 +120,12 @@ def _rules() -> tuple[_Rule, ...]:
         _Rule("postman_key",
               re.compile(r"PMAK-([a-f0-9]{24}-[a-f0-9]{34})" + _AFTER), 1,
               check=lambda b: random_body(b, min_distinct=8)),
+    )
+
+
+def _jwt_rules() -> tuple[_Rule, ...]:
+    """JWTs: whole, and cut short before the signature."""
+    return (
         _Rule("jwt",
               re.compile(r"eyJ([A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)"
                          + _AFTER_B64URL), 1, left_forbidden=_ALNUM_DASH,
@@ -144,7 +150,7 @@ def _oauth_rules() -> tuple[_Rule, ...]:
     )
 
 
-_RULES = _rules() + _oauth_rules()
+_RULES = _rules() + _jwt_rules() + _oauth_rules()
 
 _PEM_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9]+(?: [A-Z0-9]+){0,3} )?PRIVATE KEY( BLOCK)?-----")
 _PEM_END = re.compile(r"-----END ([A-Z0-9]+(?: [A-Z0-9]+){0,3} )?PRIVATE KEY( BLOCK)?-----")
