@@ -293,37 +293,47 @@ class IngestRun:
 
     def _without_segment_damage(self, store: VectorStore) -> VectorStore:
         """The store this run writes to, set aside and replaced by an empty one when its vector
-        segment cannot be loaded. Chroma rewrites a segment's files in place, so an ingest killed
-        while Chroma saved them leaves them unreadable (SQLite's own files cannot be left so):
-        that is what a killed run left, and settling it is this run's job, as for the write
-        journal. The old folder is kept; the vectors come back from hybrid.db's rows
-        (`_reconcile_vectors`). A damaged `chroma.sqlite3` (never a kill's doing) still stops the
-        run with the advice to run `doctor --repair`, and so does a Chroma server's store."""
+        segment cannot be loaded or gives back garbage (chinvex.storage.vector_probe). Chroma
+        rewrites a segment's files in place, so an ingest killed while Chroma saved them leaves
+        them unreadable, and bytes written over them from outside (noticed by a no-change
+        ingest through their stat signature, chinvex.storage.vector_signature) do the same:
+        settling it is this run's job, as for the write journal. The old folder is kept; the
+        vectors come back from hybrid.db's rows (`_reconcile_vectors`). A damaged
+        `chroma.sqlite3` (never a kill's doing) still stops the run with the advice to run
+        `doctor --repair`, and so does a Chroma server's store."""
+        from chinvex.storage.vector_probe import unreadable_vectors
+
         config = self.state.config
         if config.index.chroma_url:
             return store
-        damage = store.segment_damage()
+        damage = store.segment_damage() or unreadable_vectors(store, self.state.conn)
         if damage is None:
             return store
         from chinvex.storage.aside import move_aside_damaged_store
 
         store.close()
         moved = move_aside_damaged_store(config)
-        self.state.summary.warnings.append(SourceMessage(
-            source_uri=config.name,
-            message=f"the vector store's index files could not be loaded (as after a process was "
-                    f"killed while Chroma saved them: {damage}); {moved}"))
+        self.state.store_set_aside = (
+            f"the vector store was unreadable: its index files could not be loaded or gave back "
+            f"garbage ({damage}), as after a process was killed while Chroma saved them or bytes "
+            f"were written over them; {moved}")
         fresh = VectorStore.open(config, self.state.conn, create=True)
         assert fresh is not None
         return fresh
 
     def _reconcile_vectors(self) -> None:
-        """Every chunk gets its vector, also when the store was lost or replaced since the last
-        run (hybrid.db is the truth; Chroma is derived). Said in the summary when it did work."""
+        """Every chunk gets its vector, also when the store was lost, replaced or set aside since
+        the last run (hybrid.db is the truth; Chroma is derived). Said in the summary when it
+        did work; a store set aside and rebuilt is said in one line."""
+        from chinvex.storage.vector_signature import record_signature
+
         config = self.state.config
         rec = self.state.out.reconcile_vectors(config)
+        record_signature(config, self.state.conn)
         notes: list[str] = []
-        if rec.missing:
+        if self.state.store_set_aside is not None:
+            notes.append(f"{self.state.store_set_aside} ({rec.with_vector} vectors)")
+        elif rec.missing:
             healed = rec.missing - rec.unrecoverable
             notes.append(f"the vector store had no vector for {rec.missing} of {rec.chunks} chunks "
                          f"(lost or replaced since they were written); embedded {healed} of them "

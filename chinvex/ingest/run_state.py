@@ -120,6 +120,9 @@ class RunState:
     skipped: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
+    store_set_aside: str | None = None
+    """Why and where the run set an unreadable vector store aside; said once, with the number
+    of vectors rebuilt, when the run has rebuilt it (IngestRun._reconcile_vectors)."""
 
     @property
     def out(self) -> IndexWriter:

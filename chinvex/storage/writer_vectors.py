@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from chinvex.storage import consistency as cons
-from chinvex.storage import coverage, pending
+from chinvex.storage import coverage, pending, vector_signature
 from chinvex.storage.db import get_meta
 from chinvex.storage.vectors import VectorStore
 from chinvex.storage.writer_batches import WriteStats
@@ -87,14 +87,17 @@ def settle_vector_journal(writer: IndexWriter) -> set[str]:
 
 def _trusted_shortcut(writer: IndexWriter, config: Any, total: int) -> Reconciled | None:
     """The cheap checks: nothing written and the recorded figure holds for the store there
-    now, or the counts agree on a store not written behind the figure's back."""
+    now, whose vector files are as chinvex left them (their stat signature, see
+    chinvex.storage.vector_signature); or the counts agree on a store not written behind the
+    figure's back, opened (which checks that its vectors can be read) to count them."""
     conn = writer.conn
     recorded = coverage.vector_coverage(conn)
     identity = coverage.store_identity(config, conn)
     token_now = coverage.gate_token(config)
     trusted = (recorded is not None and recorded.complete and recorded.chunks == total
                and identity is not None and recorded.store == identity)
-    if trusted and writer._store is None and recorded is not None and recorded.token == token_now:
+    if (trusted and writer._store is None and recorded is not None and recorded.token == token_now
+            and vector_signature.files_unchanged(config, conn)):
         return Reconciled(chunks=total, with_vector=total, compared=False)
     # A figure taken at a known token that is no longer the store's: the store was written
     # behind the figure's back (a crash between the Chroma write and the SQLite commit, or

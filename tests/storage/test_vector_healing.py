@@ -19,6 +19,10 @@ from helpers import assert_no_traceback, run_cli, run_cli_in_process
 from hostile import corpus as corpus_mod
 
 
+CHROMA_LOADED = "any(m.startswith('chromadb') for m in sys.modules)"
+"""Python that says whether a process loaded Chroma (chromadb, or its Rust bindings alone)."""
+
+
 def _config():
     from chinvex.context.registry import Registry
 
@@ -228,14 +232,73 @@ def test_vector_segment_left_unreadable_by_a_kill_is_set_aside_and_rebuilt(heale
     assert any("merlin" in r["text"] for r in found.json["results"])
 
 
-def test_no_change_ingest_does_not_open_chroma(healed: Path, chinvex_home: Path):
-    """The cheap check: with a complete figure for the store that is there, a run where nothing
-    changed costs no Chroma start-up (chromadb is never imported)."""
+def _overwrite_with_random_bytes(path: Path, seed: int) -> None:
+    """Random bytes over the whole file, its size kept (a write from outside chinvex)."""
+    import random
+
+    size = path.stat().st_size
+    with path.open("r+b") as handle:
+        handle.write(random.Random(seed).randbytes(size))
+
+
+@pytest.mark.parametrize("files", [("data_level0.bin", "header.bin", "link_lists.bin", "length.bin"),
+                                   ("length.bin",)])
+def test_random_bytes_in_the_vector_files_are_healed_by_a_no_change_ingest(healed: Path, files):
+    """Issue 40: random bytes over the HNSW segment files (same sizes, chroma.sqlite3 and the
+    write token untouched) once went unnoticed by an ingest with nothing to write, and search ran
+    full-text only until some source changed. The files' stat signature tells the next plain
+    ingest they changed; it opens the store, finds it unreadable (Chroma cannot load it, or, with
+    only `length.bin` garbage, a stored vector no longer finds itself), sets it aside and
+    rebuilds it from hybrid.db, saying so in one line."""
+    config = _config()
+    chunks, _ = _ids(config)
+    for i, name in enumerate(files):
+        _overwrite_with_random_bytes(_segment_file(config, name), seed=i)
+
+    again = run_cli("ingest", "--context", "Heal")
+    assert_no_traceback(again)
+    assert again.code == 0, again
+    said = [line for line in again.stdout.splitlines() + again.stderr.splitlines()
+            if "unreadable" in line]
+    assert len(said) == 1 and f"({len(chunks)} vectors)" in said[0], (again.stdout, again.stderr)
+    assert "rebuilt the store from hybrid.db" in said[0]
+    chunks_after, vectors_after = _ids(config)
+    assert chunks_after == vectors_after == chunks  # full coverage
+    assert _coverage(config).complete
+    found = run_cli("search", "--context", "Heal", "largest falcon", "--mode", "vector", "--json")
+    assert found.code == 0 and not found.json["stats"]["warnings"], found.json["stats"]
+    assert any("gyrfalcon" in r["text"] for r in found.json["results"])
+    quiet = run_cli("ingest", "--context", "Heal", "--json").json
+    assert quiet["chunks"]["embedded"] == 0 and not quiet["warnings"]
+
+
+def test_vector_files_changed_but_sound_are_checked_once_and_signed_again(healed: Path):
+    """Files rewritten from outside with the same content (a restore by a copying tool) are
+    opened and checked once, found sound, and the next no-change ingest is cheap again."""
+    config = _config()
+    target = _segment_file(config, "header.bin")
+    target.write_bytes(target.read_bytes())  # same bytes, new mtime
     code = ("import sys\n"
             "from chinvex.context.registry import Registry\n"
             "from chinvex.ingest.pipeline import run_ingest\n"
             "s = run_ingest(Registry().resolve('Heal'))\n"
-            "print(s.sources.unchanged, 'chromadb' in sys.modules)\n")
+            f"print(s.chunks['embedded'], len(s.warnings), {CHROMA_LOADED})\n")
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+            for _ in range(2)]
+    assert all(out.returncode == 0 for out in runs), [out.stderr for out in runs]
+    assert [out.stdout.split() for out in runs] == [["0", "0", "True"], ["0", "0", "False"]]
+    assert not [p for p in Path(config.index.chroma_dir).parent.iterdir()
+                if p.name.startswith("chroma.damaged-")]
+
+
+def test_no_change_ingest_does_not_open_chroma(healed: Path, chinvex_home: Path):
+    """The cheap check: with a complete figure for the store that is there, a run where nothing
+    changed costs no Chroma start-up (neither chromadb nor its Rust bindings are imported)."""
+    code = ("import sys\n"
+            "from chinvex.context.registry import Registry\n"
+            "from chinvex.ingest.pipeline import run_ingest\n"
+            "s = run_ingest(Registry().resolve('Heal'))\n"
+            f"print(s.sources.unchanged, {CHROMA_LOADED})\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     unchanged, imported = out.stdout.split()

@@ -1,0 +1,63 @@
+"""A quick check that an embedded store's vectors can be read and searched, for an ingest about
+to use a store whose files may have been damaged (a kill while Chroma saved them, bytes written
+over them from outside): a count or an id listing is answered from `chroma.sqlite3` alone, so
+only reading stored vectors and searching with them shows whether the vector segment is sound.
+
+A few chunks spread over the index are read back and each is searched with its own vector: the
+nearest neighbour of a stored vector is itself (or an identical one), at cosine similarity 1.
+Files that load but hold garbage (seen: random bytes in `length.bin`) return vectors whose
+search finds nothing alike.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from typing import Any
+
+from chinvex.errors import StorageError
+from chinvex.storage.vector_errors import is_segment_damage
+
+PROBE_SAMPLE = 4
+"""Chunks read back and searched with; spread evenly over the chunk table."""
+MIN_SELF_SIMILARITY = 0.98
+"""A stored vector's best match scores 1.0 up to float rounding; garbage scores far lower."""
+
+
+def sample_chunk_ids(conn: sqlite3.Connection, n: int = PROBE_SAMPLE) -> list[str]:
+    """Up to `n` chunk ids at evenly spaced positions of the chunk table."""
+    total = int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    if total == 0:
+        return []
+    offsets = sorted({(total - 1) * i // max(1, n - 1) for i in range(n)})
+    found: list[str] = []
+    for offset in offsets:
+        row = conn.execute("SELECT chunk_id FROM chunks ORDER BY rowid LIMIT 1 OFFSET ?",
+                           (offset,)).fetchone()
+        if row is not None:
+            found.append(str(row[0]))
+    return found
+
+
+def unreadable_vectors(store: Any, conn: sqlite3.Connection) -> str | None:
+    """Why the store's vectors cannot be used (Chroma's own words, or what the search gave
+    back), or None when the sampled vectors read back and each finds itself. Chunks with no
+    vector in the store are not this check's business (the reconciliation embeds them)."""
+    ids = sample_chunk_ids(conn)
+    if not ids:
+        return None
+    try:
+        vectors = store.embeddings(ids)
+        for chunk_id, vector in vectors.items():
+            if vector is None or not all(math.isfinite(float(x)) for x in vector):
+                return f"the stored vector of chunk {chunk_id} is not a vector of numbers"
+            best = max((score for _, score in store.query(vector, 3)), default=None)
+            if best is None or not best >= MIN_SELF_SIMILARITY:
+                shown = "nothing" if best is None else f"similarity {best:.2f}"
+                return (f"a search with the stored vector of chunk {chunk_id} found {shown} "
+                        "instead of the vector itself")
+    except StorageError as exc:
+        if is_segment_damage(exc.message):
+            return exc.message
+        raise
+    return None
