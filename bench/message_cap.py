@@ -27,15 +27,24 @@ TRANSCRIPT = (REPO / "tests" / "fixtures" / "samples" / "claude-code" / "codemie
 
 
 def _transcript(target: Path, megabytes: int) -> None:
+    """The transcript with its first request replaced by the paste, written in pieces: the
+    bench process must stay small, since a child's peak RSS (what is measured) starts from the
+    parent's on Linux."""
     words = "settle ledger retry backoff queue worker shard index vector token".split()
-    line = " ".join(words[i % len(words)] + str(i % 97) for i in range(megabytes * 1024 * 1024 // 8))
+    piece = " ".join(words[i % len(words)] + str(i % 97) for i in range(8192)) + " "
     lines = TRANSCRIPT.read_text(encoding="utf-8").splitlines()
     first = next(i for i, text in enumerate(lines) if json.loads(text).get("type") == "user")
     record = json.loads(lines[first])
-    record["message"]["content"] = line[: megabytes * 1024 * 1024]
-    lines[first] = json.dumps(record)
+    record["message"]["content"] = "@@PASTE@@"
+    head, tail = json.dumps(record).split('"@@PASTE@@"')
     target.mkdir(parents=True)
-    (target / TRANSCRIPT.name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with (target / TRANSCRIPT.name).open("w", encoding="utf-8") as out:
+        out.write("\n".join(lines[:first]) + ("\n" if first else "") + head + '"')
+        left = megabytes * 1024 * 1024
+        while left > 0:
+            out.write(piece[:left])
+            left -= len(piece)
+        out.write('"' + tail + "\n" + "\n".join(lines[first + 1:]) + "\n")
 
 
 def run(megabytes: int) -> list[Figure]:
