@@ -34,6 +34,13 @@ from chinvex.storage.vectors import VectorStore
 from chinvex.storage.writer import IndexWriter
 from chinvex.timeutil import now_iso
 
+FIRST_BATCH_CHUNKS = 16
+"""The first write batch of a run, doubled batch by batch up to the writer's full size: a run
+killed a few seconds after it began keeps the documents written so far."""
+COMMIT_EVERY_S = 4.0
+"""Documents queued this long after the last commit are written without waiting for a full
+batch (sources that are slow to read)."""
+
 __all__ = ["IngestOptions", "IngestRun", "ProgressSink", "run_ingest", "run_ingest_locked",
            "write_failure"]
 
@@ -183,6 +190,7 @@ class IngestRun:
         writer = IndexWriter(
             state.conn, open_store, lambda: state.embedder, vectors_reset=vectors_reset,
             on_embedded=progress.embedded if progress else None, overlap=True,
+            first_batch_chunks=FIRST_BATCH_CHUNKS, commit_every_s=COMMIT_EVERY_S,
         )
         if vectors_reset:
             _ = writer.store  # drop the other model's vectors now, not on first write

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
@@ -57,7 +58,15 @@ class IndexWriter:
         max_pending_docs: int = 400,
         on_embedded: Callable[[int], None] | None = None,
         overlap: bool = False,
+        first_batch_chunks: int | None = None,
+        commit_every_s: float | None = None,
     ):
+        """`first_batch_chunks`: the first batch's size, doubled for each batch after it up to
+        `max_pending_chunks`, so that a long run commits its first documents early (the first
+        batch also waits for the model to load) and later batches keep their full size.
+        `commit_every_s`: a queue older than this since the last commit is written even when
+        not full (slow sources: a kill then loses at most that much work, besides the batch in
+        flight). Both off by default."""
         self.conn = conn
         self._store_factory = store
         self._store: VectorStore | None = None
@@ -65,6 +74,11 @@ class IndexWriter:
         self._embedder: Any = None
         self.vectors_reset = vectors_reset
         self.max_pending_chunks = max_pending_chunks
+        self._batch_chunks = (min(first_batch_chunks, max_pending_chunks) if first_batch_chunks
+                              else max_pending_chunks)
+        """The size at which the queue is written now (see `first_batch_chunks`)."""
+        self.commit_every_s = commit_every_s
+        self._last_commit = time.monotonic()
         self.max_pending_docs = max_pending_docs
         self.on_embedded = on_embedded
         self.stats = WriteStats()
@@ -101,7 +115,7 @@ class IndexWriter:
     def source_done(self, fingerprint: fps.Fingerprint) -> None:
         """Queue a source's fingerprint; it is written after all its documents."""
         self._pending.fingerprints.append(fingerprint)
-        if len(self._pending.fingerprints) >= self.max_pending_docs:
+        if len(self._pending.fingerprints) >= self.max_pending_docs or self._due():
             self._flush_full()
 
     def source_removed(self, context_name: str, source_uri: str) -> None:
@@ -126,9 +140,21 @@ class IndexWriter:
         return writer_vectors.settle_vector_journal(self)
 
     def _maybe_flush(self) -> None:
-        if (self._pending.chunk_count >= self.max_pending_chunks
-                or len(self._pending.docs) + len(self._pending.delete_doc_ids) >= self.max_pending_docs):
+        if (self._pending.chunk_count >= self._batch_chunks
+                or len(self._pending.docs) + len(self._pending.delete_doc_ids) >= self.max_pending_docs
+                or self._due()):
             self._flush_full()
+
+    def _due(self) -> bool:
+        """Whether the queue waited long enough since the last commit (`commit_every_s`) and
+        the batch in flight is embedded: writing then never makes the caller wait for the
+        embedder, which keeps parsing and embedding overlapped."""
+        if self.commit_every_s is None or time.monotonic() - self._last_commit < self.commit_every_s:
+            return False
+        job = self._in_flight
+        if job is not None and job.embedding is not None and not job.embedding.done():
+            return False
+        return bool(self._pending.docs or self._pending.delete_doc_ids or self._pending.fingerprints)
 
     def _flush_full(self) -> None:
         """A full queue: written now, or with `overlap` begun (see the module docstring)."""
@@ -276,6 +302,7 @@ class IndexWriter:
                 or queued.fingerprint_deletes):
             return
         batch = self._plan(queued)
+        self._batch_chunks = min(self._batch_chunks * 2, self.max_pending_chunks)
         job = InFlight(queued, batch)
         if batch.need_vector:
             pending.journal_upserts(self.conn, [(cid, batch.new_chunks[cid].embed_hash)
@@ -308,6 +335,7 @@ class IndexWriter:
         self._write_rows(batch)  # 2. SQLite, one transaction
         self._delete_stale_vectors(batch)  # 3. vectors that left SQLite
         self._write_fingerprints(job.pending, batch.removed_ids)  # 4. fingerprints last
+        self._last_commit = time.monotonic()
 
     def _plan(self, queued: Pending) -> Batch:
         """What the queued documents change: their stored chunks, which chunks are new, and
