@@ -60,6 +60,10 @@ def main() -> None:
         from chinvex.mcp.launch import run_server
 
         sys.exit(run_server(context))
+    if argv and argv[0] == "search" and "--help" not in argv:
+        from chinvex.retrieval.cold_start import begin
+
+        begin(argv[1:])  # the model and the vector index load while the CLI is imported
     from chinvex.cli import main as cli_main
 
     if not (argv and argv[0] in READ_ONLY_COMMANDS and "--help" not in argv):

@@ -256,7 +256,9 @@ class BuiltinEmbedder:
         with self._lock:
             if self._session is None:
                 path = self._locate()
-                self._verify(path)
+                saved = self._saved_graph(path)
+                if saved is None:
+                    self._verify(path)
                 if self.quantized:
                     from chinvex.embedding.quantized import quantized_model
 
@@ -264,9 +266,24 @@ class BuiltinEmbedder:
                 tokenizer = load_tokenizer(MODEL_MAX_TOKENS)
                 tokenizer.no_padding()  # padded per batch, after sorting by length
                 self._tokenizer = tokenizer
-                self._session = self._open_session(path)
+                self._session = self._open_session(path, saved)
                 self.model_file = path
             return self._session, self._tokenizer
+
+    def _saved_graph(self, path: Path):
+        """The kept optimised graph of the installed default model (chinvex.embedding.session_cache),
+        if one matches the unchanged file at `path`. Such a file was verified when the graph was
+        saved, so it is not hashed again. Other files (CHINVEX_EMBED_MODEL_PATH, the q8 model)
+        load as they always did."""
+        if self.quantized or self._file.path is not None or not self._file.is_default:
+            return None
+        from chinvex.embedding import session_cache
+        from chinvex.embedding.quantized import models_dir
+
+        try:
+            return session_cache.find(path, self._file.sha256, models_dir())
+        except Exception:  # no cache folder (platformdirs), an unreadable one: load as before
+            return None
 
     def _locate(self) -> Path:
         path = self._file.path
@@ -302,7 +319,11 @@ class BuiltinEmbedder:
                 f"{ENV_MODEL_SHA256} to accept this file on purpose."
             )
 
-    def _open_session(self, path: Path):
+    def _open_session(self, path: Path, saved=None, *, save: bool = True):
+        """The session for `path`: from its kept optimised graph when `saved` is one whose files
+        are intact, else from the file itself (saving the optimised graph for the next
+        process when the file is the installed default model)."""
+        from chinvex.embedding import session_cache
         from chinvex.embedding.heavy_imports import load
 
         try:
@@ -314,16 +335,53 @@ class BuiltinEmbedder:
             raise EmbedderError(
                 f"The built-in embedder needs {exc.name or 'onnxruntime'}: pip install onnxruntime numpy."
             ) from None
+        if saved is not None:
+            try:
+                if session_cache.intact(saved):
+                    return self._checked(self._new_session(ort, saved.graph, optimise=False), path)
+            except Exception:  # a damaged or foreign entry: made again below
+                pass
+            session_cache.discard(saved)
+            self._verify(path)  # trusted because of the entry, which is gone
+        scratch = None
+        if save and not self.quantized and self._file.path is None and self._file.is_default:
+            from chinvex.embedding.quantized import models_dir
+
+            try:
+                scratch = session_cache.scratch_folder(models_dir())
+            except Exception:
+                scratch = None
+        try:
+            session = self._new_session(ort, path, optimise=True, save_into=scratch)
+        except Exception as exc:  # onnxruntime raises its own untyped errors for a bad file
+            if scratch is None:
+                raise EmbedderError(f"Cannot load embedding model {path}: {exc}".splitlines()[0]) from None
+            session_cache.drop(scratch)
+            return self._open_session(path, save=False)  # saving may have failed (a full disk)
+        session = self._checked(session, path)
+        if scratch is not None:
+            session_cache.publish(scratch, path, self._file.sha256, session,
+                                  lambda graph: self._new_session(ort, graph, optimise=False))
+        return session
+
+    def _new_session(self, ort, path: Path, *, optimise: bool, save_into: Path | None = None):
+        """An onnxruntime session on `path`: all graph optimisations for a model file, none for
+        a graph saved already optimised (`save_into`: save the optimised graph there)."""
+        from chinvex.embedding import session_cache
+
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.intra_op_threads  # parallelism: concurrent batches
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if optimise
+                                            else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
         options.log_severity_level = 3  # keep onnxruntime's warnings off the user's terminal
-        try:
-            session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own untyped errors for a bad file
-            raise EmbedderError(f"Cannot load embedding model {path}: {exc}".splitlines()[0]) from None
+        if save_into is not None:
+            session_cache.save_options(options, save_into)
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+    def _checked(self, session, path: Path):
+        """`session`, if it is a BERT-style encoder with this embedder's dimension."""
         inputs = {i.name for i in session.get_inputs()}
         outputs = {o.name: o.shape for o in session.get_outputs()}
         if not set(_INPUT_NAMES) <= inputs or _OUTPUT_NAME not in outputs:

@@ -6,10 +6,13 @@ A registry of providers like the adapters' (chinvex.plugins): the built-ins are 
 `embedding` object (None for the defaults), and checks its own settings there.
 
 Cheap to import and to call: the embedders load their model or client on first use.
+`prepare` loads one ahead of time (a cold `chinvex search`, chinvex.retrieval.cold_start) for the
+next `make_embedder` of the same settings to take.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 from chinvex import plugins
@@ -25,6 +28,9 @@ BUILTIN: dict[str, str] = {
     "ollama": "chinvex.embedding.ollama:OllamaEmbedder",
 }
 GROUP = "chinvex.embedders"
+
+_PREPARED: dict[str, Embedder] = {}
+_PREPARED_LOCK = threading.Lock()
 
 
 def provider_of(config: EmbeddingConfig | None) -> str:
@@ -43,5 +49,31 @@ def make_embedder(config: EmbeddingConfig | None = None) -> Embedder:
         quoted = [f'"{name}"' for name in provider_names()]
         choices = " or ".join(quoted) if len(quoted) < 3 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
         raise EmbedderError(f"Unknown embedding provider {provider!r}: use {choices}.")
-    return found.from_config(config)
+    embedder = found.from_config(config)
+    with _PREPARED_LOCK:
+        prepared = _PREPARED.pop(str(getattr(embedder, "name", "")), None)
+    return prepared if prepared is not None and type(prepared) is type(embedder) else embedder
+
+
+def prepare(config: EmbeddingConfig | None = None) -> None:
+    """Make the embedder `config` asks for and load its model now, on the calling thread, for
+    the next `make_embedder` with the same settings in this process to take. It is offered
+    before it loads: a search that takes it mid-load waits for that load (the embedder's own
+    lock) instead of starting a second one. Failures are left for that search to meet and
+    report; an embedder without a `load` method is only made."""
+    try:
+        embedder = make_embedder(config)
+    except Exception:
+        return
+    with _PREPARED_LOCK:
+        _PREPARED[str(getattr(embedder, "name", ""))] = embedder
+    try:
+        import_stack = getattr(embedder, "import_stack", None)
+        if import_stack is not None:
+            import_stack()
+        load = getattr(embedder, "load", None)
+        if load is not None:
+            load()
+    except Exception:
+        pass
 

@@ -1,0 +1,126 @@
+"""A cold `chinvex search` loads its model and vector index while its CLI is imported
+(chinvex.retrieval.cold_start). Real SQLite, real Chroma, the real built-in embedder: the
+output must be exactly the one the process gives without it, whatever the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from chinvex.retrieval import cold_start
+from helpers import run_cli, run_cli_in_process
+
+
+@pytest.mark.parametrize("argv, flag, expected", [
+    (["q", "--context", "A", "--context=B"], "--context", ["A", "B"]),
+    (["q", "--context"], "--context", []),
+    (["--mode=fts", "q"], "--mode", ["fts"]),
+    (["q", "--", "--context", "A"], "--context", []),
+])
+def test_option_values(argv, flag, expected):
+    assert cold_start.option_values(argv, flag) == expected
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cold")
+    env = {"CHINVEX_HOME": str(root / "home")}
+    for name, animal in (("A", "otter"), ("B", "heron")):
+        notes = root / f"notes-{name}"
+        notes.mkdir()
+        for i in range(6):
+            (notes / f"n{i}.md").write_text(f"# {animal} {i}\n\nThe {animal} number {i} keeps a pebble "
+                                            f"near the river bank; flag_{name.lower()}_{i} marks it.\n" * 8)
+        assert run_cli_in_process("context", "create", name, "--note-root", str(notes), env=env).code == 0
+        assert run_cli_in_process("ingest", "--context", name, env=env).code == 0
+    return env
+
+
+def _without_timing(stdout: str) -> dict:
+    data = json.loads(stdout)
+    data["stats"].pop("took_ms", None)
+    return data
+
+
+@pytest.mark.parametrize("args, extra_env", [
+    (("--context", "A", "otter pebble"), {}),
+    (("--context", "A", "--context", "B", "pebble river"), {}),
+    (("--context", "B", "--mode", "vector", "a bird by the water"), {}),
+    (("--context=A", "--mode=fts", "flag_a_3"), {}),
+    (("--context", "A", "--source-types", "note", "--path", "*n2*", "pebble"), {}),
+    (("pebble",), {"CHINVEX_CONTEXT": "B"}),
+    (("--context", "Nope", "pebble"), {}),
+])
+def test_the_output_is_the_same_with_and_without_the_cold_start(home, args, extra_env):
+    env = {**home, **extra_env, "CHINVEX_NO_RELAY": "1"}
+    with_it = run_cli("search", *args, "--json", env=env)
+    without = run_cli("search", *args, "--json", env={**env, cold_start.ENV_SWITCH: "0"})
+    assert with_it.code == without.code, (with_it, without)
+    assert "Traceback" not in with_it.stderr
+    if without.code == 0:
+        assert _without_timing(with_it.stdout) == _without_timing(without.stdout)
+        assert _without_timing(with_it.stdout)["results"]
+    else:
+        assert json.loads(with_it.stdout) == json.loads(without.stdout)
+
+
+TAKES_WHAT_WAS_LOADED = """
+import sys, threading
+from chinvex.retrieval import cold_start
+cold_start.begin(["--context", "A", "otter"])
+for thread in threading.enumerate():
+    if thread.name.startswith("chinvex-cold"):
+        thread.join(120)
+for thread in threading.enumerate():
+    if thread.name.startswith("chinvex-cold"):
+        thread.join(120)
+from chinvex.embedding import factory
+from chinvex.storage.vector_clients import SharedClient
+prepared = dict(factory._PREPARED)
+assert list(prepared) == ["builtin:all-MiniLM-L6-v2-int8"], prepared
+assert prepared["builtin:all-MiniLM-L6-v2-int8"].loaded
+(shared,) = SharedClient._registry.values()
+client = shared.client
+assert client is not None and len(cold_start._KEPT) == 1
+from chinvex.api import Engine
+from chinvex.context.registry import Registry
+from chinvex.retrieval.request import SearchRequest
+engine = Engine()
+response = engine.search([Registry().resolve("A")], SearchRequest(query="otter pebble", k=3))
+assert response.stats.mode == "hybrid" and response.results, response.stats
+assert not factory._PREPARED
+assert shared.client is client and list(SharedClient._registry.values()) == [shared]
+print("OK")
+"""
+
+
+def test_the_search_takes_the_model_and_the_store_the_cold_start_loaded(home):
+    proc = subprocess.run([sys.executable, "-c", TAKES_WHAT_WAS_LOADED], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, **home, "CHINVEX_NO_RELAY": "1"})
+    assert proc.returncode == 0 and proc.stdout.strip() == "OK", proc.stderr
+
+
+def _cold_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "chinvex-cold-start"]
+
+
+def test_nothing_starts_when_a_relay_would_answer_or_it_is_turned_off(tmp_path, monkeypatch):
+    from chinvex.relay.address import ENV_OFF, socket_path
+
+    monkeypatch.setenv("CHINVEX_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv(ENV_OFF, raising=False)
+    path = socket_path()
+    path.parent.mkdir(parents=True)
+    path.write_text("")  # a relay's socket is there
+    before = _cold_threads()
+    cold_start.begin(["--context", "A", "otter"])
+    assert _cold_threads() == before
+    monkeypatch.setenv(cold_start.ENV_SWITCH, "0")
+    monkeypatch.setenv(ENV_OFF, "1")
+    cold_start.begin(["--context", "A", "otter"])
+    assert _cold_threads() == before
