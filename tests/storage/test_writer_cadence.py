@@ -5,9 +5,20 @@ in-memory Chroma stand-in and fake embedder of test_writer."""
 
 from __future__ import annotations
 
-from chinvex.storage import writer_rows
+from pathlib import Path
+
+import pytest
+from test_writer import _doc, _Embedder, _Store
+
+from chinvex.storage import db, writer_rows
 from chinvex.storage.writer import IndexWriter
-from test_writer import _doc, _Embedder, _Store, conn  # noqa: F401  (conn: the fixture)
+
+
+@pytest.fixture
+def conn(tmp_path: Path):
+    connection = db.connect(tmp_path / "hybrid.db", create=True)
+    yield connection
+    connection.close()
 
 
 def _committed(conn, n: int) -> int:
