@@ -5,14 +5,14 @@ Most of a cold search is spent loading two things: the embedding model (onnxrunt
 tokenizer) and the vector store's approximate index, which Chroma reads whole into memory on
 the first query. Both are native work that releases the GIL, so on a second core they overlap
 the main thread's Python work: importing the CLI and the search code, parsing the arguments
-and running the full-text leg. `begin` (called by chinvex.entry for `chinvex search`) starts a
-thread that resolves the contexts the command line names, as the command will, then
+and running the full-text leg. `begin` (called by chinvex.entry for `chinvex search`) resolves
+the contexts the command line names, as the command will, then
+- opens each context's embedded vector store for reading on a thread and runs one query, which
+  makes Chroma load the index, and keeps the store open: the search's own store shares the
+  process's client (chinvex.storage.vector_clients), so it finds the index loaded, or waits for
+  the load under the client's lock;
 - makes the built-in embedder and loads its model on another thread, leaving it for the
-  search to take (chinvex.embedding.factory.prepare);
-- opens each context's embedded vector store for reading and runs one query, which makes
-  Chroma load the index, and keeps the store open: the search's own store shares the process's
-  client (chinvex.storage.vector_clients), so it finds the index loaded, or waits for the load
-  under the client's lock.
+  search to take (chinvex.embedding.factory.prepare).
 Nothing here decides anything: the command resolves its contexts and reports every error as
 before; a guess that turns out wrong (another context, `--mode fts` written oddly) only costs
 work. It is skipped when a running chinvex process's relay is expected to answer, and
@@ -60,17 +60,34 @@ def _relay_may_answer() -> bool:
     return path is not None and path.exists()
 
 
+READY_WAIT_SECONDS = 0.25
+"""How long `begin` waits for the store thread to reach Chroma's index load (see `begin`)."""
+
+
 def begin(argv: Sequence[str]) -> None:
-    """Start preparing for `chinvex search` with the arguments `argv` (after `search`)."""
+    """Start preparing for `chinvex search` with the arguments `argv` (after `search`).
+
+    The contexts are resolved here, on the calling thread: that imports the configuration
+    models, which the command needs next anyway. The index load is the longest piece of native
+    work, so the store thread gets the interpreter to itself until it starts that load (or
+    READY_WAIT_SECONDS pass), and the model thread is started only then: each thread's Python
+    work holds the GIL, and the command's own imports can wait those few milliseconds."""
     if not enabled() or option_values(argv, "--mode")[-1:] == ["fts"]:
         return
     try:
         if _relay_may_answer():
             return
-    except Exception:  # the command's own relay check reports real problems
+        configs = list({c.name: c for c in _configs(list(dict.fromkeys(option_values(argv, "--context"))))}.values())
+    except Exception:  # the command reports these itself when it resolves the contexts
         return
-    names = list(dict.fromkeys(option_values(argv, "--context")))
-    threading.Thread(target=_prepare, args=(names,), name="chinvex-cold-start", daemon=True).start()
+    if not configs:
+        return
+    from chinvex.storage.vector_open import read_only_process
+
+    read_only_process()  # as the command will declare: its stores open through Chroma's bindings
+    ready = threading.Event()
+    threading.Thread(target=_prepare, args=(configs, ready), name="chinvex-cold-start", daemon=True).start()
+    ready.wait(READY_WAIT_SECONDS)
 
 
 def _configs(names: list[str]) -> list[Any]:
@@ -87,36 +104,43 @@ def _configs(names: list[str]) -> list[Any]:
     return [found.config] if found.config is not None else []
 
 
-def _prepare(names: list[str]) -> None:
-    try:
-        configs = list({c.name: c for c in _configs(names)}.values())
-    except Exception:  # reported by the command when it resolves them itself
-        return
-    from chinvex.embedding.factory import prepare, provider_of
+def _prepare(configs: list[Any], ready: threading.Event) -> None:
+    """Open the embedded stores, start the model thread, then load the indexes (`ready` is set
+    once nothing but native work is left here)."""
     from chinvex.embedding.heavy_imports import VECTOR_READER_STACK, load
-    from chinvex.storage.vector_open import read_only_process
 
-    read_only_process()  # as the command will declare: its stores open through Chroma's bindings
-    embedded = [c for c in configs if not c.index.chroma_url]
-    if embedded:
+    stores: list[Any] = []
+    try:
+        load(*VECTOR_READER_STACK)
+        stores = [s for s in (_open_store(c) for c in configs if not c.index.chroma_url) if s is not None]
+    except Exception:  # missing bindings: the search reports it
+        pass
+    finally:
+        _start_model_threads(configs)
+        ready.set()
+    for store, dimension in stores:
         try:
-            load(*VECTOR_READER_STACK)  # before the embedder's imports start competing for the GIL
-        except ImportError:
-            embedded = []
+            store.query([1.0] + [0.0] * (dimension - 1), 1)
+        except Exception:  # the search's own query reports what is wrong with the store
+            pass
+
+
+def _start_model_threads(configs: list[Any]) -> None:
+    """One thread per distinct built-in embedder setting, loading it (factory.prepare)."""
+    from chinvex.embedding.factory import prepare, provider_of
+
     seen: set[str] = set()
     for config in configs:
-        if provider_of(config.embedding) == "builtin":
-            key = repr(config.embedding)
-            if key not in seen:
-                seen.add(key)
-                threading.Thread(target=prepare, args=(config.embedding,), name="chinvex-cold-model",
-                                 daemon=True).start()
-    for config in embedded:
-        _load_index(config)
+        key = repr(config.embedding)
+        if provider_of(config.embedding) == "builtin" and key not in seen:
+            seen.add(key)
+            threading.Thread(target=prepare, args=(config.embedding,), name="chinvex-cold-model",
+                             daemon=True).start()
 
 
-def _load_index(config: Any) -> None:
-    """Open `config`'s vector store for reading and make Chroma load its index."""
+def _open_store(config: Any) -> tuple[Any, int] | None:
+    """`config`'s vector store opened for reading, kept open for the process (see _KEPT), with
+    its vectors' dimension; None when it has no store or no recorded dimension."""
     from pathlib import Path
 
     from chinvex.storage import db
@@ -125,19 +149,15 @@ def _load_index(config: Any) -> None:
     try:
         conn = db.connect(Path(config.index.sqlite_path), readonly=True)
     except Exception:
-        return
+        return None
     try:
         dimension = int(db.get_meta(conn, "embedding_dimension") or 0)
         store = VectorStore.open(config, conn, create=False)
-    except Exception:
-        return
+    except Exception:  # the search opens it again and reports what is wrong
+        return None
     finally:
         conn.close()
     if store is None:
-        return
+        return None
     _KEPT.append(store)
-    if dimension > 0:
-        try:
-            store.query([1.0] + [0.0] * (dimension - 1), 1)
-        except Exception:  # the search's own query reports what is wrong with the store
-            pass
+    return (store, dimension) if dimension > 0 else None
