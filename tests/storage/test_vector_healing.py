@@ -306,6 +306,23 @@ def test_no_change_ingest_does_not_open_chroma(healed: Path, chinvex_home: Path)
     assert int(unchanged) == 4 and imported == "False", out.stdout
 
 
+def test_a_search_leaves_the_next_no_change_ingest_cheap(healed: Path):
+    """Every Chroma start-up writes `chroma.sqlite3` (a search's too), which is why the files'
+    signature leaves that file out: after a vector search, a no-change ingest still does not
+    load Chroma."""
+    found = run_cli("search", "--context", "Heal", "largest falcon", "--mode", "vector", "--json")
+    assert found.code == 0 and found.json["results"], found
+    code = ("import sys\n"
+            "from chinvex.context.registry import Registry\n"
+            "from chinvex.ingest.pipeline import run_ingest\n"
+            "s = run_ingest(Registry().resolve('Heal'))\n"
+            f"print(s.sources.unchanged, {CHROMA_LOADED})\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["4", "False"], out.stdout
+
+
 def test_coverage_is_kept_current_by_writes(healed: Path):
     """A write after the last measurement (an added file, or an MCP recall_add) keeps the
     figure right without a new comparison."""
