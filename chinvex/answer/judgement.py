@@ -35,6 +35,10 @@ class Candidate:
     """How many of the question's terms the sentence states in words (not only in a name)."""
     on_subject: bool = True
     """Its passage (the chunk) mentions everything of the question's subject."""
+    said_terms: frozenset[str] = frozenset()
+    """The question's terms (stems) the sentence states in words."""
+    rank_value: float = 0.0
+    """The learned ranker's score among the sentences that may answer (ranker.py; 0 until ranked)."""
 
 
 @dataclass
@@ -50,6 +54,9 @@ class Analysis:
     min_confidence: float | None = None
     """The refusal point `judge` uses when it is not given one (the service sets the context's or
     the caller's, so that a generator judging on its own uses it too)."""
+    term_words: dict[str, str] = field(default_factory=dict)
+    """Each term (stem) -> the question's word it comes from, in the question's order (what a
+    refusal names)."""
     forms: frozenset[str] = frozenset()
     """The forms of text that is not a statement the question asks about (statements.forms_asked):
     a tool call, a patch or a checklist answers only such a question, whichever generator cites it."""
@@ -67,3 +74,7 @@ class Verdict:
     may answer; confidence.py)."""
     features: dict[str, float] | None = None
     """What the model read about `best` (bench/fit_gate.py records them)."""
+    pool: list[Candidate] = field(default_factory=list)
+    """The sentences that may answer, which `best` was chosen from (bench/fit_ranker.py)."""
+    floor: list[bool] = field(default_factory=list)
+    """For each of `pool`: does it clear the hand-set support thresholds?"""

@@ -45,6 +45,8 @@ from chinvex.answer.dialogue_units import same_person
 from chinvex.answer.evidence import Evidence
 from chinvex.answer.evidence_units import split_evidence
 from chinvex.answer.question import Question
+from chinvex.answer.nearest import nearest_text
+from chinvex.answer.ranker import learned, ranked
 from chinvex.answer.question_names import (
     USER_ROLES,
     question_names,
@@ -145,8 +147,9 @@ def _read_question(question: Question, units: list[Unit], stemmer: Stemmer,
     code_terms = stemmer.stems(index_text(" ".join(IDENTIFIER.findall(question.text))))
     subject = tuple((phrase, stems) for phrase in subject_of(question.text, speakers)
                     if (stems := stemmer.stems(index_text(phrase)) & terms))
-    return (Analysis(question, terms, participants, other_names, [], subject, forms=forms_asked(terms, stemmer)),
-            name_stems, code_terms)
+    term_words = {stem: word for word in topic for stem in sorted(stemmer.stems(index_text(word)) & terms)}
+    return (Analysis(question, terms, participants, other_names, [], subject, forms=forms_asked(terms, stemmer),
+                     term_words=term_words), name_stems, code_terms)
 
 
 @dataclass
@@ -246,6 +249,7 @@ def _candidate(analysis: Analysis, r: _Reading, i: int, name_stems: list[frozens
     following = nxt.text if nxt is not None and nxt.chunk == u.chunk and nxt.block == u.block else None
     candidate = Candidate(u, item, kind, support, own, specific, typed, about, has_names, prior,
                           others=others, following=following, preceding=preceding, said=len(terms & said),
+                          said_terms=frozenset(terms & said),
                           on_subject=r.on_subject[u.chunk])
     candidate.score = r.chunk_weight[u.chunk] * (
         support + W_SPECIFIC * specific + W_TYPED * typed + W_PRIOR * prior + W_NAMED * r.names_asked[i]) + timing
@@ -295,11 +299,15 @@ def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Cand
         return Verdict(False, None, f"Nothing retrieved is about this question (best similarity "
                                     f"{max(cosines):.2f} < {min_cosine}).", [], confidence=0.0)
     if not fitting:
-        return Verdict(False, None, _why_none(analysis, pool, _rival(analysis, pool), have), [], confidence=0.0)
+        return Verdict(False, None, _why_none(analysis, pool, _rival(analysis, pool)), [], confidence=0.0)
     contrasted = rival is not None and rival.support >= have + CONTRAST and have < CONFIDENT
-    eligible = [c for c in fitting if _passes_floor(c)] if not contrasted else []
-    ranked = sorted(eligible or fitting, key=lambda c: (-c.score, c.unit.chunk, c.unit.order))
-    best = ranked[0]
+    floor = [_passes_floor(c) for c in fitting]
+    eligible = [c for c, passes in zip(fitting, floor) if passes] if not contrasted else []
+    order = ranked(fitting, analysis, floor)
+    # the learned ranker weighs the thresholds itself; the hand-weighted score takes a sentence
+    # clearing them first
+    firsts = {id(c) for c in eligible} if not learned(fitting) else set()
+    best = next((c for c in order if id(c) in firsts), order[0])
     features = gate_features(best, analysis, evidence, everywhere, min_cosine=min_cosine,
                              strict=analysis.question.expects in STRICT_TYPES, passes_rules=bool(eligible))
     p = confidence(features)
@@ -307,9 +315,9 @@ def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Cand
     threshold = default_min_confidence() if threshold is None else threshold
     if p < threshold:
         reason = _why_unsure(analysis, best, rival, p, threshold)
-        return Verdict(False, best, reason, [], confidence=p, features=features)
-    rest = sorted((c for c in fitting if c is not best), key=lambda c: (-c.score, c.unit.chunk, c.unit.order))
-    return Verdict(True, best, None, [best, *rest], confidence=p, features=features)
+        return Verdict(False, best, reason, [], confidence=p, features=features, pool=fitting, floor=floor)
+    rest = [c for c in order if c is not best]
+    return Verdict(True, best, None, [best, *rest], confidence=p, features=features, pool=fitting, floor=floor)
 
 
 def _may_answer(analysis: Analysis, c: Candidate) -> bool:
@@ -352,7 +360,7 @@ def _rival(analysis: Analysis, pool: list[Candidate]) -> Candidate | None:
                key=lambda c: c.support, default=None)
 
 
-def _why_none(analysis: Analysis, pool: list[Candidate], rival: Candidate | None, have: float) -> str:
+def _why_none(analysis: Analysis, pool: list[Candidate], rival: Candidate | None) -> str:
     """Why no sentence may answer at all."""
     who = ", ".join(sorted(analysis.participants))
     subject = " and ".join(phrase for phrase, _ in analysis.subject)
@@ -360,7 +368,10 @@ def _why_none(analysis: Analysis, pool: list[Candidate], rival: Candidate | None
         return f"The sources say this about someone other than {who}."
     if any(not c.on_subject and c.own >= MIN_OWN and c.support >= MIN_SUPPORT[c.kind] for c in pool):
         return f"The passages that say this do not mention {subject}."
-    return f"No retrieved passage says what the question asks (the best covers {_percent_below(have)} of its terms)."
+    near = nearest_text(analysis, pool)
+    if near:
+        return f"No retrieved passage states what the question asks: {near}."
+    return "No retrieved passage states any of the question's words."
 
 
 def _why_unsure(analysis: Analysis, best: Candidate, rival: Candidate | None, p: float, threshold: float) -> str:
