@@ -34,12 +34,19 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from answers import token_f1  # noqa: E402
-from common import REPO  # noqa: E402
-from evalsets import DATA, add_data_argument  # noqa: E402
+from answers import token_f1
+from common import REPO
+from evalsets import DATA, add_data_argument
 
-from chinvex.answer.confidence import MODEL_FILE  # noqa: E402
-from chinvex.answer.ranker import FEATURES, RANKER_KEY, RankerModel, ranker_features, vector  # noqa: E402
+from chinvex.answer.confidence import MODEL_FILE, gate_features
+from chinvex.answer.ranker import (
+    FEATURES,
+    RANKER_KEY,
+    RankerModel,
+    ranker_features,
+    vector,
+)
+from chinvex.answer.support import STRICT_TYPES
 
 L2 = 1.0
 """Ridge penalty on the standardised weights."""
@@ -55,7 +62,7 @@ def _tag(label: str | None) -> str:
     return (label or "").split(" ", 1)[0]
 
 
-def _question_row(q: dict, conv: str, verdict, analysis) -> dict:
+def _question_row(q: dict, conv: str, verdict, analysis, evidence=None, min_cosine=None) -> dict:
     tags = {e.get("contains") for e in q["expected"] if e.get("contains")}
     pool = verdict.pool if verdict is not None else []
     floor = verdict.floor if verdict is not None else []
@@ -64,11 +71,14 @@ def _question_row(q: dict, conv: str, verdict, analysis) -> dict:
     return {
         "id": q["id"], "conv": conv, "query": q["query"], "answerable": q.get("answerable", True),
         "gold": q.get("answer"),
+        "evidence_gold": any(t in e.text for e in evidence or [] for t in tags),
         "candidates": [{
             "features": v, "floor": bool(f), "gold": _tag(c.unit.label) in tags,
             "f1": token_f1(c.unit.text, q.get("answer") or ""),
             "chunk_gold": any(t in c.item.text for t in tags), "chosen": c is best,
             "text": c.unit.text, "chunk": c.unit.chunk,
+            "gate": gate_features(c, analysis, evidence, pool, min_cosine=min_cosine,
+                                  strict=analysis.question.expects in STRICT_TYPES, passes_rules=bool(f)),
         } for c, f, v in zip(pool, floor, values)],
     }
 
@@ -77,7 +87,8 @@ def dump(out: Path, data: Path = DATA, k: int = 8) -> list[dict]:
     """Every visible LoCoMo question answered with the gate open; the pool the extractive
     generator's judgement chose from, written to `out`."""
     import answers
-    import chinvex.answer.generators.extractive as extractive
+
+    from chinvex.answer.generators import extractive
     from chinvex.answer.service import answer_and_verdict
     from chinvex.retrieval.search import Searcher
 
@@ -86,7 +97,7 @@ def dump(out: Path, data: Path = DATA, k: int = 8) -> list[dict]:
 
     def recording(analysis, evidence, **kwargs):
         verdict = real_judge(analysis, evidence, **kwargs)
-        seen.append((verdict, analysis))
+        seen.append((verdict, analysis, evidence, kwargs.get("min_cosine")))
         return verdict
 
     answers.LOCOMO_ONLY = True
@@ -101,7 +112,7 @@ def dump(out: Path, data: Path = DATA, k: int = 8) -> list[dict]:
                 seen.clear()
                 answer_and_verdict(conversations[conv], q["query"], k=k, searcher=searcher, generator="extractive",
                                    min_confidence=0.0)
-                rows.append(_question_row(q, conv, *(seen[0] if seen else (None, None))))
+                rows.append(_question_row(q, conv, *(seen[0] if seen else (None, None, None, None))))
             print(f"{conv}: {len(qs)} questions", file=sys.stderr)
     finally:
         extractive.judge = real_judge
@@ -193,25 +204,26 @@ def shares(rows: list[dict], model: RankerModel | None) -> dict[str, float]:
         "chunk": sum(bool(c and c["chunk_gold"]) for c in chosen) / n,
         "in_pool": sum(any(c["gold"] for c in r["candidates"]) for r in answerable) / n,
         "chunk_in_pool": sum(any(c["chunk_gold"] for c in r["candidates"]) for r in answerable) / n,
+        "in_evidence": sum(bool(r.get("evidence_gold")) for r in answerable) / n,
     }
 
 
 def held_out(by_conv: dict[str, list[dict]], names: tuple[str, ...] = FEATURES) -> dict[str, dict[str, float]]:
     out = {}
-    for held in by_conv:
+    for held, held_rows in by_conv.items():
         model = fit([r for c, rows in by_conv.items() if c != held for r in rows], names)
-        out[held] = {**{f"before_{k}": v for k, v in shares(by_conv[held], None).items()},
-                     **shares(by_conv[held], model)}
+        out[held] = {**{f"before_{k}": v for k, v in shares(held_rows, None).items()}, **shares(held_rows, model)}
     return out
 
 
 def report(by_conv: dict[str, list[dict]]) -> None:
     loo = held_out(by_conv)
-    print("| held out | gold turn in pool | gold chunk in pool | sentence chosen: before | after "
-          "| chunk chosen: before | after | its F1: before | after |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| held out | gold turn in the evidence | gold turn among the sentences that may answer | its chunk "
+          "| sentence chosen: before | after | chunk chosen: before | after | its F1: before | after |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for conv, f in loo.items():
-        print(f"| {conv} | {f['in_pool']:.3f} | {f['chunk_in_pool']:.3f} | {f['before_sentence']:.3f} | "
+        print(f"| {conv} | {f['in_evidence']:.3f} | {f['in_pool']:.3f} | {f['chunk_in_pool']:.3f} | "
+              f"{f['before_sentence']:.3f} | "
               f"{f['sentence']:.3f} | {f['before_chunk']:.3f} | {f['chunk']:.3f} | {f['before_f1']:.3f} | "
               f"{f['f1']:.3f} |")
     for key in ("sentence", "chunk", "f1"):

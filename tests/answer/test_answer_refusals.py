@@ -10,7 +10,14 @@ import math
 import pytest
 from support_cases import TALK, result, verdict_for
 
-from chinvex.answer.ranker import FEATURES, RankerModel, learned, ranked, ranker_features, ranker_model
+from chinvex.answer.ranker import (
+    FEATURES,
+    RankerModel,
+    learned,
+    ranked,
+    ranker_features,
+    ranker_model,
+)
 from chinvex.answer.support import _may_answer, _passes_floor
 
 DOCS = ("Fusion blends the lexical and vector legs after normalising each one.\n\n"
@@ -34,7 +41,7 @@ def test_a_refusal_with_nothing_in_common_says_so():
 
 
 def _pool(question: str):
-    analysis, _, verdict, _ = verdict_for(question, [result(TALK)])
+    analysis, _, _, _ = verdict_for(question, [result(TALK)])
     pool = [c for c in analysis.candidates if _may_answer(analysis, c)]
     return analysis, pool, [_passes_floor(c) for c in pool]
 
