@@ -55,15 +55,19 @@ def make_embedder(config: EmbeddingConfig | None = None) -> Embedder:
     return prepared if prepared is not None and type(prepared) is type(embedder) else embedder
 
 
-def prepare(config: EmbeddingConfig | None = None) -> None:
+def prepare(config: EmbeddingConfig | None = None, imported: threading.Event | None = None) -> None:
     """Make the embedder `config` asks for and load its model now, on the calling thread, for
     the next `make_embedder` with the same settings in this process to take. It is offered
     before it loads: a search that takes it mid-load waits for that load (the embedder's own
-    lock) instead of starting a second one. Failures are left for that search to meet and
-    report; an embedder without a `load` method is only made."""
+    lock) instead of starting a second one. `imported` is set once the embedder's libraries
+    are imported (what remains is mostly native work), or when there is nothing to load.
+    Failures are left for that search to meet and report; an embedder without a `load` method
+    is only made."""
     try:
         embedder = make_embedder(config)
     except Exception:
+        if imported is not None:
+            imported.set()
         return
     with _PREPARED_LOCK:
         _PREPARED[str(getattr(embedder, "name", ""))] = embedder
@@ -71,6 +75,12 @@ def prepare(config: EmbeddingConfig | None = None) -> None:
         import_stack = getattr(embedder, "import_stack", None)
         if import_stack is not None:
             import_stack()
+    except Exception:
+        pass
+    finally:
+        if imported is not None:
+            imported.set()
+    try:
         load = getattr(embedder, "load", None)
         if load is not None:
             load()

@@ -68,18 +68,19 @@ def enabled() -> bool:
 
 
 def _cpu_identity() -> str:
-    """The CPU's model and feature flags (Linux), else what `platform` knows."""
-    parts = [platform.machine(), platform.processor()]
+    """The CPU's model and feature flags (Linux: /proc/cpuinfo), else what `platform` knows
+    (`platform.processor()` starts a subprocess on Linux, so it is asked only elsewhere)."""
+    parts = [platform.machine()]
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
             for line in handle:
                 key = line.split(":", 1)[0].strip()
                 if key in ("model name", "flags", "Features", "CPU implementer", "CPU part"):
                     parts.append(line.strip())
-                elif not line.strip() and len(parts) > 2:
+                elif not line.strip() and len(parts) > 1:
                     break  # the first processor's block is enough
     except OSError:
-        pass
+        parts.append(platform.processor())
     return "\n".join(parts)
 
 
@@ -202,7 +203,9 @@ def publish(scratch: Path, source: Path, model_sha256: str, reference: Any, load
         }
         (scratch / MANIFEST_FILE).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
         target = entry_folder(model_sha256, scratch.parent.parent)
-        shutil.rmtree(target, ignore_errors=True)  # an entry found unusable (changed source)
+        for other in scratch.parent.glob(f"{model_sha256[:16]}-*"):
+            # This model's entries for another onnxruntime or CPU, or one found unusable.
+            shutil.rmtree(other, ignore_errors=True)
         os.rename(scratch, target)  # fails if another process published first: theirs is kept
     except Exception:
         pass

@@ -1,21 +1,26 @@
 """A cold `chinvex search` process starts loading what its search will need before its command
 line is parsed.
 
-Most of a cold search is spent loading two things: the embedding model (onnxruntime session,
-tokenizer) and the vector store's approximate index, which Chroma reads whole into memory on
-the first query. Both are native work that releases the GIL, so on a second core they overlap
-the main thread's Python work: importing the CLI and the search code, parsing the arguments
-and running the full-text leg. `begin` (called by chinvex.entry for `chinvex search`) resolves
-the contexts the command line names, as the command will, then
-- opens each context's embedded vector store for reading on a thread and runs one query, which
-  makes Chroma load the index, and keeps the store open: the search's own store shares the
-  process's client (chinvex.storage.vector_clients), so it finds the index loaded, or waits for
-  the load under the client's lock;
-- makes the built-in embedder and loads its model on another thread, leaving it for the
-  search to take (chinvex.embedding.factory.prepare).
+Most of a cold search is spent loading two things: the vector store's approximate index, which
+Chroma reads whole into memory on the first query, and the embedding model (onnxruntime
+session, tokenizer). Both are native work that releases the GIL, so on a second core they
+overlap the main thread's Python work: importing the configuration models, the CLI and the
+search code, parsing the arguments and running the full-text leg. `begin` (called by
+chinvex.entry for `chinvex search`, before anything else is imported) starts them in the order
+that keeps the longest piece earliest:
+- the index: each named context's folders are read straight from its context.json, and a thread
+  loads the store's index (chinvex.storage.chroma_warm), which the search's shared client takes
+  over when it first opens that store (chinvex.storage.vector_clients);
+- the model: a thread imports the embedder's libraries and loads the built-in model, leaving it
+  for the search to take (chinvex.embedding.factory.prepare).
+Each thread's Python work holds the GIL, so the calling thread waits (briefly, see the
+constants) until the first has reached Chroma's load and the second has imported its
+libraries; then it resolves the contexts as the command will (a context named by an alias, or
+chosen by the current directory, only then gets its index loaded).
+
 Nothing here decides anything: the command resolves its contexts and reports every error as
-before; a guess that turns out wrong (another context, `--mode fts` written oddly) only costs
-work. It is skipped when a running chinvex process's relay is expected to answer, and
+before, and a guess that turns out wrong (another context, `--mode fts` written oddly) only
+costs work. It is skipped when a running chinvex process's relay is expected to answer, and
 `CHINVEX_COLD_START=0` turns it off.
 """
 
@@ -27,8 +32,6 @@ from collections.abc import Sequence
 from typing import Any
 
 ENV_SWITCH = "CHINVEX_COLD_START"
-_KEPT: list[Any] = []
-"""Stores opened here, kept open for the life of the process so that their loaded index stays."""
 
 
 def enabled() -> bool:
@@ -60,34 +63,109 @@ def _relay_may_answer() -> bool:
     return path is not None and path.exists()
 
 
-READY_WAIT_SECONDS = 0.25
-"""How long `begin` waits for the store thread to reach Chroma's index load (see `begin`)."""
+READY_WAIT_SECONDS = 0.1
+"""How long `begin` waits for the index thread to reach Chroma's load."""
+IMPORTED_WAIT_SECONDS = 0.4
+"""How long `begin` then waits for the model thread to import the embedder's libraries."""
 
 
 def begin(argv: Sequence[str]) -> None:
-    """Start preparing for `chinvex search` with the arguments `argv` (after `search`).
-
-    The contexts are resolved here, on the calling thread: that imports the configuration
-    models, which the command needs next anyway. The index load is the longest piece of native
-    work, so the store thread gets the interpreter to itself until it starts that load (or
-    READY_WAIT_SECONDS pass), and the model thread is started only then: each thread's Python
-    work holds the GIL, and the command's own imports can wait those few milliseconds."""
+    """Start preparing for `chinvex search` with the arguments `argv` (after `search`)."""
     if not enabled() or option_values(argv, "--mode")[-1:] == ["fts"]:
         return
     try:
         if _relay_may_answer():
             return
-        configs = list({c.name: c for c in _configs(list(dict.fromkeys(option_values(argv, "--context"))))}.values())
-    except Exception:  # the command reports these itself when it resolves the contexts
+    except Exception:  # the command's own relay check reports real problems
         return
-    if not configs:
-        return
+    names = list(dict.fromkeys(option_values(argv, "--context")))
+    if not names and os.environ.get("CHINVEX_CONTEXT", "").strip():
+        names = [os.environ["CHINVEX_CONTEXT"].strip()]
+    found = _read_context_files(names) if names else None
+    models: set[str] = set()
+    if found is not None:
+        _start_index_thread([(f["chroma_dir"], f["sqlite_path"]) for f in found if f["chroma_dir"]])
+        if any(f["default_embedder"] for f in found):
+            _start_model_thread(None, models)
     from chinvex.storage.vector_open import read_only_process
 
     read_only_process()  # as the command will declare: its stores open through Chroma's bindings
-    ready = threading.Event()
-    threading.Thread(target=_prepare, args=(configs, ready), name="chinvex-cold-start", daemon=True).start()
-    ready.wait(READY_WAIT_SECONDS)
+    try:
+        configs = list({c.name: c for c in _configs(names)}.values())
+    except Exception:  # the command reports these itself when it resolves the contexts
+        return
+    if found is None:
+        _start_index_thread([(c.index.chroma_dir, c.index.sqlite_path) for c in configs
+                             if not c.index.chroma_url])
+    for config in configs:
+        _start_model_thread(config.embedding, models)
+
+
+def _read_context_files(names: list[str]) -> list[dict[str, Any]] | None:
+    """For each name, what its context.json says, read without the configuration models: the
+    embedded store's folder (None for a Chroma server), hybrid.db, and whether the built-in
+    embedder with its default model is used. None when a name is not a context's folder name
+    (an alias: only the registry resolves those) or a file does not read as expected."""
+    import orjson
+
+    from chinvex.paths import roots
+
+    where = roots()
+    found = []
+    for name in names:
+        if not name or "/" in name or "\\" in name or ".." in name or len(name) > 64:
+            return None
+        try:
+            data = orjson.loads(where.context_file(name).read_bytes())
+            index = data["index"]
+            found.append({"chroma_dir": None if index.get("chroma_url") else str(index["chroma_dir"]),
+                          "sqlite_path": str(index["sqlite_path"]),
+                          "default_embedder": data.get("embedding") is None})
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+    return found
+
+
+def _start_index_thread(indexes: list[tuple[str, str]]) -> None:
+    """Load each store's index on one thread (one after the other: each load is native work that
+    keeps a core busy), and wait until the first load has started or READY_WAIT_SECONDS pass."""
+    from chinvex.storage import chroma_warm
+
+    if not indexes:
+        return
+    for folder, _ in indexes:
+        chroma_warm.begin(folder)  # from now on the search's client waits for this load
+    started = threading.Event()
+
+    def run() -> None:
+        from chinvex.embedding.heavy_imports import VECTOR_READER_STACK, load
+
+        try:
+            load(*VECTOR_READER_STACK)
+            from chinvex.storage import chroma_reader  # noqa: F401  (imported before `started`)
+        except ImportError:
+            pass
+        finally:
+            started.set()
+        for folder, sqlite_path in indexes:
+            chroma_warm.warm(folder, sqlite_path)
+
+    threading.Thread(target=run, name="chinvex-cold-index", daemon=True).start()
+    started.wait(READY_WAIT_SECONDS)
+
+
+def _start_model_thread(embedding: Any, started: set[str]) -> None:
+    """Load the built-in embedder `embedding` asks for on a thread (factory.prepare), once per
+    setting, and wait until it has imported its libraries or IMPORTED_WAIT_SECONDS pass."""
+    from chinvex.embedding.factory import prepare, provider_of
+
+    key = "default" if embedding is None else repr(embedding)
+    if provider_of(embedding) != "builtin" or key in started:
+        return
+    started.add(key)
+    imported = threading.Event()
+    threading.Thread(target=prepare, args=(embedding, imported), name="chinvex-cold-model", daemon=True).start()
+    imported.wait(IMPORTED_WAIT_SECONDS)
 
 
 def _configs(names: list[str]) -> list[Any]:
@@ -102,62 +180,3 @@ def _configs(names: list[str]) -> list[Any]:
 
     found = resolve_default(registry, given=None, env=os.environ, cwd=os.getcwd(), advice="")
     return [found.config] if found.config is not None else []
-
-
-def _prepare(configs: list[Any], ready: threading.Event) -> None:
-    """Open the embedded stores, start the model thread, then load the indexes (`ready` is set
-    once nothing but native work is left here)."""
-    from chinvex.embedding.heavy_imports import VECTOR_READER_STACK, load
-
-    stores: list[Any] = []
-    try:
-        load(*VECTOR_READER_STACK)
-        stores = [s for s in (_open_store(c) for c in configs if not c.index.chroma_url) if s is not None]
-    except Exception:  # missing bindings: the search reports it
-        pass
-    finally:
-        _start_model_threads(configs)
-        ready.set()
-    for store, dimension in stores:
-        try:
-            store.query([1.0] + [0.0] * (dimension - 1), 1)
-        except Exception:  # the search's own query reports what is wrong with the store
-            pass
-
-
-def _start_model_threads(configs: list[Any]) -> None:
-    """One thread per distinct built-in embedder setting, loading it (factory.prepare)."""
-    from chinvex.embedding.factory import prepare, provider_of
-
-    seen: set[str] = set()
-    for config in configs:
-        key = repr(config.embedding)
-        if provider_of(config.embedding) == "builtin" and key not in seen:
-            seen.add(key)
-            threading.Thread(target=prepare, args=(config.embedding,), name="chinvex-cold-model",
-                             daemon=True).start()
-
-
-def _open_store(config: Any) -> tuple[Any, int] | None:
-    """`config`'s vector store opened for reading, kept open for the process (see _KEPT), with
-    its vectors' dimension; None when it has no store or no recorded dimension."""
-    from pathlib import Path
-
-    from chinvex.storage import db
-    from chinvex.storage.vectors import VectorStore
-
-    try:
-        conn = db.connect(Path(config.index.sqlite_path), readonly=True)
-    except Exception:
-        return None
-    try:
-        dimension = int(db.get_meta(conn, "embedding_dimension") or 0)
-        store = VectorStore.open(config, conn, create=False)
-    except Exception:  # the search opens it again and reports what is wrong
-        return None
-    finally:
-        conn.close()
-    if store is None:
-        return None
-    _KEPT.append(store)
-    return (store, dimension) if dimension > 0 else None

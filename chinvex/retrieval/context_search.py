@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 from concurrent.futures import Future
 from typing import Any
 
@@ -24,6 +25,11 @@ from chinvex.retrieval.vector_leg import filtered_neighbours, neighbours
 from chinvex.storage import db
 from chinvex.storage.search_reads import chunk_count, data_version
 
+HOLDER_NOTE = "chinvex.holder"
+"""The note a writer leaves beside hybrid.db while it holds the context's lock
+(`locking.lock_path(config).with_suffix(".holder")`), named here so that a search does not import
+chinvex.locking and its file-lock library for one path (tests/retrieval/test_cold_start.py
+checks they agree)."""
 DEFAULT_FTS_DEPTH = 30
 DEFAULT_VECTOR_DEPTH = 30
 
@@ -100,7 +106,6 @@ def coverage_of(h: ContextHandle, *, vector_leg_ran: bool) -> VectorCoverage:
     the search's snapshot; a count, when needed, is cached until the index or the store
     changes (`PRAGMA data_version` moves when another connection commits; the store's write
     token with every write to it)."""
-    from chinvex.locking import lock_path
     from chinvex.storage.coverage import current_coverage, gate_token
 
     try:
@@ -108,7 +113,7 @@ def coverage_of(h: ContextHandle, *, vector_leg_ran: bool) -> VectorCoverage:
     except (sqlite3.Error, OSError):
         recorded = None
     # The holder note exists while a writer holds the context's lock (locking.context_lock).
-    writing = lock_path(h.config).with_suffix(".holder").exists()
+    writing = (Path(h.config.index.sqlite_path).parent / HOLDER_NOTE).exists()
     token = gate_token(h.config)
     found = coverage.from_record(recorded, vector_leg_ran=vector_leg_ran, token_now=token, writer_active=writing)
     if found is not None:

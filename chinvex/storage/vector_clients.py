@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from chinvex.models import ContextConfig
 from chinvex.storage.vector_gate import READ_WAIT_SECONDS, WRITE_WAIT_SECONDS, StoreGate
-from chinvex.storage.vector_open import forget_failed_system, open_client
+from chinvex.storage.vector_open import forget_failed_system, open_client, reads_only
 
 
 class SharedClient:
@@ -70,8 +70,22 @@ class SharedClient:
             if self.gate is not None:
                 self.gate.close()
 
-    def current(self) -> Any:
-        """The open client (opened now if needed); callers hold `access`."""
+    def current(self, token: bytes | None = None) -> Any:
+        """The open client (opened now if needed); callers hold `access`. `token`: the gate's
+        token the caller read under its hold, with which a client that a cold process loaded
+        ahead (chinvex.storage.chroma_warm) is taken instead of opening one, if it was loaded
+        at that same token."""
+        if self.client is None and token is not None and reads_only():
+            from chinvex.storage import chroma_warm
+
+            self.client = chroma_warm.take(self.config.index.chroma_dir, token)
+            if self.client is not None:
+                self.generation += 1
+                try:
+                    self.max_batch = int(self.client.get_max_batch_size())
+                except Exception:
+                    self.max_batch = 5000
+                return self.client
         if self.client is None:
             self.client = open_client(self.config)
             self.generation += 1
@@ -122,7 +136,7 @@ class SharedClient:
                         # Before writing, so that even a write that dies half-way leaves readers
                         # a new token to reload at.
                         token = self.gate.bump()
-                    client = self.current()
+                    client = self.current(None if write else token)
                     self._token = token
                 else:
                     client = self.current()

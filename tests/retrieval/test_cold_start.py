@@ -70,31 +70,31 @@ def test_the_output_is_the_same_with_and_without_the_cold_start(home, args, extr
 
 
 TAKES_WHAT_WAS_LOADED = """
-import sys, threading
+import os, threading
 from chinvex.retrieval import cold_start
 cold_start.begin(["--context", "A", "otter"])
 for thread in threading.enumerate():
     if thread.name.startswith("chinvex-cold"):
         thread.join(120)
-for thread in threading.enumerate():
-    if thread.name.startswith("chinvex-cold"):
-        thread.join(120)
+from chinvex.context.registry import Registry
 from chinvex.embedding import factory
-from chinvex.storage.vector_clients import SharedClient
+from chinvex.storage import chroma_warm
+config = Registry().resolve("A")
 prepared = dict(factory._PREPARED)
 assert list(prepared) == ["builtin:all-MiniLM-L6-v2-int8"], prepared
 assert prepared["builtin:all-MiniLM-L6-v2-int8"].loaded
-(shared,) = SharedClient._registry.values()
-client = shared.client
-assert client is not None and len(cold_start._KEPT) == 1
+((folder, (token, reader)),) = chroma_warm._WARMED.items()
+assert folder == os.path.realpath(config.index.chroma_dir)
 from chinvex.api import Engine
-from chinvex.context.registry import Registry
 from chinvex.retrieval.request import SearchRequest
+from chinvex.storage.vector_clients import SharedClient
 engine = Engine()
-response = engine.search([Registry().resolve("A")], SearchRequest(query="otter pebble", k=3))
+response = engine.search([config], SearchRequest(query="otter pebble", k=3))
 assert response.stats.mode == "hybrid" and response.results, response.stats
-assert not factory._PREPARED
-assert shared.client is client and list(SharedClient._registry.values()) == [shared]
+assert not factory._PREPARED and not chroma_warm._WARMED
+(shared,) = SharedClient._registry.values()
+assert shared.client is reader
+assert engine.searcher.embedder(config) is prepared["builtin:all-MiniLM-L6-v2-int8"]
 print("OK")
 """
 
@@ -124,3 +124,15 @@ def test_nothing_starts_when_a_relay_would_answer_or_it_is_turned_off(tmp_path, 
     monkeypatch.setenv(ENV_OFF, "1")
     cold_start.begin(["--context", "A", "otter"])
     assert _cold_threads() == before
+
+
+def test_the_searchs_holder_note_is_the_lock_holders(tmp_path):
+    """context_search names the writer's holder note itself (no chinvex.locking import)."""
+    from chinvex.locking import lock_path
+    from chinvex.models import ContextConfig
+    from chinvex.retrieval.context_search import HOLDER_NOTE
+
+    config = ContextConfig(name="x", created_at="2026-11-26T00:00:00Z", updated_at="2026-11-26T00:00:00Z",
+                           index={"sqlite_path": str(tmp_path / "i" / "hybrid.db"),
+                                  "chroma_dir": str(tmp_path / "i" / "chroma")})
+    assert lock_path(config).with_suffix(".holder") == tmp_path / "i" / HOLDER_NOTE

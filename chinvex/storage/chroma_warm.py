@@ -1,0 +1,159 @@
+"""An embedded store's index loaded ahead of the search that will read it, for a cold process.
+
+Chroma loads a collection's whole approximate index into memory on its first query; at ~100k
+chunks that is the longest single piece of a cold `chinvex search`, and it is native work that
+releases the GIL. `warm` starts it as early as possible: it needs only the store's folder and
+hybrid.db, not the configuration models the rest of the process imports (chinvex.models), so it
+holds the store's gate itself, as a reader does (chinvex.storage.vector_gate: a shared lock on
+the gate file, the write token read under it), opens Chroma's bindings for reading
+(chinvex.storage.chroma_reader) and runs one query. The loaded reader is then handed to the
+process's shared client for that store (chinvex.storage.vector_clients) by `take`, only if the
+token that client reads under its own hold of the gate is the one read here: otherwise a write
+came in between, and the client opens the store again as it always does.
+
+Read-only folders (which a search reads from a private copy, chinvex.storage.vector_open) and
+Chroma servers are left alone. Nothing here raises: whatever fails is met again, and reported,
+by the search's own open.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+GATE_FILE = "chinvex-gate.lock"
+"""chinvex.storage.coverage.GATE_FILE (tests/storage/test_chroma_warm.py checks they agree)."""
+TOKEN_BYTES = 32
+"""The length of the write token at the start of the gate file (chinvex.storage.vector_gate)."""
+COLLECTION_META_KEY = "chroma_collection"
+"""chinvex.storage.coverage.COLLECTION_META_KEY: the collection's name in hybrid.db."""
+DIMENSION_META_KEY = "embedding_dimension"
+GATE_WAIT_SECONDS = 5.0
+"""A warm-up waits this long for a write in progress, then gives up (the search waits longer)."""
+
+_WARMED: dict[str, tuple[bytes, Any]] = {}
+_PENDING: dict[str, threading.Event] = {}
+_LOCK = threading.Lock()
+
+
+def _key(folder: str) -> str:
+    return os.path.realpath(folder)
+
+
+def begin(folder: str) -> None:
+    """Note that a warm-up of `folder` is under way, so that `take` waits for it; called by the
+    thread that starts the one that will run `warm`."""
+    with _LOCK:
+        _PENDING.setdefault(_key(folder), threading.Event())
+
+
+def store_meta(sqlite_path: str) -> tuple[str, int] | None:
+    """The collection name and vector dimension hybrid.db records, read without migrating or
+    writing anything; None when either is missing or the file cannot be read."""
+    try:
+        conn = sqlite3.connect(Path(sqlite_path).absolute().as_uri() + "?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
+    try:
+        rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?)",
+                                 (COLLECTION_META_KEY, DIMENSION_META_KEY)).fetchall())
+        name, dimension = rows.get(COLLECTION_META_KEY), int(rows.get(DIMENSION_META_KEY) or 0)
+    except (sqlite3.Error, ValueError):
+        return None
+    finally:
+        conn.close()
+    return (str(name), dimension) if name and dimension > 0 else None
+
+
+def warm(folder: str, sqlite_path: str) -> None:
+    """Load the index of the embedded store in `folder` (see the module docstring)."""
+    key = _key(folder)
+    begin(folder)
+    try:
+        meta = store_meta(sqlite_path)
+        if meta is not None and _writable(Path(folder)):
+            loaded = _load(folder, *meta)
+            if loaded is not None:
+                with _LOCK:
+                    _WARMED[key] = loaded
+    except Exception:  # the search's own open meets it again and reports it
+        pass
+    finally:
+        with _LOCK:
+            event = _PENDING.pop(key, None)
+        if event is not None:
+            event.set()
+
+
+def take(folder: str, token: bytes, wait: float = 60.0) -> Any | None:
+    """The reader warmed for `folder`, if it was loaded at `token` (the gate's token, read by
+    the caller under its own hold of the gate), waiting up to `wait` seconds for a warm-up in
+    progress; None otherwise. Each reader is handed out once."""
+    with _LOCK:
+        event = _PENDING.get(_key(folder))
+    if event is not None:
+        event.wait(wait)
+    with _LOCK:
+        warmed = _WARMED.pop(_key(folder), None)
+    if warmed is None:
+        return None
+    if warmed[0] != token:
+        try:
+            warmed[1].close()
+        except Exception:
+            pass
+        return None
+    return warmed[1]
+
+
+def _writable(folder: Path) -> bool:
+    database = folder / "chroma.sqlite3"
+    return database.is_file() and os.access(folder, os.W_OK) and os.access(database, os.W_OK)
+
+
+def _load(folder: str, collection: str, dimension: int) -> tuple[bytes, Any] | None:
+    """Under a shared hold of the gate: the token, and a reader whose index is loaded."""
+    from chinvex.storage.chroma_reader import open_reader
+
+    fd = os.open(os.path.join(folder, GATE_FILE), os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
+    try:
+        if not _hold_shared(fd):
+            return None
+        try:
+            token = os.pread(fd, TOKEN_BYTES, 0)
+            reader = open_reader(folder)
+            if reader is None:
+                return None
+            reader.get_collection(collection).query([[1.0] + [0.0] * (dimension - 1)], 1)
+            return token, reader
+        finally:
+            _release(fd)
+    finally:
+        os.close(fd)
+
+
+def _hold_shared(fd: int) -> bool:
+    """A shared lock on the gate file, as vector_gate.StoreGate takes it for a read."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: the search's own gate does the reading
+        return False
+    deadline = time.monotonic() + GATE_WAIT_SECONDS
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return True
+        except (BlockingIOError, PermissionError):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.002)
+
+
+def _release(fd: int) -> None:
+    import fcntl
+
+    fcntl.flock(fd, fcntl.LOCK_UN)

@@ -1,0 +1,103 @@
+"""An embedded store's index loaded ahead for a cold search (chinvex.storage.chroma_warm), on a
+real Chroma store written by a real ingest: handed over only at the gate token it was loaded
+at, and never for a store the process could only read from a copy."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from chinvex.storage import chroma_warm
+from helpers import run_cli_in_process
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> tuple[str, str]:
+    root = tmp_path_factory.mktemp("warm")
+    notes = root / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Otter\n\nThe otter keeps a pebble near the river bank.\n" * 20)
+    env = {"CHINVEX_HOME": str(root / "home")}
+    assert run_cli_in_process("context", "create", "W", "--note-root", str(notes), env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "W", env=env).code == 0
+    index = root / "home" / "indexes" / "W"
+    return str(index / "chroma"), str(index / "hybrid.db")
+
+
+def _token(folder: str) -> bytes:
+    from chinvex.storage.vector_gate import StoreGate
+
+    gate = StoreGate(Path(folder))
+    try:
+        gate.acquire(exclusive=False, timeout=5)
+        try:
+            return gate.token()
+        finally:
+            gate.release()
+    finally:
+        gate.close()
+
+
+def test_the_constants_are_the_gates_and_the_indexs():
+    from chinvex.storage import coverage, vector_gate
+
+    assert chroma_warm.GATE_FILE == coverage.GATE_FILE
+    assert chroma_warm.TOKEN_BYTES == vector_gate._TOKEN_BYTES
+    assert chroma_warm.COLLECTION_META_KEY == coverage.COLLECTION_META_KEY
+
+
+def test_a_warmed_reader_is_handed_over_once_at_its_token(store):
+    folder, sqlite_path = store
+    name, dimension = chroma_warm.store_meta(sqlite_path)
+    assert name.startswith("chinvex_") and dimension == 384
+    chroma_warm.warm(folder, sqlite_path)
+    reader = chroma_warm.take(folder, _token(folder))
+    assert reader is not None
+    found = reader.get_collection(name).query([[1.0] + [0.0] * 383], 3)
+    assert 1 <= len(found["ids"][0]) <= 3
+    assert chroma_warm.take(folder, _token(folder)) is None  # handed out once
+
+
+def test_a_write_after_the_load_makes_the_reader_stale(store):
+    from chinvex.storage.vector_gate import StoreGate
+
+    folder, sqlite_path = store
+    chroma_warm.warm(folder, sqlite_path)
+    gate = StoreGate(Path(folder))
+    try:
+        gate.acquire(exclusive=True, timeout=5)
+        gate.bump()  # what a writer does before writing
+        gate.release()
+    finally:
+        gate.close()
+    assert chroma_warm.take(folder, _token(folder)) is None
+
+
+def test_take_waits_for_a_load_under_way(store):
+    import threading
+
+    folder, sqlite_path = store
+    chroma_warm.begin(folder)
+    threading.Timer(0.2, chroma_warm.warm, args=(folder, sqlite_path)).start()
+    assert chroma_warm.take(folder, _token(folder), wait=30) is not None
+
+
+def test_nothing_is_loaded_for_a_read_only_store_or_a_missing_index(store, tmp_path):
+    import shutil
+
+    folder, sqlite_path = store
+    copy = tmp_path / "chroma"
+    shutil.copytree(folder, copy)
+    database = copy / "chroma.sqlite3"
+    database.chmod(0o444)
+    try:
+        if os.access(database, os.W_OK):
+            pytest.skip("running as a user who may write any file")
+        chroma_warm.warm(str(copy), sqlite_path)
+        assert chroma_warm.take(str(copy), b"", wait=1) is None and not chroma_warm._WARMED
+    finally:
+        database.chmod(0o644)
+    chroma_warm.warm(folder, str(tmp_path / "missing.db"))
+    assert not chroma_warm._WARMED
