@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 from pathlib import Path
 
 from chinvex.errors import EmbedderError
@@ -58,6 +57,8 @@ def quantized_model(source: Path, directory: Path | None = None) -> Path:
     target = derived_path(directory)
     if target.is_file() and file_sha256(target) == QUANTIZED_SHA256:
         return target
+    import tempfile
+
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, scratch = tempfile.mkstemp(prefix=".q8-", suffix=".onnx", dir=target.parent)
@@ -104,6 +105,8 @@ def derive(source: Path, target: Path) -> None:
             f"The {QUANTIZED_MODEL_ID} model is derived on first use and needs the onnx package: "
             f"{EXTRA} (or remove embedding.model to use the default built-in model)."
         ) from None
+    import tempfile
+
     quiet = _DropQuantizerAdvice()
     root = logging.getLogger()
     root.addFilter(quiet)  # the quantizer's "consider pre-processing" advice is for its own users

@@ -13,8 +13,8 @@ An entry is used only when everything it was made from is unchanged:
   CPU's identity and features (optimisations may depend on them);
 - its manifest records the model file it was made from (path, size, modification time) and the
   sizes and modification times of the saved files;
-- the graph file's sha256 and a checksum of the weight file (a sum and an exclusive-or of its
-  64-bit words, which reads the mapped file at memory speed) must be the ones recorded. This
+- the graph file's sha256 and a checksum of the weight file (the sum of its 64-bit words, one
+  pass over the mapped file at memory speed) must be the ones recorded. This
   guards against accidental damage, like the size and time checks; whoever can write the cache
   folder can equally replace the installed model.
 An entry is published only after a session loaded from it gave, bit for bit, the output of the
@@ -30,11 +30,9 @@ import hashlib
 import os
 import platform
 import shutil
-import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -50,8 +48,7 @@ PROBE_IDS = (101, 2023, 7584, 2003, 1037, 3231, 1997, 102)
 every weight matrix."""
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """A saved graph in its folder, and the digests its files must have."""
 
     folder: Path
@@ -126,8 +123,8 @@ def intact(entry: Entry) -> bool:
 
 
 def weights_checksum(path: Path) -> str:
-    """The sum and the exclusive-or of the file's 64-bit words (trailing bytes count as one
-    word), in hex: any changed byte changes it."""
+    """The sum of the file's 64-bit words modulo 2**64 (trailing bytes count as one more word),
+    in hex: one pass over the mapped file, and any changed byte changes it."""
     import mmap
 
     import numpy as np
@@ -135,10 +132,9 @@ def weights_checksum(path: Path) -> str:
     with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
         words = np.frombuffer(mapped, dtype=np.uint64, count=len(mapped) // 8)
         total = int(words.sum(dtype=np.uint64))
-        folded = int(np.bitwise_xor.reduce(words)) if len(words) else 0
         del words  # the view must go before the mapping closes
         tail = int.from_bytes(mapped[len(mapped) // 8 * 8:], "little")
-    return f"{(total + tail) % (1 << 64):016x}{folded ^ tail:016x}"
+    return f"{(total + tail) % (1 << 64):016x}"
 
 
 def discard(entry: Entry) -> None:
@@ -172,6 +168,8 @@ def scratch_folder(cache_dir: Path) -> Path | None:
         for old in sessions.glob(f"{SCRATCH_PREFIX}*"):
             if time.time() - old.stat().st_mtime > SCRATCH_MAX_AGE_S:
                 shutil.rmtree(old, ignore_errors=True)
+        import tempfile
+
         return Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=sessions))
     except OSError:
         return None
