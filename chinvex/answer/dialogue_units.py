@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from chinvex.answer.attribution import same_person
 from chinvex.answer.text import content_words
 from chinvex.answer.units import Unit, asks, form_of, sentences
 
@@ -111,15 +112,6 @@ def _vocatives(sentence: str, names: set[str]) -> tuple[str, set[str]]:
 
 def _is_participant(word: str, names: set[str]) -> bool:
     return any(same_person(word, n) for n in names)
-
-
-def same_person(a: str, b: str) -> bool:
-    """"mel" and "melanie" are the same person; a prefix of three letters or more counts."""
-    a, b = a.lower(), b.lower()
-    if a == b:
-        return True
-    short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    return len(short) >= 3 and long_.startswith(short)
 
 
 def dialogue_units(turns: list[Turn], chunk: int, speakers: frozenset[str] = frozenset()) -> list[Unit]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from chinvex.answer.dialogue_units import same_person
+from chinvex.answer.attribution import same_person
 from chinvex.answer.statements import IDENTIFIER
 from chinvex.answer.units import Unit
 

@@ -41,7 +41,7 @@ from chinvex.answer.confidence import confidence, default_min_confidence, gate_f
 from chinvex.answer.judgement import Analysis, Candidate, Verdict
 from chinvex.answer.statements import forms_asked
 from chinvex.answer.dates import resolve
-from chinvex.answer.dialogue_units import same_person
+from chinvex.answer.attribution import same_person
 from chinvex.answer.evidence import Evidence
 from chinvex.answer.evidence_units import split_evidence
 from chinvex.answer.question import Question
