@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from pathlib import Path
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 from chinvex.errors import ChinvexError, StorageError
 from chinvex.models import ContextConfig
-from chinvex.retrieval import coverage
-from chinvex.retrieval import exact
+from chinvex.retrieval import coverage, exact
 from chinvex.retrieval.context_handle import ContextHandle, vector_failure, vector_store
 from chinvex.retrieval.coverage import VectorCoverage
 from chinvex.retrieval.embed_ahead import embed_ahead, resolved

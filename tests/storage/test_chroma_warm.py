@@ -8,9 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers import run_cli_in_process
 
 from chinvex.storage import chroma_warm
-from helpers import run_cli_in_process
 
 
 @pytest.fixture(scope="module")
