@@ -84,7 +84,15 @@ def test_take_waits_for_a_load_under_way(store):
     assert chroma_warm.take(folder, _token(folder), wait=30) is not None
 
 
-def test_nothing_is_loaded_for_a_read_only_store_or_a_missing_index(store, tmp_path):
+def test_nothing_is_loaded_for_a_missing_index_or_store(store, tmp_path):
+    folder, sqlite_path = store
+    chroma_warm.warm(folder, str(tmp_path / "missing.db"))
+    chroma_warm.warm(str(tmp_path / "no-store"), sqlite_path)
+    assert not chroma_warm._WARMED and not chroma_warm._PENDING
+    assert chroma_warm.take(folder, _token(folder), wait=1) is None
+
+
+def test_nothing_is_loaded_for_a_read_only_store(store, tmp_path):
     import shutil
 
     folder, sqlite_path = store
@@ -99,5 +107,3 @@ def test_nothing_is_loaded_for_a_read_only_store_or_a_missing_index(store, tmp_p
         assert chroma_warm.take(str(copy), b"", wait=1) is None and not chroma_warm._WARMED
     finally:
         database.chmod(0o644)
-    chroma_warm.warm(folder, str(tmp_path / "missing.db"))
-    assert not chroma_warm._WARMED
