@@ -14,7 +14,7 @@ MAX_PATH_BYTES = 100  # AF_UNIX paths are limited to 108 bytes on Linux, fewer e
 # Settings that only shape the calling process's own output or the server's start-up, so a
 # difference in them does not make the server's answer differ from an in-process one.
 LOCAL_SETTINGS = {"CHINVEX_CONTEXT", "CHINVEX_PROGRESS_EVERY", "CHINVEX_MCP_WARM", ENV_OFF, "CHINVEX_DEBUG",
-                  "CHINVEX_TOOLS"}
+                  "CHINVEX_TOOLS", "CHINVEX_COLD_START", "CHINVEX_SESSION_CACHE"}
 
 
 def socket_path() -> Path | None:

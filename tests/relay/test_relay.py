@@ -101,3 +101,12 @@ def test_no_server_means_in_process(tmp_path: Path, chinvex_home: Path):
     result = run_cli("search", "--context", "relayctx", "ledger", "--json")
     assert result.code == 0 and result.json["results"][0]["source_uri"].endswith("ledger.md")
     assert os.environ["CHINVEX_HOME"] == str(chinvex_home)
+
+
+def test_start_up_switches_do_not_decline_the_relay():
+    """Settings that only change how this process starts (the cold start, the kept model graph)
+    do not change an answer, so the relay may still give it."""
+    from chinvex.relay.address import settings
+
+    assert settings({"CHINVEX_COLD_START": "0", "CHINVEX_SESSION_CACHE": "0"}) == {}
+    assert settings({"CHINVEX_HOME_ELSEWHERE": "x"}) == {"CHINVEX_HOME_ELSEWHERE": "x"}
