@@ -131,10 +131,11 @@ def build_100k(copies: int = 10) -> None:
 def record_coverage() -> None:
     """Record the 100k index's vector coverage, as an ingest does after writing vectors
     (chinvex.storage.coverage), so that a search reads the figure instead of counting the store:
-    an index built before this step had none. Every chunk has its vector here."""
+    an index built before this step had none. Every chunk has its vector here. The vector files'
+    signature is recorded too."""
     os.environ["CHINVEX_HOME"] = str(BIG_HOME)
     from chinvex.context.registry import Registry
-    from chinvex.storage import coverage, db
+    from chinvex.storage import coverage, db, vector_signature
     from chinvex.storage.vectors import VectorStore
 
     config = Registry().resolve("big")
@@ -148,6 +149,9 @@ def record_coverage() -> None:
                                                         coverage.gate_token(config)))
             if store is not None:
                 store.close()
+        # ... and sign its vector files, as an ingest does at its end: a cold search warms only
+        # a store whose files are as chinvex left them (chinvex.storage.chroma_warm)
+        vector_signature.record_signature(config, conn)
     finally:
         conn.close()
 

@@ -4,8 +4,8 @@ Chroma loads a collection's whole approximate index into memory on its first que
 chunks that is the longest single piece of a cold `chinvex search`, and it is native work that
 releases the GIL. `warm` starts it as early as possible: it needs only the store's folder and
 hybrid.db, not the configuration models the rest of the process imports (chinvex.models), so it
-holds the store's gate itself, as a reader does (chinvex.storage.vector_gate: a shared lock on
-the gate file, the write token read under it), opens Chroma's bindings for reading
+holds the store's gate as a reader does (chinvex.storage.vector_gate: a shared lock on the gate
+file, the write token read under it), opens Chroma's bindings for reading
 (chinvex.storage.chroma_reader) and runs one query. The loaded reader is then handed to the
 process's shared client for that store (chinvex.storage.vector_clients) by `take`, only if the
 token that client reads under its own hold of the gate is the one read here: otherwise a write
@@ -21,17 +21,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-GATE_FILE = "chinvex-gate.lock"
-"""chinvex.storage.coverage.GATE_FILE (tests/storage/test_chroma_warm.py checks they agree)."""
-TOKEN_BYTES = 32
-"""The length of the write token at the start of the gate file (chinvex.storage.vector_gate)."""
-COLLECTION_META_KEY = "chroma_collection"
-"""chinvex.storage.coverage.COLLECTION_META_KEY: the collection's name in hybrid.db."""
-DIMENSION_META_KEY = "embedding_dimension"
+from chinvex.storage.store_files import COLLECTION_META_KEY, DIMENSION_META_KEY
+from chinvex.storage.vector_signature import SIGNATURE_META_KEY, folder_signature, parse_signature
+
 GATE_WAIT_SECONDS = 5.0
 """A warm-up waits this long for a write in progress, then gives up (the search waits longer)."""
 
@@ -51,32 +46,45 @@ def begin(folder: str) -> None:
         _PENDING.setdefault(_key(folder), threading.Event())
 
 
-def store_meta(sqlite_path: str) -> tuple[str, int] | None:
-    """The collection name and vector dimension hybrid.db records, read without migrating or
-    writing anything; None when either is missing or the file cannot be read."""
+class StoreMeta(NamedTuple):
+    collection: str
+    dimension: int
+    signature: str | None
+    """The vector files' stat signature as chinvex last left them (vector_signature)."""
+
+
+def store_meta(sqlite_path: str) -> StoreMeta | None:
+    """What hybrid.db records about its store, read without migrating or writing anything; None
+    when the collection or the dimension is missing or the file cannot be read."""
     try:
         conn = sqlite3.connect(Path(sqlite_path).absolute().as_uri() + "?mode=ro", uri=True)
     except sqlite3.Error:
         return None
     try:
-        rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?)",
-                                 (COLLECTION_META_KEY, DIMENSION_META_KEY)).fetchall())
+        rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?, ?)",
+                                 (COLLECTION_META_KEY, DIMENSION_META_KEY, SIGNATURE_META_KEY)).fetchall())
         name, dimension = rows.get(COLLECTION_META_KEY), int(rows.get(DIMENSION_META_KEY) or 0)
     except (sqlite3.Error, ValueError):
         return None
     finally:
         conn.close()
-    return (str(name), dimension) if name and dimension > 0 else None
+    return StoreMeta(str(name), dimension, rows.get(SIGNATURE_META_KEY)) if name and dimension > 0 else None
 
 
 def warm(folder: str, sqlite_path: str) -> None:
-    """Load the index of the embedded store in `folder` (see the module docstring)."""
+    """Load the index of the embedded store in `folder` (see the module docstring).
+
+    Only a store whose vector files are as chinvex last left them is warmed. Chroma's bindings
+    import chromadb's exception types when they fail, and that import, racing the imports the
+    process's other threads make at this moment, can leave a module half-initialised, which
+    aborts the process; a store changed outside chinvex (the likely failure) is left for the
+    search to open on its own, after those imports are done."""
     key = _key(folder)
     begin(folder)
     try:
         meta = store_meta(sqlite_path)
-        if meta is not None and _writable(Path(folder)):
-            loaded = _load(folder, *meta)
+        if meta is not None and _writable(Path(folder)) and _as_left(folder, meta.signature):
+            loaded = _load(folder, meta.collection, meta.dimension)
             if loaded is not None:
                 with _LOCK:
                     _WARMED[key] = loaded
@@ -87,6 +95,11 @@ def warm(folder: str, sqlite_path: str) -> None:
             event = _PENDING.pop(key, None)
         if event is not None:
             event.set()
+
+
+def _as_left(folder: str, recorded: str | None) -> bool:
+    signature = parse_signature(recorded)
+    return signature is not None and signature == folder_signature(Path(folder))
 
 
 def take(folder: str, token: bytes, wait: float = 60.0) -> Any | None:
@@ -118,42 +131,19 @@ def _writable(folder: Path) -> bool:
 def _load(folder: str, collection: str, dimension: int) -> tuple[bytes, Any] | None:
     """Under a shared hold of the gate: the token, and a reader whose index is loaded."""
     from chinvex.storage.chroma_reader import open_reader
+    from chinvex.storage.vector_gate import StoreGate
 
-    fd = os.open(os.path.join(folder, GATE_FILE), os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
+    gate = StoreGate(Path(folder))
     try:
-        if not _hold_shared(fd):
-            return None
+        gate.acquire(exclusive=False, timeout=GATE_WAIT_SECONDS)
         try:
-            token = os.pread(fd, TOKEN_BYTES, 0)
+            token = gate.token()
             reader = open_reader(folder)
             if reader is None:
                 return None
             reader.get_collection(collection).query([[1.0] + [0.0] * (dimension - 1)], 1)
             return token, reader
         finally:
-            _release(fd)
+            gate.release()
     finally:
-        os.close(fd)
-
-
-def _hold_shared(fd: int) -> bool:
-    """A shared lock on the gate file, as vector_gate.StoreGate takes it for a read."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: the search's own gate does the reading
-        return False
-    deadline = time.monotonic() + GATE_WAIT_SECONDS
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            return True
-        except (BlockingIOError, PermissionError):
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.002)
-
-
-def _release(fd: int) -> None:
-    import fcntl
-
-    fcntl.flock(fd, fcntl.LOCK_UN)
+        gate.close()

@@ -30,13 +30,10 @@ import orjson
 
 from chinvex.models import ContextConfig
 from chinvex.storage.db import get_meta, set_meta
+from chinvex.storage.store_files import CHROMA_DB_FILE, COLLECTION_META_KEY, GATE_FILE, TOKEN_BYTES
 from chinvex.timeutil import now_iso
 
 COVERAGE_META_KEY = "vector_coverage"
-COLLECTION_META_KEY = "chroma_collection"
-CHROMA_DB_FILE = "chroma.sqlite3"
-GATE_FILE = "chinvex-gate.lock"
-_TOKEN_BYTES = 32
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -175,7 +172,7 @@ def gate_token(config: ContextConfig) -> str | None:
         return None
     try:
         with open(Path(config.index.chroma_dir) / GATE_FILE, "rb") as handle:
-            return handle.read(_TOKEN_BYTES).decode("ascii", "replace") or None
+            return handle.read(TOKEN_BYTES).decode("ascii", "replace") or None
     except OSError:
         return None
 

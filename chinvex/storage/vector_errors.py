@@ -9,9 +9,12 @@ from hybrid.db), or it is merely unavailable.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from chinvex.errors import StorageError
-from chinvex.models import ContextConfig
+
+if TYPE_CHECKING:
+    from chinvex.models import ContextConfig
 
 
 class VectorStoreBusyError(StorageError):

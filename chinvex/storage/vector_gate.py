@@ -29,7 +29,7 @@ import uuid
 from pathlib import Path
 
 from chinvex.errors import StorageError
-from chinvex.storage.coverage import GATE_FILE
+from chinvex.storage.store_files import GATE_FILE, TOKEN_BYTES
 from chinvex.storage.vector_errors import ReadOnlyStoreError, VectorStoreBusyError
 
 try:  # POSIX: shared and exclusive locks
@@ -41,7 +41,6 @@ except ImportError:  # pragma: no cover - Windows: exclusive byte-range lock for
 READ_WAIT_SECONDS = 60.0
 """A reader waits for the write in progress (one Chroma call), never for a whole ingest."""
 WRITE_WAIT_SECONDS = 600.0
-_TOKEN_BYTES = 32
 _WINDOWS_LOCK_OFFSET = 1 << 20
 """Windows locks are mandatory: lock a byte far from the token so reading it is never refused."""
 
@@ -112,14 +111,14 @@ class StoreGate:
     def token(self) -> bytes:
         assert self._fd is not None
         os.lseek(self._fd, 0, os.SEEK_SET)
-        return os.read(self._fd, _TOKEN_BYTES)
+        return os.read(self._fd, TOKEN_BYTES)
 
     def bump(self) -> bytes:
         assert self._fd is not None
         if not self.writable:
             raise ReadOnlyStoreError(f"Chroma store at {self.path.parent} is read-only: it cannot "
                                      "be written")
-        token = uuid.uuid4().hex.encode()[:_TOKEN_BYTES]
+        token = uuid.uuid4().hex.encode()[:TOKEN_BYTES]
         os.lseek(self._fd, 0, os.SEEK_SET)
         os.write(self._fd, token)
         return token

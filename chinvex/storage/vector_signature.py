@@ -17,12 +17,15 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
-from chinvex.models import ContextConfig
-from chinvex.storage.coverage import CHROMA_DB_FILE, GATE_FILE
 from chinvex.storage.db import get_meta, set_meta
+from chinvex.storage.store_files import CHROMA_DB_FILE, GATE_FILE
+
+if TYPE_CHECKING:
+    from chinvex.models import ContextConfig
 
 SIGNATURE_META_KEY = "vector_store_files"
 _NOT_SIGNED = (CHROMA_DB_FILE, f"{CHROMA_DB_FILE}-journal", f"{CHROMA_DB_FILE}-wal",
@@ -37,7 +40,11 @@ def files_signature(config: ContextConfig) -> Signature | None:
     None for a Chroma server's store or when the folder cannot be listed (absent)."""
     if config.index.chroma_url:
         return None
-    root = Path(config.index.chroma_dir)
+    return folder_signature(Path(config.index.chroma_dir))
+
+
+def folder_signature(root: Path) -> Signature | None:
+    """The signature of the embedded store in `root`; None when it cannot be listed."""
     found: Signature = {}
     try:
         _walk(root, "", found)
@@ -62,7 +69,11 @@ def _walk(folder: Path, prefix: str, found: Signature) -> None:
 def recorded_signature(conn: sqlite3.Connection) -> Signature | None:
     """The signature recorded when chinvex last wrote or checked the store; None when none was
     recorded (an index written before this record existed) or the row does not parse."""
-    raw = get_meta(conn, SIGNATURE_META_KEY)
+    return parse_signature(get_meta(conn, SIGNATURE_META_KEY))
+
+
+def parse_signature(raw: str | None) -> Signature | None:
+    """The signature stored in the meta row's value; None when absent or unreadable."""
     if raw is None:
         return None
     try:

@@ -40,17 +40,10 @@ def _token(folder: str) -> bytes:
         gate.close()
 
 
-def test_the_constants_are_the_gates_and_the_indexs():
-    from chinvex.storage import coverage, vector_gate
-
-    assert chroma_warm.GATE_FILE == coverage.GATE_FILE
-    assert chroma_warm.TOKEN_BYTES == vector_gate._TOKEN_BYTES
-    assert chroma_warm.COLLECTION_META_KEY == coverage.COLLECTION_META_KEY
-
-
 def test_a_warmed_reader_is_handed_over_once_at_its_token(store):
     folder, sqlite_path = store
-    name, dimension = chroma_warm.store_meta(sqlite_path)
+    name, dimension, signature = chroma_warm.store_meta(sqlite_path)
+    assert signature is not None  # the ingest signed the vector files
     assert name.startswith("chinvex_") and dimension == 384
     chroma_warm.warm(folder, sqlite_path)
     reader = chroma_warm.take(folder, _token(folder))
@@ -107,3 +100,18 @@ def test_nothing_is_loaded_for_a_read_only_store(store, tmp_path):
         assert chroma_warm.take(str(copy), b"", wait=1) is None and not chroma_warm._WARMED
     finally:
         database.chmod(0o644)
+
+
+def test_vector_files_changed_outside_chinvex_are_not_warmed(tmp_path, store):
+    """A store whose segment files differ from the signature the last ingest recorded is left
+    for the search to open on its own thread: a failing Chroma call on the warm-up thread would
+    import chromadb's exception types while other threads import, which can abort the process."""
+    import shutil
+
+    folder, sqlite_path = store
+    copy = tmp_path / "chroma"
+    shutil.copytree(folder, copy)
+    chroma_warm.warm(str(copy), sqlite_path)  # the copy's files have other inodes and times
+    assert chroma_warm.take(str(copy), _token(str(copy))) is None
+    chroma_warm.warm(folder, sqlite_path)  # the original is still warmed
+    assert chroma_warm.take(folder, _token(folder)) is not None
