@@ -217,17 +217,16 @@ def report(by_conv: dict[str, list[dict]]) -> tuple[float, dict[str, list[float]
     return default, probs
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dump", type=Path, help="answer every question with the gate open and write the rows here")
-    parser.add_argument("--rows", type=Path, help="fit from rows a --dump wrote")
-    parser.add_argument("--write", action="store_true", help=f"write the final model to {MODEL_PATH}")
+def rows_by_conversation(parser: argparse.ArgumentParser,
+                         dump_rows) -> tuple[argparse.Namespace, list[dict], dict[str, list[dict]]]:
+    """The parsed arguments, the rows, and the rows by conversation: answered now (`--dump OUT`, through
+    `dump_rows(out, data)`) or read from an earlier dump (`--rows FILE`)."""
     add_data_argument(parser)
     args = parser.parse_args()
     if (args.dump is None) == (args.rows is None):
         parser.error("give one of --dump OUT or --rows FILE")
     if args.dump is not None:
-        rows = dump(args.dump, args.data)
+        rows = dump_rows(args.dump, args.data)
     else:
         try:
             rows = [json.loads(line) for line in args.rows.read_text("utf-8").splitlines() if line.strip()]
@@ -236,6 +235,15 @@ def main() -> None:
     by_conv: dict[str, list[dict]] = {}
     for row in rows:
         by_conv.setdefault(row["conv"], []).append(row)
+    return args, rows, by_conv
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dump", type=Path, help="answer every question with the gate open and write the rows here")
+    parser.add_argument("--rows", type=Path, help="fit from rows a --dump wrote")
+    parser.add_argument("--write", action="store_true", help=f"write the final model to {MODEL_PATH}")
+    args, rows, by_conv = rows_by_conversation(parser, dump)
     default, _ = report(by_conv)
     if args.write:
         model = fit(answered(rows))

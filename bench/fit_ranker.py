@@ -36,7 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from answers import token_f1
 from common import REPO
-from evalsets import DATA, add_data_argument
+from evalsets import DATA
+from fit_gate import rows_by_conversation
 
 from chinvex.answer.confidence import MODEL_FILE, gate_features
 from chinvex.answer.ranker import (
@@ -250,20 +251,7 @@ def main() -> None:
     parser.add_argument("--dump", type=Path, help="answer every question with the gate open and write the rows here")
     parser.add_argument("--rows", type=Path, help="fit from rows a --dump wrote")
     parser.add_argument("--write", action="store_true", help=f"write the ranker into {MODEL_PATH}")
-    add_data_argument(parser)
-    args = parser.parse_args()
-    if (args.dump is None) == (args.rows is None):
-        parser.error("give one of --dump OUT or --rows FILE")
-    if args.dump is not None:
-        rows = dump(args.dump, args.data)
-    else:
-        try:
-            rows = [json.loads(line) for line in args.rows.read_text("utf-8").splitlines() if line.strip()]
-        except (OSError, ValueError) as exc:
-            parser.error(f"--rows {args.rows}: {exc}")
-    by_conv: dict[str, list[dict]] = {}
-    for row in rows:
-        by_conv.setdefault(row["conv"], []).append(row)
+    args, rows, by_conv = rows_by_conversation(parser, dump)
     report(by_conv)
     if args.write:
         write(rows)
