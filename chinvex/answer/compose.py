@@ -61,7 +61,7 @@ def clause(text: str, terms: frozenset[str], expects: str, stemmer: Stemmer, wei
     discussed at the workshop?") is followed by the next one, or by the sentence `after` it:
     the answer is what is said next to the question's words, not the words themselves."""
     one = " ".join(text.split())
-    parts = [p.strip(" ,") for p in _BOUNDARY.split(one) if p and p.strip(" ,")]
+    parts = [p.strip(" ,") for p in _top_level_parts(one) if p and p.strip(" ,")]
     parts = [_FILLER.sub("", p).strip() or p for p in parts]
     if len(parts) <= 1:
         kept = _cap(_FILLER.sub("", one).strip() or one)
@@ -91,6 +91,28 @@ def clause(text: str, terms: frozenset[str], expects: str, stemmer: Stemmer, wei
         elif after:
             return _cap(f"{' '.join(parts[lo:hi + 1]).rstrip('.!')}. {clause(after, terms, expects, stemmer, weights)}")
     return _cap(" ".join(parts[lo:hi + 1]))
+
+
+def _top_level_parts(text: str) -> list[str]:
+    """`text` cut at its clause boundaries outside parentheses: an aside in parentheses is a clause
+    of its own or part of one, never cut in two (square brackets are cut: a chat's "[shares an
+    image: a photo of…]" answers with its caption) ("(…, for another reason: a kill … keeps the first
+    commits)" would give "a kill … keeps the first commits)")."""
+    depth, cuts = 0, []
+    marks = {m.start(): m for m in _BOUNDARY.finditer(text)}
+    for i, char in enumerate(text):
+        if i in marks and depth == 0:
+            cuts.append(marks[i])
+        if char == "(":
+            depth += 1
+        elif char == ")" and depth:
+            depth -= 1
+    parts, start = [], 0
+    for mark in cuts:
+        parts.append(text[start:mark.start()])
+        start = mark.end()
+    parts.append(text[start:])
+    return parts
 
 
 def _echoes(text: str, terms: frozenset[str], expects: str, stemmer: Stemmer) -> bool:

@@ -36,7 +36,8 @@ class Unit:
     a sentence ending in ":", the fenced block it introduces."""
     form: str = ""
     """What a piece of text that is not a statement is ("tool call", "patch", "listing", "usage",
-    "checklist"; "" for a statement): it answers only questions about it (`asks_about_form`)."""
+    "checklist", "fragment"; "" for a statement): it answers only questions about it
+    (`asks_about_form`); a fragment (a sentence cut by its chunk's edge) answers none."""
 
 
 def asks(sentence: str) -> bool:
@@ -84,6 +85,7 @@ FORMS = {
     "listing": "file files folder folders directory directories listing list tree contain contains path paths",
     "usage": "usage flag flags option options argument arguments syntax command commands invoke run",
     "checklist": "checklist todo task tasks step steps item items remaining left open done pending check",
+    "fragment": "",
 }
 """Words of a question asking about each form of text that is not a statement."""
 
