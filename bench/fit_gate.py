@@ -34,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import REPO  # noqa: E402
 from evalsets import DATA, add_data_argument  # noqa: E402
 
-from chinvex.answer.confidence import FEATURES, MODEL_FILE, GateModel, vector  # noqa: E402
+from chinvex.answer.confidence import FEATURES, MODEL_FILE, GateModel  # noqa: E402
+from chinvex.answer.linear_model import vector  # noqa: E402
 
 F1_BAR = 0.5
 """Token F1 against the reference answer above which an answer citing no gold turn is right anyway
@@ -84,7 +85,7 @@ def answered(rows: list[dict]) -> list[dict]:
 
 def fit(rows: list[dict], l2: float = L2) -> GateModel:
     """Logistic regression by Newton's method on the answered rows' standardised features."""
-    x = np.array([vector(r["features"]) for r in rows], dtype=float)
+    x = np.array([vector(r["features"], FEATURES) for r in rows], dtype=float)
     y = np.array([label(r) for r in rows], dtype=float)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)

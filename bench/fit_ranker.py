@@ -45,8 +45,8 @@ from chinvex.answer.ranker import (
     RANKER_KEY,
     RankerModel,
     ranker_features,
-    vector,
 )
+from chinvex.answer.linear_model import vector
 from chinvex.answer.support import STRICT_TYPES
 
 L2 = 1.0

@@ -16,17 +16,17 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
+from chinvex.answer.linear_model import MODEL_FILE, LinearModel, columns
+
 if TYPE_CHECKING:
     from chinvex.answer.evidence import Evidence
     from chinvex.answer.judgement import Analysis, Candidate
 
-MODEL_FILE = "gate_model.json"
 FEATURES = (
     "support", "own", "specific", "typed", "prior", "said_share", "score", "best_support",
     "rival_support", "rival_ahead", "margin", "cosine_gap", "cosine_chosen_gap", "strict", "asks_person",
@@ -75,40 +75,28 @@ def gate_features(best: Candidate, analysis: Analysis, evidence: list[Evidence],
 
 
 @dataclass(frozen=True)
-class GateModel:
+class GateModel(LinearModel):
     """A logistic regression over standardised features: p = 1 / (1 + exp(-(b + w·(x - mean) / scale)))."""
 
-    features: tuple[str, ...]
-    mean: tuple[float, ...]
-    scale: tuple[float, ...]
-    weights: tuple[float, ...]
     intercept: float
     threshold: float
     """The default refusal point: an answer below this confidence is refused."""
 
     def probability(self, values: dict[str, float]) -> float:
         """The probability that an answer resting on a sentence with these features is right."""
-        z = self.intercept + sum(w * (values.get(name, 0.0) - m) / s
-                                 for name, m, s, w in zip(self.features, self.mean, self.scale, self.weights))
+        z = self.intercept + self.value(values)
         if z >= 0:
             return 1.0 / (1.0 + math.exp(-z))
         e = math.exp(z)
         return e / (1.0 + e)
 
     def to_json(self, **extra: object) -> str:
-        document = {"features": list(self.features), "mean": list(self.mean), "scale": list(self.scale),
-                    "weights": list(self.weights), "intercept": self.intercept, "threshold": self.threshold, **extra}
+        document = self.to_document(intercept=self.intercept, threshold=self.threshold, **extra)
         return json.dumps(document, indent=1) + "\n"
 
     @classmethod
     def from_document(cls, document: dict) -> GateModel:
-        names = tuple(document["features"])
-        columns = [tuple(float(v) for v in document[key]) for key in ("mean", "scale", "weights")]
-        if any(len(column) != len(names) for column in columns):
-            raise ValueError(f"{MODEL_FILE}: mean, scale and weights must each have one value per feature")
-        mean, scale, weights = columns
-        return cls(names, mean, tuple(s or 1.0 for s in scale), weights, float(document["intercept"]),
-                   float(document["threshold"]))
+        return cls(*columns(document), float(document["intercept"]), float(document["threshold"]))
 
 
 @lru_cache(maxsize=1)
@@ -126,7 +114,3 @@ def default_min_confidence() -> float:
 def confidence(values: dict[str, float]) -> float:
     return gate_model().probability(values)
 
-
-def vector(values: dict[str, float], names: Iterable[str] = FEATURES) -> list[float]:
-    """The features in model order (for fitting)."""
-    return [float(values.get(name, 0.0)) for name in names]

@@ -17,12 +17,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from chinvex.answer.confidence import MODEL_FILE
+from chinvex.answer.linear_model import MODEL_FILE, LinearModel, columns
 
 if TYPE_CHECKING:
     from chinvex.answer.judgement import Analysis, Candidate
@@ -92,31 +91,12 @@ def _same_block(a: Unit, b: Unit) -> bool:
     return a.chunk == b.chunk and a.block == b.block
 
 
-@dataclass(frozen=True)
-class RankerModel:
-    """A linear score over standardised features: s = w·(x - mean) / scale (higher ranks first)."""
-
-    features: tuple[str, ...]
-    mean: tuple[float, ...]
-    scale: tuple[float, ...]
-    weights: tuple[float, ...]
-
-    def value(self, values: dict[str, float]) -> float:
-        return sum(w * (values.get(name, 0.0) - m) / s
-                   for name, m, s, w in zip(self.features, self.mean, self.scale, self.weights))
-
-    def to_document(self, **extra: object) -> dict:
-        return {"features": list(self.features), "mean": list(self.mean), "scale": list(self.scale),
-                "weights": list(self.weights), **extra}
+class RankerModel(LinearModel):
+    """A linear score over standardised features (higher ranks first)."""
 
     @classmethod
     def from_document(cls, document: dict) -> RankerModel:
-        names = tuple(document["features"])
-        columns = [tuple(float(v) for v in document[key]) for key in ("mean", "scale", "weights")]
-        if any(len(column) != len(names) for column in columns):
-            raise ValueError(f"{MODEL_FILE}: the ranker's mean, scale and weights must each have one value per feature")
-        mean, scale, weights = columns
-        return cls(names, mean, tuple(s or 1.0 for s in scale), weights)
+        return cls(*columns(document, owner="the ranker's "))
 
 
 @lru_cache(maxsize=1)
@@ -143,7 +123,3 @@ def ranked(pool: list[Candidate], analysis: Analysis, floor: list[bool]) -> list
         c.rank_value = model.value(values)
     return sorted(pool, key=lambda c: (-c.rank_value, -c.score, c.unit.chunk, c.unit.order))
 
-
-def vector(values: dict[str, float], names: Iterable[str] = FEATURES) -> list[float]:
-    """The features in model order (for fitting)."""
-    return [float(values.get(name, 0.0)) for name in names]
