@@ -221,7 +221,9 @@ def report(by_conv: dict[str, list[dict]]) -> tuple[float, dict[str, list[float]
 def rows_by_conversation(parser: argparse.ArgumentParser,
                          dump_rows) -> tuple[argparse.Namespace, list[dict], dict[str, list[dict]]]:
     """The parsed arguments, the rows, and the rows by conversation: answered now (`--dump OUT`, through
-    `dump_rows(out, data)`) or read from an earlier dump (`--rows FILE`)."""
+    `dump_rows(out, data)`) or read from an earlier dump (`--rows FILE`); adds those options."""
+    parser.add_argument("--dump", type=Path, help="answer every question with the gate open and write the rows here")
+    parser.add_argument("--rows", type=Path, help="fit from rows a --dump wrote")
     add_data_argument(parser)
     args = parser.parse_args()
     if (args.dump is None) == (args.rows is None):
@@ -241,8 +243,6 @@ def rows_by_conversation(parser: argparse.ArgumentParser,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dump", type=Path, help="answer every question with the gate open and write the rows here")
-    parser.add_argument("--rows", type=Path, help="fit from rows a --dump wrote")
     parser.add_argument("--write", action="store_true", help=f"write the final model to {MODEL_PATH}")
     args, rows, by_conv = rows_by_conversation(parser, dump)
     default, _ = report(by_conv)

@@ -248,8 +248,6 @@ def write(rows: list[dict]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dump", type=Path, help="answer every question with the gate open and write the rows here")
-    parser.add_argument("--rows", type=Path, help="fit from rows a --dump wrote")
     parser.add_argument("--write", action="store_true", help=f"write the ranker into {MODEL_PATH}")
     args, rows, by_conv = rows_by_conversation(parser, dump)
     report(by_conv)
