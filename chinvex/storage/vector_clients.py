@@ -75,25 +75,20 @@ class SharedClient:
         token the caller read under its hold, with which a client that a cold process loaded
         ahead (chinvex.storage.chroma_warm) is taken instead of opening one, if it was loaded
         at that same token."""
-        if self.client is None and token is not None and reads_only():
+        if self.client is not None:
+            return self.client
+        if token is not None and reads_only():
             from chinvex.storage import chroma_warm
 
             self.client = chroma_warm.take(self.config.index.chroma_dir, token)
-            if self.client is not None:
-                self.generation += 1
-                try:
-                    self.max_batch = int(self.client.get_max_batch_size())
-                except Exception:
-                    self.max_batch = 5000
-                return self.client
         if self.client is None:
             self.client = open_client(self.config)
-            self.generation += 1
-            getter = getattr(self.client, "get_max_batch_size", None)
-            try:
-                self.max_batch = int(getter()) if getter else 5000
-            except Exception:
-                self.max_batch = 5000
+        self.generation += 1
+        getter = getattr(self.client, "get_max_batch_size", None)
+        try:
+            self.max_batch = int(getter()) if getter else 5000
+        except Exception:
+            self.max_batch = 5000
         return self.client
 
     def reopen(self) -> Any:
