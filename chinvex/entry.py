@@ -10,6 +10,7 @@ owns help and error messages.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -53,20 +54,39 @@ def _exit_now(code: object) -> None:
     os._exit(status)
 
 
+SINGLE_THREADED_BLAS = ("OPENBLAS_NUM_THREADS",)
+"""numpy's OpenBLAS starts one worker per core when numpy is imported, and those workers spin
+while they wait. chinvex does no large matrix products of its own (the embedder runs in
+onnxruntime, with its own threads), so on a small machine the spinning only takes a core from
+the threads a cold command runs in parallel (the vector index load, the model load). A value
+the user set is kept."""
+
+
+def _quiet_blas() -> None:
+    for name in SINGLE_THREADED_BLAS:
+        os.environ.setdefault(name, "1")
+
+
 def main() -> None:
     argv = sys.argv[1:]
+    _quiet_blas()
     fast, context = plain_mcp_serve(argv)
     if fast:
         from chinvex.mcp.launch import run_server
 
         sys.exit(run_server(context))
+    read_only = bool(argv) and argv[0] in READ_ONLY_COMMANDS and "--help" not in argv
+    if read_only:
+        # A read-only command lives for about a second and leaves through _exit_now: the cyclic
+        # garbage collector's passes over the objects its imports create only cost CPU time.
+        gc.disable()
     if argv and argv[0] == "search" and "--help" not in argv:
         from chinvex.retrieval.cold_start import begin
 
         begin(argv[1:])  # the model and the vector index load while the CLI is imported
     from chinvex.cli import main as cli_main
 
-    if not (argv and argv[0] in READ_ONLY_COMMANDS and "--help" not in argv):
+    if not read_only:
         try:
             cli_main()
         except SystemExit as exc:

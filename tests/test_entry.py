@@ -80,3 +80,42 @@ def test_search_exits_with_its_status_and_complete_output(tmp_path):
     assert found.code == 0, found
     data = json.loads(found.stdout)  # the whole document arrived (no truncated buffer)
     assert data["results"] and all("otter" in r["text"].lower() for r in data["results"])
+
+
+@pytest.mark.parametrize("argv, user_blas, blas, collecting", [
+    (["search", "--context", "Nope", "x", "--json"], None, "1", False),
+    (["answer", "--context", "Nope", "x", "--json"], None, "1", False),
+    (["search", "--context", "Nope", "x", "--json"], "3", "3", False),
+    (["context", "list", "--json"], None, "1", True),
+    (["search", "--help"], None, "1", True),
+])
+def test_process_settings_for_short_commands(argv, user_blas, blas, collecting, tmp_path):
+    """BLAS runs single-threaded unless the user chose otherwise, and only the read-only
+    commands (which leave through os._exit) switch the cyclic garbage collector off. The state
+    is read where the command reports its error, inside the same process."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import gc, os, sys\n"
+        f"sys.argv = ['chinvex', *{argv!r}]\n"
+        "import chinvex.entry as entry\n"
+        "real_exit = entry._exit_now\n"
+        "def report(status):\n"
+        "    print('STATE', os.environ.get('OPENBLAS_NUM_THREADS'), gc.isenabled(), file=sys.stderr)\n"
+        "    real_exit(status)\n"
+        "entry._exit_now = report\n"
+        "try:\n"
+        "    entry.main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('STATE', os.environ.get('OPENBLAS_NUM_THREADS'), gc.isenabled(), file=sys.stderr)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env["CHINVEX_HOME"] = str(tmp_path / "home")
+    if user_blas is not None:
+        env["OPENBLAS_NUM_THREADS"] = user_blas
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    states = [line for line in proc.stderr.splitlines() if line.startswith("STATE ")]
+    assert states and states[0] == f"STATE {blas} {collecting}", proc.stderr
