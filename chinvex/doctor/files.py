@@ -6,11 +6,15 @@ import os
 from pathlib import Path
 
 from chinvex.doctor.report import Check
-from chinvex.errors import ChinvexError
+from chinvex.errors import ChinvexError, UsageError
 from chinvex.models import ContextConfig
+from chinvex.models.context import SESSIONS_KEY
 
 
 def check_config(config: ContextConfig) -> Check:
+    """context.json's include lists and embedder as `context create` and ingest accept them: a
+    folder per entry, one export file allowed in `chat_roots`, "auto" or KIND=PATH in
+    `sessions`."""
     check = Check("context_config")
     problems: list[str] = []
     for key, values in config.includes.entries():
@@ -18,7 +22,7 @@ def check_config(config: ContextConfig) -> Check:
             problems.append(f"includes.{key}: expected a list of folders")
             continue
         for root in values:
-            problem = _folder_problem(str(root))
+            problem = _entry_problem(key, str(root))
             if problem:
                 problems.append(f"includes.{key}: {root}: {problem}")
     try:
@@ -33,6 +37,31 @@ def check_config(config: ContextConfig) -> Check:
                              "or 'chinvex context remove-source')", repairable=False)
     check.message = "valid; every include folder is readable"
     return check
+
+
+def _entry_problem(key: str, entry: str) -> str | None:
+    """Why one include entry cannot be read, or None."""
+    from chinvex.context.registry import FILE_ROOTS
+
+    if key == SESSIONS_KEY:
+        return _sessions_problem(entry)
+    if key in FILE_ROOTS and os.path.isfile(entry):
+        return None if os.access(entry, os.R_OK) else "permission denied"
+    return _folder_problem(entry)
+
+
+def _sessions_problem(entry: str) -> str | None:
+    """An `includes.sessions` entry: "auto" is looked up at each ingest (nothing to check);
+    KIND=PATH needs a known KIND and a PATH that exists (a store may be a file, e.g. a db)."""
+    from chinvex.ingest.session_stores import parse_entry
+
+    try:
+        _agent, path = parse_entry(entry)
+    except UsageError as exc:
+        return exc.message
+    if path is None:
+        return None
+    return None if os.path.exists(os.path.expanduser(path)) else "does not exist"
 
 
 def _folder_problem(path: str) -> str | None:
