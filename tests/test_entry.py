@@ -119,3 +119,35 @@ def test_process_settings_for_short_commands(argv, user_blas, blas, collecting, 
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     states = [line for line in proc.stderr.splitlines() if line.startswith("STATE ")]
     assert states and states[0] == f"STATE {blas} {collecting}", proc.stderr
+
+
+def test_a_search_of_ordinary_paths_leaves_the_redaction_package_unloaded(tmp_path):
+    """The redaction package compiles its detectors when imported; a search whose results have
+    no redacted names (nearly all) must not pay for that (chinvex.retrieval.freshness imports it
+    only for a name holding a marker)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {"CHINVEX_HOME": str(tmp_path / "home")}
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Otter\n\nThe otter holds a pebble while it sleeps.\n")
+    assert run_cli_in_process("context", "create", "N", "--note-root", str(notes), env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "N", env=env).code == 0
+    code = (
+        "import sys\n"
+        "sys.argv = ['chinvex', 'search', '--context', 'N', 'otter pebble', '--json']\n"
+        "import chinvex.entry as entry\n"
+        "real_exit = entry._exit_now\n"
+        "def report(status):\n"
+        "    loaded = sorted(m for m in sys.modules if m.startswith('chinvex.redaction'))\n"
+        "    print('REDACTION', loaded, file=sys.stderr)\n"
+        "    real_exit(status)\n"
+        "entry._exit_now = report\n"
+        "entry.main()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **env, "CHINVEX_NO_RELAY": "1"})
+    assert proc.returncode == 0 and '"otter' in proc.stdout.lower(), proc.stderr
+    assert "REDACTION []" in proc.stderr, proc.stderr

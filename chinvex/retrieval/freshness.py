@@ -12,7 +12,6 @@ from typing import Any
 import orjson
 
 from chinvex.models import Freshness
-from chinvex.redaction.paths import real_path
 
 
 def freshness(row: dict[str, Any]) -> Freshness:
@@ -21,7 +20,13 @@ def freshness(row: dict[str, Any]) -> Freshness:
     indexed_at = row["indexed_at"]
     if not origin.startswith("/") and not re.match(r"^[A-Za-z]:[\\/]", origin):
         return Freshness(indexed_at=indexed_at)
-    path = real_path(origin.split("#", 1)[0])  # a name holding a secret is stored redacted
+    path = origin.split("#", 1)[0]
+    if "[REDACTED:" in path:  # a name holding a secret is stored redacted
+        # imported here: the redaction package compiles its detectors when imported, which a
+        # search over ordinary paths (nearly every search) does not need
+        from chinvex.redaction.paths import real_path
+
+        path = real_path(path)
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
