@@ -68,6 +68,19 @@ def number(value: Any, *, missing: str = MISSING) -> str:
     return "0" if text == "-0" else text
 
 
+PLURALS = {"memory": "memories", "feedback": "feedback", "entry": "entries", "summary": "summaries"}
+"""Nouns the CLI counts whose plural is not the noun plus "s"."""
+
+
+def counted(n: int, noun: str) -> str:
+    """A count and its noun, singular for one (`1 chunk`, `1,204 chunks`, `3 memories`); in a
+    phrase the first word takes the plural (`2 chunks embedded`)."""
+    if n == 1:
+        return f"1 {noun}"
+    first, space, rest = noun.partition(" ")
+    return f"{n:,} {PLURALS.get(first, first + 's')}{space}{rest}"
+
+
 _UNITS = ("KB", "MB", "GB", "TB")
 
 

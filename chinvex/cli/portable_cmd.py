@@ -42,8 +42,10 @@ def export_command(
         except OSError as exc:
             partial.unlink(missing_ok=True)
             raise UsageError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
-        sys.stderr.write(f"exported {config.name} to {target}: " + ", ".join(f"{n} {k}" for k, n in counts.items())
-                         + "\n")
+        from chinvex.fmt import counted
+
+        sys.stderr.write(f"exported {config.name} to {target}: "
+                         + ", ".join(counted(n, kind) for kind, n in counts.items()) + "\n")
 
 
 @app.command("import")

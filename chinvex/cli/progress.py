@@ -229,7 +229,9 @@ class Ticker:
         self.counts[kind] = self.counts.get(kind, 0) + n
 
     def line(self) -> str:
-        done = ", ".join(f"{n:,} {kind}s" for kind, n in list(self.counts.items())) or "starting"
+        from chinvex.fmt import counted
+
+        done = ", ".join(counted(n, kind) for kind, n in list(self.counts.items())) or "starting"
         return f"{self.what}: {done} · {duration(time.monotonic() - self.started)} elapsed"
 
     def _markup(self) -> str:

@@ -40,10 +40,16 @@ from chinvex.timeutil import now_iso
 VERSION = 1
 _ADAPTER = TypeAdapter(ExportRecord)
 KINDS = ("header", "source", "document", "chunk", "memory", "feedback", "end")
+DATA_KINDS = frozenset({"source", "document", "chunk", "memory", "feedback"})
+"""The records that carry data (what progress counts); the header and the end record frame them."""
 
 
 EXPORT_PAGE = 256
 """Chunks (and their vectors) read at a time by an export."""
+
+EMBED_SLICE = 64
+"""Texts embedded per call by an import, so its progress moves during a batch's embedding."""
+
 IMPORT_BATCH_CHUNKS = 256
 IMPORT_BATCH_DOCS = 400
 """An import writes a batch of documents once it holds this many chunks or documents (the
@@ -188,7 +194,8 @@ def validate(path: Path) -> dict[str, Any]:
 def import_file(config: ContextConfig, path: Path, *,
                 on_record: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Import a validated export into `config`'s index (see the module docstring);
-    `on_record(kind)` is told of each record imported (progress)."""
+    `on_record(kind)` is told of each data record imported (not the header and end records) and
+    of each chunk embedded ("chunk embedded"), the slow part (progress)."""
     from chinvex.chunking import embed_text  # noqa: F401  (the writer's dependency, loaded before the lock)
     from chinvex.embedding.factory import make_embedder
     from chinvex.locking import context_lock
@@ -210,11 +217,12 @@ def import_file(config: ContextConfig, path: Path, *,
             db.set_meta(conn, "embedder", embedder.name)
             db.set_meta(conn, "embedding_provider", embedder.provider)
             db.set_meta(conn, "embedding_model", embedder.model)
-            importer = _Importer(config, conn, path, embedder, reuse, from_context=header.get("context"))
+            importer = _Importer(config, conn, path, embedder, reuse, from_context=header.get("context"),
+                                 on_record=on_record)
             for _, record in _records(path):
                 kind = str(record.get("kind"))  # (the importer takes the record apart)
                 importer.add(record)
-                if on_record is not None:
+                if on_record is not None and kind in DATA_KINDS:
                     on_record(kind)
             importer.close()
             stats = importer.stats
@@ -232,8 +240,8 @@ class _FileVectors:
     """The import's embedder, as the index writer calls it: vectors from the file for the texts
     it has them for, the real embedder for the rest."""
 
-    def __init__(self, embedder: Any, stats: Counter[str]):
-        self.embedder, self.stats = embedder, stats
+    def __init__(self, embedder: Any, stats: Counter[str], on_record: Callable[[str], None] | None = None):
+        self.embedder, self.stats, self.on_record = embedder, stats, on_record
         self.known: dict[str, Any] = {}
         self.dimension: int | None = None
 
@@ -241,9 +249,12 @@ class _FileVectors:
         import numpy as np
 
         missing = [t for t in texts if t not in self.known]
-        if missing:
-            self.known.update(zip(missing, self.embedder.embed_documents(missing)))
-            self.stats["chunks_embedded"] += len(missing)
+        for start in range(0, len(missing), EMBED_SLICE):
+            part = missing[start:start + EMBED_SLICE]
+            self.known.update(zip(part, self.embedder.embed_documents(part)))
+            self.stats["chunks_embedded"] += len(part)
+            for _ in part if self.on_record is not None else ():
+                self.on_record("chunk embedded")
         stacked = np.stack([np.asarray(self.known[t], dtype=np.float32) for t in texts])
         self.dimension = int(stacked.shape[1])
         return stacked
@@ -255,7 +266,7 @@ class _Importer:
     (IMPORT_BATCH_*), so memory stays bounded whatever the file's size."""
 
     def __init__(self, config: ContextConfig, conn: sqlite3.Connection, path: Path, embedder: Any, reuse: bool,
-                 from_context: str | None = None):
+                 from_context: str | None = None, on_record: Callable[[str], None] | None = None):
         from chinvex.storage.writer import IndexWriter
         from chinvex.timeutil import now_iso
 
@@ -264,7 +275,7 @@ class _Importer:
 
         self.config, self.conn, self.path, self.reuse = config, conn, path, reuse
         self.stats: Counter[str] = Counter()
-        self.vectors = _FileVectors(embedder, self.stats)
+        self.vectors = _FileVectors(embedder, self.stats, on_record)
         store = VectorStore.open(config, conn, create=True)
         # The writer's own thresholds are out of reach; `_finish_document` flushes.
         self.writer = IndexWriter(conn, lambda: store, lambda: self.vectors,

@@ -129,3 +129,11 @@ def test_context_show_renders_unknown_sections(tmp_path: Path):
     assert "None" not in text and "chat root        /c" in text and "embedding        ollama (model=m)" in text
     assert "codex_appserver  mode=off, command=codex app-server" in text and "future_key" not in text
     assert "created          2026-01-02 03:04 UTC · updated –" in text
+
+
+def test_counts_take_the_plural_their_noun_needs():
+    assert fmt.counted(1, "chunk") == "1 chunk" and fmt.counted(0, "chunk") == "0 chunks"
+    assert fmt.counted(1204, "chunk") == "1,204 chunks"
+    assert fmt.counted(3, "memory") == "3 memories" and fmt.counted(2, "feedback") == "2 feedback"
+    assert fmt.counted(2, "chunk embedded") == "2 chunks embedded"
+    assert fmt.counted(1, "chunk embedded") == "1 chunk embedded"

@@ -130,6 +130,19 @@ def test_repair_reports_every_vector_it_writes(env, monkeypatch):
     assert ticker.line().startswith(f"doctor --repair prog: {chunks} vectors · ")
 
 
+def test_ticker_counts_read_as_english():
+    """One source is not "1 sources", memories are not "memorys" (export and import count them)."""
+    from chinvex.cli.progress import Ticker
+
+    ticker = Ticker("import x.jsonl into y", enabled=False)
+    ticker.count("source")
+    ticker.add("memory", 3)
+    ticker.add("feedback", 2)
+    ticker.add("chunk embedded", 64)
+    assert ticker.line().startswith(
+        "import x.jsonl into y: 1 source, 3 memories, 2 feedback, 64 chunks embedded · "), ticker.line()
+
+
 def test_choose_mode_and_the_figures():
     assert choose_mode(False, json_out=False, quiet=False) == "off"
     assert choose_mode(None, json_out=True, quiet=False) == "off"

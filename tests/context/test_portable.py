@@ -108,6 +108,30 @@ def test_without_vectors_the_import_embeds_and_ranks_the_same(tmp_path):
         assert _ranked(env, "dst", query, "hybrid")[0][0] == _ranked(env, "src", query, "hybrid")[0][0]
 
 
+def test_import_progress_counts_data_and_embedding_and_export_says_counts_in_english(tmp_path, monkeypatch):
+    """Progress hears of sources, documents, chunks and each chunk embedded (the slow part), never
+    of the header and end records; the export's summary line counts in English."""
+    from chinvex.context.portable import import_file
+    from chinvex.context.registry import Registry
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "only.md").write_text("# Only\n\nThe one note about webhook retries.\n")
+    env = {"CHINVEX_HOME": str(tmp_path / "home")}
+    for name in ("src", "dst"):
+        assert run_cli_in_process("context", "create", name, "--note-root", str(notes), env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "src", env=env).code == 0
+    plain = tmp_path / "plain.jsonl"
+    exported = run_cli_in_process("export", "--context", "src", "--out", str(plain), env=env)
+    assert exported.code == 0
+    assert f"exported src to {plain}: 1 source, 1 document, 1 chunk" in exported.stderr, exported.stderr
+    heard: list[str] = []
+    monkeypatch.setenv("CHINVEX_HOME", env["CHINVEX_HOME"])
+    result = import_file(Registry().resolve("dst"), plain, on_record=heard.append)
+    assert sorted(set(heard)) == ["chunk", "chunk embedded", "document", "source"], heard
+    assert heard.count("chunk embedded") == result["chunks_embedded"] == 1
+
+
 @pytest.mark.parametrize("damage, line_hint", [
     ("truncate", "ends before its end record"),
     ("garble", ":5: not JSON"),
