@@ -25,25 +25,32 @@ _TURN_HEADER = MARKER
 def matched_lines(text: str, matches: Any, *, first_line: int | None, limit: int = MATCHED_LINES) -> list[str]:
     """Up to `limit` lines of a chunk that hold a query word, each prefixed by where it is: its
     file line number (`first_line` is the chunk's first line), or `turn N · role` inside a
-    conversation chunk. With no matching line (a vector-only hit), the chunk's first lines."""
-    lines = _lines(text)
+    conversation chunk. With no matching line (a vector-only hit), the chunk's first lines, placed
+    the same way. A line cut at LINE_CHARS ends with an ellipsis."""
     numbered = first_line is not None
     turn = ""
+    shown: list[str] = []
     found: list[str] = []
-    for index, line in enumerate(lines):
+    for index, line in enumerate(_lines(text)):
         header = _TURN_HEADER.match(line)
         if header:
             turn = f"turn {header.group(1)} · {header.group(2)}"
             continue
-        if not line.strip() or not matches(line):
+        if not line.strip():
             continue
         where = f"{first_line + index}" if numbered else turn
-        found.append(f"{where} │ {line.strip()[:LINE_CHARS]}" if where else line.strip()[:LINE_CHARS])
-        if len(found) == limit:
-            break
-    if found:
-        return found
-    return [line.strip()[:LINE_CHARS] for line in lines if line.strip() and not _TURN_HEADER.match(line)][:limit]
+        placed = f"{where} │ {_cut(line.strip())}" if where else _cut(line.strip())
+        if len(shown) < limit:
+            shown.append(placed)
+        if matches(line):
+            found.append(placed)
+            if len(found) == limit:
+                break
+    return found or shown
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 1] + "…"
 
 
 def hit_label(result: Any, *, with_context: bool) -> str:
@@ -106,7 +113,7 @@ def search_text(response: Any, query: str, mode_label: str) -> str:
     if not response.results:
         lines.append("No results.")
     reranker = f", reranked by {response.stats.reranker}" if response.stats.reranker else ""
-    lines.append(f"[dim]{escape(mode_label)}, {response.stats.candidates} candidates"
+    lines.append(f"[dim]{escape(mode_label)}, {fmt.counted(response.stats.candidates, 'candidate')}"
                  f"{escape(reranker)}, {fmt.duration_ms(response.stats.took_ms)}[/dim]")
     return "\n".join(lines)
 
@@ -134,7 +141,7 @@ def conversation_text(found: dict[str, Any]) -> str:
     agent = (found.get("metadata") or {}).get("source") if isinstance(found.get("metadata"), dict) else None
     kind = ", ".join(p for p in (agent, found["source_type"], found["context"]) if p)
     lines = [f"{found['title'] or found['thread_id']}  ({kind})",
-             f"thread {found['thread_id']} · {found['source_uri']} · {found['turn_count']} turns", ""]
+             f"thread {found['thread_id']} · {found['source_uri']} · {fmt.counted(found['turn_count'], 'turn')}", ""]
     for turn in found["turns"]:
         when = f" · {fmt.when(turn['ts'])}" if turn.get("ts") else ""
         lines.append(f"[Turn {int(turn['index']) + 1}] {turn['role']}{when}")

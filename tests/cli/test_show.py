@@ -39,11 +39,22 @@ def test_matched_lines_label_conversation_lines_with_turn_and_role():
 
 
 def test_matched_lines_fall_back_to_the_first_lines_and_respect_the_limit():
+    """The first lines of a vector-only hit are placed like matched ones (turn and role, or file
+    line numbers), so hits in one result list read alike."""
     text = "[Turn 1 of 2] user:\nalpha\nbeta\ngamma\ndelta"
     with QueryMatcher(["zebra"]) as matcher:
-        assert matched_lines(text, matcher.matches, first_line=None) == ["alpha", "beta", "gamma"]
+        assert matched_lines(text, matcher.matches, first_line=None) == [
+            "turn 1 · user │ alpha", "turn 1 · user │ beta", "turn 1 · user │ gamma"]
+        assert matched_lines("def f():\n\n    return 1", matcher.matches, first_line=7) == [
+            "7 │ def f():", "9 │ return 1"]
     with QueryMatcher(["a"]) as matcher:
         assert len(matched_lines("a\na\na\na\na", matcher.matches, first_line=1, limit=2)) == 2
+
+
+def test_a_long_line_is_cut_with_an_ellipsis():
+    with QueryMatcher(["deploy"]) as matcher:
+        [line] = matched_lines("deploy " + "x" * 300, matcher.matches, first_line=1)
+    assert line.endswith("…") and len(line) == len("1 │ ") + 160
 
 
 def _result(**fields) -> SearchResult:
@@ -69,6 +80,8 @@ def test_get_numbers_turns_from_one_with_readable_times():
                                         {"index": 1, "role": "assistant", "text": "hello"}]}
     text = conversation_text(found)
     assert "[Turn 1] user · 2026-05-20 09:15 UTC" in text and "[Turn 2] assistant\n" in text
+    assert " · 2 turns\n" in text
+    assert " · 1 turn\n" in conversation_text({**found, "turn_count": 1, "turns": found["turns"][:1]})
     assert not ISO_STAMP.search(text)
 
 
@@ -95,6 +108,8 @@ def test_search_prints_the_matching_file_line_with_its_number(indexed):
     assert_no_traceback(result)
     line = next(n for n, text in enumerate(indexed["source"], start=1) if "zanzibar" in text)
     assert re.search(rf"^\s+{line} │ .*zanzibar ordering", result.stdout, re.M), result.stdout
+    fts = run_cli("search", "--context", "show", "zanzibar", "--mode", "fts", env=indexed["env"])
+    assert re.search(r"^fts, 1 candidate, ", fts.stdout, re.M), fts.stdout  # not "1 candidates"
 
 
 def test_search_labels_a_session_hit_and_get_reads_it_the_same_way(indexed):
