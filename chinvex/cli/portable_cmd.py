@@ -19,6 +19,8 @@ def export_command(
     out: Optional[str] = typer.Option(None, "--out", help="File to write (default: stdout)."),
     include_vectors: bool = typer.Option(False, "--include-vectors", help="Also export each chunk's vector "
                                          "(an import with the same embedder then embeds nothing)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the summary (what was written where) as one "
+                                  "JSON document on stdout; needs --out."),
 ) -> None:
     """Write a context's index as JSONL (schemas/export_record.schema.json), streamed."""
     from chinvex.cli.commands import _resolve
@@ -27,7 +29,10 @@ def export_command(
 
     from chinvex.cli.progress import Ticker
 
-    config = _resolve(context, json_out=False)
+    if json_out and out is None:
+        raise UsageError("--json prints the export's summary and needs --out FILE (without --out the "
+                         "export itself is written to stdout)")
+    config = _resolve(context, json_out=json_out)
     if out is None:
         with Ticker(f"export {config.name}") as ticker:
             counts = export(config, sys.stdout.buffer, include_vectors=include_vectors, on_record=ticker.count)
@@ -36,7 +41,7 @@ def export_command(
         target = Path(out)
         partial = target.with_name(target.name + ".partial")
         try:
-            with open(partial, "wb") as handle, Ticker(f"export {config.name}") as ticker:
+            with open(partial, "wb") as handle, Ticker(f"export {config.name}", enabled=not json_out) as ticker:
                 counts = export(config, handle, include_vectors=include_vectors, on_record=ticker.count)
             partial.replace(target)  # a reader never sees half a file under the final name
         except OSError as exc:
@@ -44,6 +49,10 @@ def export_command(
             raise UsageError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
         from chinvex.fmt import counted
 
+        if json_out:
+            emit({"context": config.name, "out": str(target), "include_vectors": include_vectors,
+                  "counts": dict(counts)}, json_mode=True)
+            return
         sys.stderr.write(f"exported {config.name} to {target}: "
                          + ", ".join(counted(n, kind) for kind, n in counts.items()) + "\n")
 

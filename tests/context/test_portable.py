@@ -125,6 +125,11 @@ def test_import_progress_counts_data_and_embedding_and_export_says_counts_in_eng
     exported = run_cli_in_process("export", "--context", "src", "--out", str(plain), env=env)
     assert exported.code == 0
     assert f"exported src to {plain}: 1 source, 1 document, 1 chunk" in exported.stderr, exported.stderr
+    summary = run_cli_in_process("export", "--context", "src", "--out", str(plain), "--json", env=env)
+    assert summary.code == 0 and summary.json["counts"] == {"source": 1, "document": 1, "chunk": 1}
+    assert summary.json["ok"] is True and summary.json["out"] == str(plain)
+    streamed = run_cli_in_process("export", "--context", "src", "--json", env=env)  # stdout is the export
+    assert streamed.code == 2 and "needs --out" in streamed.json["error"]["message"]
     heard: list[str] = []
     monkeypatch.setenv("CHINVEX_HOME", env["CHINVEX_HOME"])
     result = import_file(Registry().resolve("dst"), plain, on_record=heard.append)
