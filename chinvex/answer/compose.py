@@ -21,6 +21,7 @@ from chinvex.answer.code_units import defined_name
 from chinvex.answer.dates import day_text, resolve, written_date
 from chinvex.answer.dialogue_units import same_person as _same_person
 from chinvex.answer.grounding import cite
+from chinvex.answer.phrases import answer_phrase
 from chinvex.answer.question import Question
 from chinvex.answer.spans import item, span, yes_or_no
 from chinvex.answer.statements import join_literals, prose_literal
@@ -176,7 +177,7 @@ _SAID_BY = "By "
 
 def _when(text: str, expects: str, said_on: date | None) -> str | None:
     """The answer to a "when" question from words said on `said_on`: the day their time
-    expression points to ("last Friday" -> "5 May 2023"), or "By <that day>" when they carry
+    expression points to ("yesterday" -> "7 May 2023"), or "By <that day>" when they carry
     none (what someone says they did, they did by the day they said it)."""
     if expects != "date":
         return None
@@ -274,7 +275,7 @@ def compose(chosen: list[Candidate], *, terms: frozenset[str], expects: str, ste
     if question is not None and chosen:
         composed = asked_span(chosen, question, terms, stemmer, said_on, asked_about, weights)
     if composed is None:
-        composed = _sentences(chosen, terms, expects, stemmer, weights, said_on, asked_about)
+        composed = _sentences(chosen, terms, expects, stemmer, weights, said_on, asked_about, question)
     if question is not None and question.also and chosen:
         composed = _also(composed, chosen, question, terms, stemmer, said_on, asked_about)
     return composed
@@ -282,8 +283,9 @@ def compose(chosen: list[Candidate], *, terms: frozenset[str], expects: str, ste
 
 def _sentences(chosen: list[Candidate], terms: frozenset[str], expects: str, stemmer: Stemmer,
                weights: TermWeights, said_on: Callable[[Candidate], date | None],
-               asked_about: frozenset[str]) -> Composed:
-    """One answer sentence per chosen candidate, each citing its chunk."""
+               asked_about: frozenset[str], question: Question | None = None) -> Composed:
+    """One answer sentence per chosen candidate, each citing its chunk: the clause that answers,
+    or for a "what"/"which" question the phrase of it that does (phrases.py)."""
     lines: list[str] = []
     seen: set[str] = set()
     quotes: dict[str, str] = {}
@@ -292,6 +294,8 @@ def _sentences(chosen: list[Candidate], terms: frozenset[str], expects: str, ste
             text = code_statement(candidate.unit.extent or candidate.unit.text, terms, stemmer, weights)
         else:
             text = clause(candidate.unit.text, terms, expects, stemmer, weights, after=candidate.following)
+            if question is not None and _asks_phrase(question, text, candidate):
+                text = answer_phrase(question, text, terms, stemmer) or text
         said = sentence(candidate, text, expects, said_on(candidate), asked_about)
         if said.casefold() in seen:
             continue
@@ -302,6 +306,14 @@ def _sentences(chosen: list[Candidate], terms: frozenset[str], expects: str, ste
         if words:
             quotes[candidate.item.chunk_id] = words
     return Composed("\n\n".join(lines), quotes)
+
+
+def _asks_phrase(question: Question, text: str, candidate: Candidate) -> bool:
+    """A "what"/"which" question asking for one thing (not a list, a date or a code name), and
+    not a title the clause or the sentence before it names (the answer is then the title)."""
+    if question.wh not in ("what", "which") or question.many or question.expects not in ("thing", "title"):
+        return False
+    return question.expects != "title" or not (titles(text) or titles(candidate.preceding or ""))
 
 
 SPAN_KINDS = frozenset({"date", "number", "duration", "frequency", "place", "person"})

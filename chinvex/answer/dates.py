@@ -150,8 +150,9 @@ def _meaning(kind: str, match: re.Match[str], ref: date) -> tuple[str, bool, dat
         back = (ref.weekday() - target) % 7 or 7
         day = ref - timedelta(days=back)
         # "last Friday" said on a Saturday may mean the day before or the Friday of the week
-        # before: the day is the nearer reading, and the basis goes with it for the reader
-        return f"{day_text(day)} (the {_WEEKDAYS[target].capitalize()} before {said})", True, day
+        # before: the answer says it as the words do, against the day they were said, and
+        # `around` is the nearer reading
+        return f"the {_WEEKDAYS[target].capitalize()} before {said}", True, day
     unit = match.group("unit").lower() if "unit" in match.groupdict() else ""
     if kind == "last":
         if unit == "year":

@@ -1,0 +1,176 @@
+"""The phrase of a sentence that answers a "what" question: what it says beyond the question.
+
+"What kind of professional experience did Gina get accepted for?" is answered by "fashion
+internship", not by "I just got accepted for a fashion internship!"; "What type of date is Andrew
+going on?" by "picnic date"; "What new hobby did James become interested in?" by "extreme
+sports". The sentence says the question's words and the answer next to them, so the answer is
+read off around those words:
+
+1. the question names the kind of thing it wants ("what course", "what type of show"): the
+   words in front of that noun in the sentence ("a meditation course" -> "meditation course"),
+   or the name or title after it ("a game called Cyberpunk 2077");
+2. else the words after the last of the question's words the sentence says, up to the next
+   clause boundary ("...interested in extreme sports" -> "extreme sports");
+3. else the words before the first of them ("Eagles have always mesmerized me" -> "Eagles").
+
+Function words at either edge (who did it, auxiliaries, prepositions, fillers) are not part of
+the phrase. When nothing is left, None: the answer stays the clause. Pure functions over text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from chinvex.answer.question import Question
+from chinvex.answer.text import Stemmer, base_word
+from chinvex.retrieval.lexical import index_text
+
+MAX_PHRASE_WORDS = 8
+"""A phrase longer than this is not a span the question asked for; the clause is kept."""
+MAX_PREMODIFIERS = 3
+MAX_CALLED_GAP = 80
+"""Characters between the asked noun and "called …" for the name to be the noun's."""
+_EDGE = frozenset("""i i'm i've i'd i'll me my mine myself we we're we've our us you you're your he his him she her
+    they they're their them it it's its this that these those there here the a an some any and or but so then
+    also just really finally recently lately actually totally already still even always never ever usually
+    often now too very much more most quite pretty is are was were be been being am do does did have has
+    had having 've 's 'm 're get got gets getting go went going gonna to of in on at for with from by about
+    into onto over through like as than what which who when where how why if because while since
+    yeah yes wow oh hey well ok okay hi thanks thank called named titled up down out off away back around
+    together again""".split())
+"""Words that are never the first or last word of an answer phrase."""
+_PRE_SKIP = frozenset("""new old cool great awesome amazing nice good big little small huge first last own
+    other another different various many several few favorite favourite special whole""".split()) | _EDGE
+"""Words in front of the asked noun that describe rather than name the kind ("a new yoga pose")."""
+_KIND_WORDS = frozenset("kind kinds type types sort sorts form forms".split())
+_STOP_AT = re.compile(r"\s*(?:[,;:!?()\[\]]|\.(?!\d)|\s[-–—]\s?|[-–—]\s|\b(?:and\s+(?:it|i|we|she|he|they|that)|"
+                      r"but|because|cause|so\s+(?:that|i|we)|which|who|while|when|where|though|although|"
+                      r"if|since|until|is|are|was|were)\b)", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|we|we're|we've)\b", re.IGNORECASE)
+_PRONOUNS = frozenset("i me we us you he him she her they them it this that these those there".split())
+_OBJECT_OPENERS = frozenset("""a an the some any my his her our their your its this that these those in on at for to
+    with about of from into onto like as called named titled""".split())
+"""Words that open the object of the question's words: what follows them is the thing said."""
+_TIME_WORDS = frozenset("""yesterday today tonight tomorrow last next this past week weekend month year night
+    morning evening afternoon monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri
+    sat sun ago recently lately""".split())
+_AUXILIARIES = frozenset("is are was were do does did has have had can could would will should".split())
+_WORD = re.compile(r"[\w'’\"“”-]+")
+_CALLED = re.compile(r"\b(?:called|named|titled)\s+(?P<name>[\"“'‘][^\"”'’]{2,60}[\"”'’]|"
+                     r"[A-Z0-9][\w'’.-]*(?:\s+[A-Z0-9][\w'’.-]*){0,4})")
+
+
+def asked_nouns(question: Question) -> list[str]:
+    """The words a "what"/"which" question may name the kind of answer by ("course" in "What
+    course did…"; "career" and "milestone" in "What career milestone…"; "professional" and
+    "experience" in "What kind of professional experience…"), or none."""
+    low = question.text.lower()
+    found = re.search(r"\b(?:what|which)\s+(?:\w+\s+)?(?:kinds?|types?|sorts?|forms?)\s+of\s+(\w+)(?:\s+(\w+))?", low)
+    if not found:
+        found = re.search(r"\b(?:what|which)\s+(\w+)(?:\s+(\w+))?", low)
+    if not found:
+        return []
+    nouns = []
+    for word in (w for w in found.groups() if w):
+        if word in _EDGE or word in _AUXILIARIES:
+            break  # "What is one of…": no noun names the kind
+        if word not in _KIND_WORDS:
+            nouns.append(word)
+    return nouns
+
+
+def answer_phrase(question: Question, text: str, terms: frozenset[str], stemmer: Stemmer) -> str | None:
+    """The phrase of `text` (a clause of the chosen sentence) answering `question`, or None."""
+    words = [m for m in _WORD.finditer(text)]
+    if not words:
+        return None
+    stems = stemmer.stem_sets([index_text(base_word(m.group(0))) for m in words])
+    for noun in asked_nouns(question):
+        phrase = _around_noun(text, words, stems, stemmer.stems(index_text(noun)), terms)
+        if phrase:
+            return phrase
+    said = [i for i, s in enumerate(stems) if s & terms]
+    if not said:
+        return None
+    return _object_after(text[words[said[-1]].end():]) or _subject_before(text[:words[said[0]].start()])
+
+
+def _object_after(tail: str) -> str | None:
+    """What the question's words are said of, after them, up to the next clause boundary
+    ("…interested in extreme sports" -> "extreme sports", "…teaching my siblings coding" ->
+    "coding"); nothing when only particles, adverbs or a time follow ("…cheer me up")."""
+    return _trimmed(_until_boundary(tail)) or None
+
+
+def _subject_before(head: str) -> str | None:
+    """What the question's words are said of, before them, when it is their subject ("Eagles
+    have always mesmerized me" -> "Eagles"): not the speaker ("I made a limited edition line")
+    and not a word before a pronoun that is the subject ("Guess it helps…")."""
+    part = _from_boundary(head)
+    if _FIRST_PERSON.search(part):
+        return None
+    words = part.split()
+    while words and _bare(words[-1]) in _EDGE:
+        if _bare(words[-1]) in _PRONOUNS:
+            return None
+        words.pop()
+    return _trimmed(" ".join(words)) or None
+
+
+def _around_noun(text: str, words: list[re.Match[str]], stems: list[frozenset[str]],
+                 noun_stems: frozenset[str], terms: frozenset[str]) -> str | None:
+    """The asked noun with the words naming its kind in front ("picnic date", "electronic and
+    rock music"), or the name it is called by ("a game … called “Cyberpunk 2077”")."""
+    for i, s in enumerate(stems):
+        if not (s & noun_stems):
+            continue
+        called = _CALLED.search(text, words[i].end())
+        if called and called.start() - words[i].end() < MAX_CALLED_GAP:
+            return called.group("name").strip("\"“”'‘’")
+        lo = i
+        while lo > 0 and i - lo < MAX_PREMODIFIERS and not _STOP_AT.search(text[words[lo - 1].end():words[lo].start()]):
+            before = words[lo - 1].group(0).lower()
+            if before in ("and", "or") and lo > 1 and words[lo - 2].group(0).lower() not in _PRE_SKIP:
+                lo -= 2
+            elif before not in _PRE_SKIP:
+                lo -= 1
+            else:
+                break
+        if lo < i and any(not (stems[j] & terms) for j in range(lo, i)):  # not the question's own words
+            return text[words[lo].start():words[i].end()]
+    return None
+
+
+def _until_boundary(tail: str) -> str:
+    stop = _STOP_AT.search(tail)
+    return tail[:stop.start()] if stop and stop.start() > 0 else (tail if not stop else _after_first(tail, stop))
+
+
+def _after_first(tail: str, stop: re.Match[str]) -> str:
+    """A tail that opens with a boundary ("…game: Cyberpunk") continues after it, to the next."""
+    rest = tail[stop.end():]
+    again = _STOP_AT.search(rest)
+    return rest[:again.start()] if again else rest
+
+
+def _from_boundary(head: str) -> str:
+    cuts = list(_STOP_AT.finditer(head))
+    return head[cuts[-1].end():] if cuts else head
+
+
+def _trimmed(phrase: str) -> str:
+    """`phrase` without function words or a time expression at its edges; "" when nothing, or
+    too much, is left."""
+    words = phrase.split()
+    for _ in range(2):
+        while words and _bare(words[0]) in _EDGE:
+            words.pop(0)
+        while words and (_bare(words[-1]) in _EDGE or _bare(words[-1]) in _TIME_WORDS):
+            words.pop()
+    if not words or len(words) > MAX_PHRASE_WORDS or all(_bare(w) in _TIME_WORDS for w in words):
+        return ""
+    return " ".join(words).strip(" \"“”'‘’")
+
+
+def _bare(word: str) -> str:
+    return word.lower().strip(".,!?;:\"“”'‘’()").replace("’", "'")

@@ -1,0 +1,82 @@
+"""The phrase that answers a "what" question (phrases.py): what the sentence says beyond the
+question's words, not the whole sentence; the sentence stays the citation's quote. Real
+sentences, real stemmer (SQLite FTS5), evidence built by hand (support_cases)."""
+
+from __future__ import annotations
+
+from support_cases import result, verdict_for
+
+from chinvex.answer.compose import compose
+from chinvex.answer.phrases import answer_phrase, asked_nouns
+from chinvex.answer.question import analyse_question
+from chinvex.answer.text import Stemmer
+from chinvex.retrieval.lexical import index_text
+
+
+PEOPLE = frozenset("Andrew Jolene John James Nate Deborah Gina".split())
+"""The speakers: support.analyse leaves the people a question names out of its terms."""
+
+
+def _phrase(question: str, sentence: str) -> str | None:
+    stemmer = Stemmer()
+    asked = analyse_question(question)
+    terms = stemmer.stems(index_text(" ".join(w for w in asked.words if w not in PEOPLE)))
+    return answer_phrase(asked, sentence, terms, stemmer)
+
+
+def test_the_noun_the_question_asks_for_comes_with_the_words_naming_its_kind():
+    assert _phrase("What type of date is Andrew going on Sunday?",
+                   "Because on Sunday I am going on a picnic date with my girlfriend.") == "picnic date"
+    assert _phrase("What course did Jolene sign up for?",
+                   "I signed up for a meditation course at a retreat near a lake.") == "meditation course"
+    assert _phrase("What kind of music does John like?", "I'm into electronic and rock music.") == \
+        "electronic and rock music"
+
+
+def test_a_name_the_asked_thing_is_called_by_is_the_answer():
+    assert _phrase("What game has Nate been playing nonstop?",
+                   "I've also been playing a game nonstop with a great futuristic setting and gameplay "
+                   "called \"Cyberpunk 2077\".") == "Cyberpunk 2077"
+
+
+def test_what_follows_the_question_words_up_to_the_clause_boundary():
+    assert _phrase("What new hobby did James become interested in?",
+                   "Lately I've become interested in extreme sports.") == "extreme sports"
+    assert _phrase("What was Deborah's mom passionate about?", "My mom had a big passion for cooking.") == "cooking"
+    assert _phrase("What did the charity race raise awareness for?",
+                   "Making a difference & raising awareness for mental health is super rewarding") == "mental health"
+
+
+def test_what_stands_before_them_only_as_their_subject():
+    assert _phrase("Which specific type of bird mesmerizes Andrew?", "Eagles have always mesmerized me") == "Eagles"
+    # the speaker did it: what they made is not before the words
+    assert _phrase("What did Gina make a limited edition line of?",
+                   "I made a limited edition line last week to show off my style and creativity") is None
+
+
+def test_particles_times_and_pronouns_are_not_an_answer():
+    assert _phrase("What does Nate rely on for cheer and joy?", "but my turtles always cheer me up.") == "turtles"
+    assert _phrase("What did the game do for Nate's mood?", "It cheered me up.") is None
+    assert _phrase("What did Nate take to the beach in Tampa?", "I took my turtles to the beach in Tampa yesterday!") \
+        is None
+
+
+def test_the_nouns_a_question_names_its_answer_by():
+    assert asked_nouns(analyse_question("What kind of professional experience did Gina get?")) == \
+        ["professional", "experience"]
+    assert asked_nouns(analyse_question("What course did Jolene take?")) == ["course"]
+    assert asked_nouns(analyse_question("What is one of Jolene's favorite dishes?")) == []
+
+
+def test_the_composed_answer_is_the_phrase_and_the_sentence_its_quote():
+    talk = ("**[D1:1] Jon:** Anything new?\n\n"
+            "**[D1:2] Gina:** I just got accepted for a fashion internship!\n\n"
+            "**[D1:3] Jon:** Congrats!")
+    analysis, weights, verdict, stemmer = verdict_for(
+        "What kind of professional experience did Gina get accepted for?", [result(talk)])
+    assert verdict.ok, verdict.reason
+    composed = compose([verdict.best], terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
+                       weights=weights, said_on=lambda c: None, asked_about=analysis.participants,
+                       question=analysis.question)
+    assert composed.text == "“fashion internship” [chunk:c00000000000]", composed.text
+    assert composed.quotes["c00000000000"] == "Gina: “I just got accepted for a fashion internship!”"
