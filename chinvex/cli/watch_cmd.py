@@ -16,16 +16,19 @@ from chinvex.errors import EXIT_INTERRUPTED
 
 
 def _human(event: dict[str, Any]) -> str:
+    """One line per watcher event; a run's line starts with its time (`2026-11-24 14:03 UTC`)."""
+    from chinvex.fmt import counted, when
+
     kind = event["event"]
     if kind == "watching":
-        return (f"watching {len(event['roots'])} folder(s) for {', '.join(event['contexts'])} "
+        return (f"watching {counted(len(event['roots']), 'folder')} for {', '.join(event['contexts'])} "
                 f"(Ctrl-C to stop)")
     if kind == "ingest":
         s, c = event["sources"], event["chunks"]
-        what = (f"{s['indexed']} ingested, {s['removed']} removed, {c['written']} chunks new, "
+        what = (f"{s['indexed']} ingested, {s['removed']} removed, {counted(c['written'], 'chunk')} new, "
                 f"{c['deleted']} deleted" if s["indexed"] or s["removed"] else "no change")
-        errors = f", {s['errors']} errors" if s["errors"] else ""
-        return f"{event['at'][11:19]} {event['context']}: {what}{errors} ({event['duration_s']:.1f} s, {event['trigger']})"
+        errors = f", {counted(s['errors'], 'error')}" if s["errors"] else ""
+        return f"{when(event['at'])} {event['context']}: {what}{errors} ({event['duration_s']:.1f} s, {event['trigger']})"
     if kind == "stopped":
         return "stopped"
     return f"{kind}: {event.get('message', '')}"
