@@ -82,6 +82,7 @@ def ask(config, queries: list[dict], k: int) -> list[dict]:
                 "gold": q.get("answer"), "confidence": response.confidence,
                 "f1": token_f1(response.answer, q["answer"]) if response.grounded and q.get("answer") else 0.0,
                 "evidence_cited": bool(evidence) and response.grounded and any(evidence in _plain(t) for t in cited),
+                "evidence_retrieved": bool(evidence) and any(evidence in _plain(t) for t in texts.values()),
                 "took_s": time.perf_counter() - started,
             })
     finally:
@@ -100,6 +101,9 @@ def figures(rows: list[dict]) -> list[Figure]:
                note=f"{len(grounded)} of {n}"),
         Figure("requests docs: the stating sentence cited", sum(r["evidence_cited"] for r in answerable) / n, "share",
                note="a cited chunk holds the sentence that states the answer"),
+        Figure("requests docs: the stating sentence among the evidence",
+               sum(r["evidence_retrieved"] for r in answerable) / n, "share",
+               note="in the k chunks the answer was chosen from: what the choice could reach"),
         Figure("requests docs: token F1 against the reference answer", statistics.mean(r["f1"] for r in answerable),
                "F1", note="a refusal scores 0"),
         Figure("requests docs: median answer length", statistics.median(lengths) if lengths else None, "chars"),
