@@ -54,7 +54,8 @@ class DoctorReport:
 
 
 def format_report(report: DoctorReport) -> str:
-    """The report for a person: one line per check, examples under problems, dates readable
+    """The report for a person: one line per check, examples under problems and under ok checks
+    that list something (the files passed over, which `stats` says doctor lists), dates readable
     (the messages keep ISO timestamps for --json)."""
     from rich.markup import escape
 
@@ -69,7 +70,7 @@ def format_report(report: DoctorReport) -> str:
                                                  else "")
         count = f" [{c.count}]" if c.status != "ok" and c.count else ""
         lines.append(f"{marks[c.status]} {escape(c.name)}{count}: {escape(dates_in(c.message))}{escape(note)}")
-        if c.status != "ok":
+        if c.status != "ok" or c.examples:  # an ok check with examples lists them (skipped files)
             for example in c.examples:
                 lines.append(f"        {escape(dates_in(example))}")
     for action in report.actions:

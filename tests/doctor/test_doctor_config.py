@@ -38,3 +38,4 @@ def test_broken_session_entries_are_named(tmp_path: Path, chinvex_home: Path):
     assert any(str(gone) in e and "does not exist" in e for e in check.examples), check.examples
     assert any("nonsense" in e and "KIND=PATH" in e for e in check.examples), check.examples
     assert not any(str(export) in e or e.startswith("includes.sessions: auto") for e in check.examples)
+

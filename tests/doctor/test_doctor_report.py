@@ -184,3 +184,13 @@ def test_read_only_index(index, tmp_path: Path):
     finally:
         subprocess.run(["chmod", "-R", "u+w", str(folder)], check=True)
     assert {p: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file() and p in before} == before
+
+
+def test_the_report_lists_the_files_passed_over():
+    """`stats` says "'chinvex doctor' lists them": the human report must, though the check is ok."""
+    from chinvex.doctor.report import Check, DoctorReport, format_report
+
+    skipped = Check("skipped_sources", count=1, examples=["/s/x.jsonl: not a Codex rollout (no records)"],
+                    message="1 file under the sources is not a session of its kind")
+    text = format_report(DoctorReport("Doc", [Check("lock", message="not held"), skipped]))
+    assert "/s/x.jsonl: not a Codex rollout (no records)" in text and text.endswith("no problems found")
