@@ -69,12 +69,18 @@ def _statement(value: str) -> str:
 
 
 def _cell(column: str, value: Any) -> str:
+    """A value as a person reads it: scores with 3 decimals, dates as `2026-11-24 14:03 UTC`
+    (--json keeps the ISO stamps), long text cut with an ellipsis."""
     from chinvex import fmt
+    from chinvex.retrieval.fel import FIELDS
 
     if value is None:
         return fmt.MISSING
     if column == "score":
         return fmt.score(value)
+    field = FIELDS.get(column)
+    if field is not None and field.kind == "date":
+        return fmt.when(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
