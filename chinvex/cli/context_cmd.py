@@ -256,7 +256,10 @@ def add_source(
         raise UsageError(f"Give exactly one of {flags} with a folder (--sessions: auto or KIND=PATH).")
     (key, directory), = given.items()
     config, added = _registry().add_source(name, key, directory)
-    message = f"Added {directory} to {config.name} as {key}" if added else f"{directory} is already in {config.name}"
+    label = _SOURCE_LABELS.get(key, key)
+    stored = getattr(config.includes, key)[-1] if added else directory  # absolute, as context.json holds it
+    message = (f"Added {stored} to {config.name} ({label}); it is indexed on the next ingest" if added
+               else f"{directory} is already in {config.name} ({label})")
     emit({"added": added, "key": key, "context": _config_dict(config)}, json_mode=json_out, human=message)
 
 

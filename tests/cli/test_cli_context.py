@@ -289,3 +289,19 @@ def test_names_differing_only_by_case_or_normalisation_are_refused(first, second
     assert run_cli_in_process("context", "create", "other").code == 0
     renamed = run_cli_in_process("context", "rename", "other", second)
     assert renamed.code == 1 and "only by case" in renamed.stderr
+
+
+def test_add_source_says_what_was_stored_in_words(tmp_path: Path, monkeypatch):
+    """The message names the absolute path context.json now holds and the kind of source in words
+    ("note root"), not the relative argument and the JSON key ("as note_roots")."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert run_cli_in_process("context", "create", "Words").code == 0
+    added = run_cli_in_process("context", "add-source", "Words", "--note-root", "notes")
+    assert added.code == 0
+    assert added.stdout.strip() == f"Added {notes} to Words (note root); it is indexed on the next ingest"
+    again = run_cli_in_process("context", "add-source", "Words", "--note-root", "notes")
+    assert again.stdout.strip() == "notes is already in Words (note root)"
+    auto = run_cli_in_process("context", "add-source", "Words", "--sessions", "auto")
+    assert auto.stdout.strip() == "Added auto to Words (agent sessions); it is indexed on the next ingest"
