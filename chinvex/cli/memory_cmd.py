@@ -89,14 +89,14 @@ def memory_promote(
     its id still resolves."""
     from chinvex.cli.commands import _resolve
     from chinvex.context.registry import Registry
-    from chinvex.errors import ContextNotFoundError
+    from chinvex.errors import ChinvexError, ContextNotFoundError
     from chinvex.memory.scope import GLOBAL, promote
 
     project = _resolve(context, json_out=json_out)
     registry = Registry()
     if not registry.exists(GLOBAL):
-        raise ContextNotFoundError("no context named 'global' to promote to; create it with "
-                                   "'chinvex context create global'")
+        raise ChinvexError("No context named 'global' to promote to; create it with "
+                           "'chinvex context create global'", code=ContextNotFoundError.code)
     moved = promote(project, registry.resolve(GLOBAL), item_id.strip())
     emit(moved, json_mode=json_out,
          human=f"{moved['id']} ({moved['title']}) moved from {moved['from']} to {moved['to']}; "
