@@ -39,7 +39,9 @@ def rm_command(
               "tombstones_purged": done.tombstones_purged}
     if purge:
         result["compact"] = compact(config, purge=False)
-    lines = [f"removed {len(done.removed)} document(s) from {config.name}"]
+    from chinvex.fmt import counted
+
+    lines = [f"removed {counted(len(done.removed), 'document')} from {config.name}"]
     lines += [f"  {d['doc_id']}  {d['title'] or ''}  ({d['source']})" for d in done.removed[:50]]
     if done.not_found:
         lines.append("not found: " + ", ".join(done.not_found))
@@ -57,15 +59,15 @@ def compact_command(
     context: Optional[str] = typer.Option(None, "--context", help=CONTEXT_HELP),
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """VACUUM and FTS5 optimize of hybrid.db, VACUUM of the Chroma store, tombstones purged;
-    prints the bytes before and after."""
+    """VACUUM and FTS5 optimize of hybrid.db, VACUUM of the Chroma store; prints the bytes before
+    and after. Documents taken out with 'chinvex rm' stay out ('rm --purge' forgets them)."""
     from chinvex.cli.commands import _resolve
     from chinvex.ingest.remove import compact
 
     config = _resolve(context, json_out=json_out)
-    result = compact(config)
+    # Reclaiming space must not undo `rm`: the removals are kept (`tombstones_purged` is 0).
+    result = compact(config, purge=False)
     emit(result, json_mode=json_out,
          human=(f"{config.name}: {_mb(result['before']['total'])} -> {_mb(result['after']['total'])} "
                 f"(hybrid.db {_mb(result['before']['hybrid_db'])} -> {_mb(result['after']['hybrid_db'])}, "
-                f"chroma {_mb(result['before']['chroma'])} -> {_mb(result['after']['chroma'])}); "
-                f"tombstones purged: {result['tombstones_purged']}"))
+                f"chroma {_mb(result['before']['chroma'])} -> {_mb(result['after']['chroma'])})"))
