@@ -236,8 +236,12 @@ def get_command(
         else:
             emit(found, json_mode=json_out, human=None if json_out else _escaped(conversation_text(found)))
         return
+    from chinvex.storage.threads import MIN_PREFIX
+
     where = ", ".join(c.name for c in configs) or "no context"
-    raise NotFoundError(f"no conversation or chunk with id {wanted!r} in {where}")
+    short = (f" (an id's prefix needs at least {MIN_PREFIX} characters)"
+             if len(wanted) < MIN_PREFIX else "")
+    raise NotFoundError(f"no conversation or chunk with id {wanted!r} in {where}{short}")
 
 
 def _escaped(text: str) -> str:

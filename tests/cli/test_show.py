@@ -123,3 +123,10 @@ def test_search_labels_a_session_hit_and_get_reads_it_the_same_way(indexed):
     assert_no_traceback(got)
     assert re.search(rf"^\[Turn 1\] user · {READABLE}$", got.stdout, re.M), got.stdout
     assert "[Turn 0]" not in got.stdout and not ISO_STAMP.search(got.stdout)
+
+
+def test_get_with_a_too_short_prefix_says_how_long_one_must_be(indexed):
+    short = run_cli_in_process("get", "4c2d", "--context", "show", env=indexed["env"])
+    assert short.code == 1 and "at least 8 characters" in short.stderr, short.stderr
+    unknown = run_cli_in_process("get", "ffffffffffff", "--context", "show", env=indexed["env"])
+    assert unknown.code == 1 and "at least" not in unknown.stderr, unknown.stderr
