@@ -55,11 +55,15 @@ def _cut(line: str) -> str:
 
 def hit_label(result: Any, *, with_context: bool) -> str:
     """`[repo] path:12-40` for a file; `[agent_session] claude_code · "title" · 2025-12-10 19:38
-    UTC · turns 8-9` for a conversation (its agent, title and date say more than its file)."""
+    UTC · turns 8-9` for a conversation (its agent, title and date say more than its file). The
+    agent is named as `stats`, `timeline` and `--filter "agent = …"` name it (`codex`, not the
+    reader `cx_sessions_jsonl`)."""
+    from chinvex.models.documents import agent_of
+
     meta = result.metadata
     ctx = f"{result.context}/" if with_context else ""
     if meta.get("turn_start") is not None:
-        parts = [meta.get("source") or result.source_type]
+        parts = [agent_of(meta["source"]) if meta.get("source") else result.source_type]
         if result.title:
             parts.append(f'"{result.title}"')
         when = meta.get("ts_start") or result.updated_at

@@ -72,6 +72,10 @@ def test_conversation_hits_are_labelled_by_agent_title_and_date():
     file_hit = _result(source_type="repo", source_uri="/r/a.py", title="a.py", metadata={"path": "a.py"},
                        range={"char_start": 0, "char_end": 5, "line_start": 3, "line_end": 9})
     assert hit_label(file_hit, with_context=True) == "[ctx/repo] a.py:3-9"
+    codex = _result(source_type="codex_session", metadata={**_result().metadata, "source": "cx_sessions_jsonl"})
+    assert hit_label(codex, with_context=False).startswith('[codex_session] codex · "fix the deploy"')
+    chat = _result(source_type="chat", metadata={**_result().metadata, "source": "chatgpt_export"})
+    assert hit_label(chat, with_context=False).startswith('[chat] chatgpt · "fix the deploy"')
 
 
 def test_get_numbers_turns_from_one_with_readable_times():
