@@ -131,11 +131,6 @@ def show(
          human=escape(format_config(data, str(path))))
 
 
-_SOURCE_LABELS = {
-    "repos": "repo", "note_roots": "note root", "chat_roots": "chat root",
-    "codex_session_roots": "codex sessions", "claude_session_roots": "claude sessions",
-    "sessions": "agent sessions",
-}
 _SHOWN = {"schema_version", "name", "aliases", "includes", "excludes", "weights", "embedding",
           "index", "created_at", "updated_at"}
 
@@ -157,11 +152,12 @@ def format_config(data: dict, path: str) -> str:
     """A context.json (as stored, unknown keys included) for a person: sources by kind, the
     settings that are set, readable dates; nothing printed as None."""
     from chinvex import fmt
+    from chinvex.context.registry import SOURCE_LABELS
 
     aliases = f"  (aliases: {', '.join(data['aliases'])})" if data.get("aliases") else ""
     lines = [f"{data.get('name', '?')}{aliases}", f"  {'file':<17}{path}"]
     includes = data.get("includes") or {}
-    sources = [(_SOURCE_LABELS.get(key, key), root) for key, roots in includes.items()
+    sources = [(SOURCE_LABELS.get(key, key), root) for key, roots in includes.items()
                if isinstance(roots, list) for root in roots]
     if sources:
         for label, root in sources:
@@ -256,7 +252,9 @@ def add_source(
         raise UsageError(f"Give exactly one of {flags} with a folder (--sessions: auto or KIND=PATH).")
     (key, directory), = given.items()
     config, added = _registry().add_source(name, key, directory)
-    label = _SOURCE_LABELS.get(key, key)
+    from chinvex.context.registry import SOURCE_LABELS
+
+    label = SOURCE_LABELS.get(key, key)
     stored = getattr(config.includes, key)[-1] if added else directory  # absolute, as context.json holds it
     message = (f"Added {stored} to {config.name} ({label}); it is indexed on the next ingest" if added
                else f"{directory} is already in {config.name} ({label})")

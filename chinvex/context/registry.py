@@ -141,6 +141,13 @@ def _dump(config: ContextConfig) -> dict[str, Any]:
     return config.model_dump(mode="json", exclude_unset=True)
 
 
+SOURCE_LABELS = {
+    "repos": "repo", "note_roots": "note root", "chat_roots": "chat root",
+    "codex_session_roots": "codex sessions", "claude_session_roots": "claude sessions",
+    "sessions": "agent sessions",
+}
+"""Each include list's name for a person (`context show`, `add-source`, the web UI's Contexts)."""
+
 INCLUDE_FLAGS = {
     "repos": "--repo",
     "chat_roots": "--chat-root",

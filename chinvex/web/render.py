@@ -53,7 +53,7 @@ def environment() -> Environment:
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update({
         "when": fmt.when, "score": fmt.score, "raw": fmt.raw, "number": fmt.number, "size": fmt.size,
-        "ms": fmt.duration_ms, "text": fmt.text, "percent": _percent, "seg": segment,
+        "ms": fmt.duration_ms, "text": fmt.text, "percent": _percent, "seg": segment, "counted": fmt.counted,
     })
     env.globals.update({"url": url, "NAV": NAV, "NAV_PATHS": NAV_PATHS, "MISSING": fmt.MISSING})
     return env

@@ -45,3 +45,48 @@ def test_an_answer_quoting_a_block_shows_it_as_a_block():
     assert '<p>“add to `config.toml`” <a class="cite" href="/a"' in html
     assert '<pre class="snippet">[mcp_servers.chinvex]\ncommand = &#34;&lt;x&gt;&#34;</pre>' in html
     assert html.endswith('<p>Second line <a class="cite" href="/b" title="def456def456">[2]</a></p>')
+
+
+def test_ingest_history_counts_in_english_and_names_a_warned_file_once():
+    """"1 warning", not "1 warning(s)"; a message that starts with its file is not prefixed by
+    the file again."""
+    from chinvex.web.render import environment
+
+    warned = "/n/latin1.md"
+    run = {"started_at": "2026-11-29T09:34:00Z", "status": "completed",
+           "stats": {"duration_s": 0.7, "sources": {"scanned": 2, "indexed": 1}, "chunks": {},
+                     "errors": [{"source_uri": "/n/gone.md", "message": "permission denied"}],
+                     "warnings": [{"source_uri": warned, "message": f"{warned}: 3 invalid utf-8 bytes replaced"}]}}
+    html = environment().get_template("ingest.html").render(page="ingest", context="P", contexts=["P"], csrf="t",
+                                                            runs=[run])
+    assert "1 error, 1 warning</summary>" in html
+    assert html.count(warned) == 1 and "<code>/n/gone.md</code>: permission denied" in html
+
+
+def test_a_conversation_hit_names_its_agent_not_its_reader():
+    from types import SimpleNamespace
+
+    from chinvex.models.responses import SearchResponse
+    from chinvex.web.highlight import Highlighter
+    from chinvex.web.pages.search import result_views
+
+    hit = {"rank": 1, "chunk_id": "c1", "doc_id": "d1", "context": "P", "source_type": "codex_session",
+           "source_uri": "/x/rollout.jsonl", "title": "fix the deploy", "text": "[Turn 3 of 5] user:\nhello",
+           "range": {"char_start": 0, "char_end": 5}, "scores": {"rank": 0.5},
+           "metadata": {"source": "cx_sessions_jsonl", "turn_start": 2, "turn_end": 2, "thread_id": "t1"}}
+    response = SearchResponse.model_validate({"query": "deploy", "contexts": ["P"], "k": 1, "results": [hit],
+                                              "stats": {"took_ms": 1.0, "candidates": 1, "mode": "hybrid"}})
+    with Highlighter([]) as highlight:
+        [view] = result_views(response, SimpleNamespace(name="P"), "deploy", highlight)
+    assert view["session"]["agent"] == "codex"
+
+
+def test_the_contexts_page_names_source_kinds_in_words(tmp_path):
+    from chinvex.context.registry import Registry
+    from chinvex.web.pages.contexts import context_panel
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    config = Registry().create("Words", includes={"note_roots": [str(notes)], "sessions": ["auto"]}).config
+    panel = context_panel(config)
+    assert panel["includes"] == [("note root", [str(notes)]), ("agent sessions", ["auto"])]

@@ -24,7 +24,7 @@ def test_contexts_page_shows_sources_counts_freshness_and_coverage(ui: UiRun):
         assert "100 %" in fresh and "builtin:" in fresh
         (ui.corpus["notes"] / "stale-me.md").write_text("# Stale me\n\nChanged after the ingest.\n")
         stale = client.get("/?context=web").text
-    assert "stale: 1 source(s) changed since the last ingest" in stale
+    assert "stale: 1 source changed since the last ingest" in stale
     assert "stale-me.md" in stale
 
 

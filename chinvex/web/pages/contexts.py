@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from chinvex import fmt
 from chinvex.models import ContextConfig
 from chinvex.web.pages.common import reading, text_param, ui
 from chinvex.web.render import render
@@ -23,13 +24,15 @@ from chinvex.web.render import render
 
 def context_panel(config: ContextConfig) -> dict[str, Any]:
     """Everything the page shows about one context."""
+    from chinvex.context.registry import SOURCE_LABELS
     from chinvex.doctor import check_failed_sources, check_stale_sources
     from chinvex.ingest.stats import collect_stats
     from chinvex.storage.coverage import current_coverage
 
     panel: dict[str, Any] = {
         "name": config.name, "aliases": config.aliases,
-        "includes": [(key, list(values)) for key, values in config.includes.entries() if values],
+        "includes": [(SOURCE_LABELS.get(key, key), list(values)) for key, values in config.includes.entries()
+                     if values],
         "ingested": Path(config.index.sqlite_path).exists(),
     }
     if not panel["ingested"]:
@@ -51,9 +54,9 @@ def context_panel(config: ContextConfig) -> dict[str, Any]:
     run = panel["stats"].get("last_run") or {}
     flags = []
     if panel["stale"].status != "ok":
-        flags.append(f"stale: {panel['stale'].count} source(s) changed since the last ingest")
+        flags.append(f"stale: {fmt.counted(panel['stale'].count, 'source')} changed since the last ingest")
     if panel["failed"].status != "ok":
-        flags.append(f"{panel['failed'].count} source(s) failing")
+        flags.append(f"{fmt.counted(panel['failed'].count, 'source')} failing")
     if run and run.get("status") not in ("completed", None):
         flags.append(f"last ingest {run.get('status')}")
     if coverage is not None and (coverage.ratio < 1 or coverage.store_lost or coverage.store_replaced):

@@ -80,6 +80,10 @@ def mode_label(response: SearchResponse) -> str:
 
 
 def result_views(response: SearchResponse, config: ContextConfig, query: str, highlight: Highlighter) -> list[dict[str, Any]]:
+    """What the search page shows of each hit; a conversation's agent named as `stats` and
+    `--filter "agent = …"` name it (codex, chatgpt), not by the reader that read it."""
+    from chinvex.models.documents import agent_of
+
     views = []
     for r in response.results:
         conversation = r.metadata.get("turn_start") is not None
@@ -87,7 +91,7 @@ def result_views(response: SearchResponse, config: ContextConfig, query: str, hi
             "r": r, "snippet": highlight.snippet(r.text),
             "where": where(r.metadata, r.source_uri, r.range.line_start, r.range.line_end, r.text),
             "session": {"title": r.title or where(r.metadata, r.source_uri, None, None),
-                        "agent": r.metadata.get("source") or r.source_type,
+                        "agent": agent_of(r.metadata["source"]) if r.metadata.get("source") else r.source_type,
                         "when": r.metadata.get("ts_start") or r.updated_at,
                         "turns": turn_span(r.metadata, r.text)} if conversation else None,
             "link": chunk_link(context=config.name, doc_id=r.doc_id, chunk_id=r.chunk_id, metadata=r.metadata,
