@@ -85,7 +85,10 @@ class Counters:
         eta = self.eta()
         if eta is not None:
             parts.append(f"about {duration(eta)} left")
-        if self.last:
+        if self.total and self.done >= self.total:
+            # Every source is read; the last batch is still being embedded and written.
+            parts.append("finishing: embedding the last batch")
+        elif self.last:
             parts.append(f"last: {self.last}")
         return " · ".join(parts)
 

@@ -156,3 +156,13 @@ def test_choose_mode_and_the_figures():
     counters.done, counters.embedded = 4, 400
     assert counters.eta() == pytest.approx(30, rel=0.05) and counters.rate() == pytest.approx(20, rel=0.05)
     assert duration(59) == "59 s" and duration(61) == "1 min 01 s" and duration(3700) == "1 h 01 min"
+
+
+def test_a_line_after_the_last_source_says_the_last_batch_is_being_embedded():
+    """Sources are read before their chunks are embedded in batches: with every source read, the
+    line must not look finished (or stuck) while the last batch is embedded."""
+    counters = Counters()
+    counters.total, counters.done, counters.last = 3, 2, "/r/b.py"
+    assert counters.line("P").endswith("last: /r/b.py")
+    counters.done = 3
+    assert counters.line("P").endswith("finishing: embedding the last batch")
