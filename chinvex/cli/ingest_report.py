@@ -57,7 +57,9 @@ def summary_lines(summary: Any, *, verbose: bool, strict: bool) -> list[str]:
     for error in summary.errors:
         lines.append(f"[red]error:[/red] {escape(error.message)}")
     if summary.errors and not strict:
-        lines.append(f"{len(summary.errors)} source(s) failed and will be retried by the next "
+        from chinvex.fmt import counted
+
+        lines.append(f"{counted(len(summary.errors), 'source')} failed and will be retried by the next "
                      "ingest; the rest is indexed ('chinvex doctor' lists them)")
     return [escape(line) if not line.startswith("[red]") else line for line in lines]
 

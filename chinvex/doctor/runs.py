@@ -114,10 +114,12 @@ def check_last_run(conn: sqlite3.Connection, config: ContextConfig, f: Findings)
         return check.problem("warning", errors, "the last ingest failed; see the message, then run "
                              "'chinvex ingest' again", repairable=False)
     if status == "completed_with_errors":
+        from chinvex.fmt import counted
+
         stats = orjson.loads(stats_json) if stats_json else {}
         errors = [e.get("message", "") for e in (stats.get("errors") or [])]
         return check.problem("warning", errors, f"the last ingest ({started}) completed with "
-                             f"{len(errors)} source errors", repairable=False)
+                             f"{counted(len(errors), 'source error')}", repairable=False)
     check.message = f"{status} at {row[2] or started}"
     return check
 
