@@ -104,6 +104,17 @@ def _date_bound(value: str | None, flag: str) -> str | None:
         raise UsageError(f"{flag} {value!r}: not a date; use {DATE_FORMS}") from None
 
 
+def _date_range(since: str | None, until: str | None) -> tuple[str | None, str | None]:
+    """`--since` and `--until` as UTC bounds; a range that ends before it starts is a usage error
+    (it could only ever match nothing)."""
+    low, high = _date_bound(since, "--since"), _date_bound(until, "--until")
+    if low is not None and high is not None and low > high:
+        from chinvex.errors import UsageError
+
+        raise UsageError(f"--since {since} is after --until {until}: no date is in that range")
+    return low, high
+
+
 @app.command("search")
 def search(
     query: str = typer.Argument(..., help="What to look for (any text; no query syntax to learn)."),
@@ -133,8 +144,9 @@ def search(
         raise UsageError(f"--mode {mode!r}: expected hybrid, fts or vector")
     expression = checked_filter(filter_expression)
     configs = _resolve_many(context, json_out=json_out)
+    low, high = _date_range(since, until)
     request = SearchRequest(query=query, k=k, source_types=_split_types(source_types), path_glob=path,
-                            since=_date_bound(since, "--since"), until=_date_bound(until, "--until"),
+                            since=low, until=high,
                             explain=explain, mode=mode, filter_expression=expression, per_doc=per_doc,
                             rerank=rerank)  # type: ignore[arg-type]
     from chinvex.relay.client import ask
