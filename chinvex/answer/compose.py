@@ -295,7 +295,8 @@ def _sentences(chosen: list[Candidate], terms: frozenset[str], expects: str, ste
         else:
             text = clause(candidate.unit.text, terms, expects, stemmer, weights, after=candidate.following)
             if question is not None and _asks_phrase(question, text, candidate):
-                text = answer_phrase(question, text, terms, stemmer) or text
+                text = (answer_phrase(question, text, terms, stemmer)
+                        or answer_phrase(question, candidate.unit.text, terms, stemmer) or text)
         said = sentence(candidate, text, expects, said_on(candidate), asked_about)
         if said.casefold() in seen:
             continue

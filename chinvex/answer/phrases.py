@@ -37,13 +37,13 @@ _EDGE = frozenset("""i i'm i've i'd i'll me my mine myself we we're we've our us
     had having 've 's 'm 're get got gets getting go went going gonna to of in on at for with from by about
     into onto over through like as than what which who when where how why if because while since
     yeah yes wow oh hey well ok okay hi thanks thank called named titled up down out off away back around
-    together again""".split())
+    together again every each not don't doesn't didn't haven't hasn't can't won't isn't wasn't""".split())
 """Words that are never the first or last word of an answer phrase."""
 _PRE_SKIP = frozenset("""new old cool great awesome amazing nice good big little small huge first last own
     other another different various many several few favorite favourite special whole""".split()) | _EDGE
 """Words in front of the asked noun that describe rather than name the kind ("a new yoga pose")."""
 _KIND_WORDS = frozenset("kind kinds type types sort sorts form forms".split())
-_STOP_AT = re.compile(r"\s*(?:[,;:!?()\[\]]|\.(?!\d)|\s[-–—]\s?|[-–—]\s|\b(?:and\s+(?:it|i|we|she|he|they|that)|"
+_STOP_AT = re.compile(r"\s*(?:[;!?()\[\]]|,(?!\d)|:(?=\s|$)|\.(?!\d)|\s[-–—]\s?|[-–—]\s|\b(?:and\s+(?:it|i|we|she|he|they|that)|"
                       r"but|because|cause|so\s+(?:that|i|we)|which|who|while|when|where|though|although|"
                       r"if|since|until|is|are|was|were)\b)", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|we|we're|we've)\b", re.IGNORECASE)
@@ -55,7 +55,7 @@ _TIME_WORDS = frozenset("""yesterday today tonight tomorrow last next this past 
     morning evening afternoon monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri
     sat sun ago recently lately""".split())
 _AUXILIARIES = frozenset("is are was were do does did has have had can could would will should".split())
-_WORD = re.compile(r"[\w'’\"“”-]+")
+_WORD = re.compile(r"[\w'’\"“”-]+(?::[\w'’-]+)*")
 _CALLED = re.compile(r"\b(?:called|named|titled)\s+(?P<name>[\"“'‘][^\"”'’]{2,60}[\"”'’]|"
                      r"[A-Z0-9][\w'’.-]*(?:\s+[A-Z0-9][\w'’.-]*){0,4})")
 
@@ -92,7 +92,27 @@ def answer_phrase(question: Question, text: str, terms: frozenset[str], stemmer:
     said = [i for i, s in enumerate(stems) if s & terms]
     if not said:
         return None
-    return _object_after(text[words[said[-1]].end():]) or _subject_before(text[:words[said[0]].start()])
+    return _between(text, words, said) or _subject_before(text[:words[said[0]].start()])
+
+
+def _between(text: str, words: list[re.Match[str]], said: list[int]) -> str | None:
+    """The fullest phrase following one of the question's words, up to the next of them or the
+    next clause boundary ("I used to play a guitar when I was younger" -> "guitar" for "What
+    instrument did James use to play when he was younger?"); on a tie the later one."""
+    best, most = None, 0
+    for k, i in enumerate(said):
+        end = words[said[k + 1]].start() if k + 1 < len(said) else len(text)
+        gap = text[words[i].end():end]
+        phrase = _object_after(gap) if k + 1 == len(said) else _trimmed(_until_stop(gap))
+        count = sum(1 for w in (phrase or "").split() if _bare(w) not in _EDGE and _bare(w) not in _TIME_WORDS)
+        if phrase and count >= most:
+            best, most = phrase, count
+    return best
+
+
+def _until_stop(gap: str) -> str:
+    stop = _STOP_AT.search(gap)
+    return gap[:stop.start()] if stop else gap
 
 
 def _object_after(tail: str) -> str | None:
@@ -167,7 +187,8 @@ def _trimmed(phrase: str) -> str:
             words.pop(0)
         while words and (_bare(words[-1]) in _EDGE or _bare(words[-1]) in _TIME_WORDS):
             words.pop()
-    if not words or len(words) > MAX_PHRASE_WORDS or all(_bare(w) in _TIME_WORDS for w in words):
+    if not words or len(words) > MAX_PHRASE_WORDS or all(_bare(w) in _TIME_WORDS or not _bare(w).strip("+&-")
+                                                         for w in words):
         return ""
     return " ".join(words).strip(" \"“”'‘’")
 
