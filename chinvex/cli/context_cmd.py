@@ -65,11 +65,17 @@ def create(
     )
     verb = "Created" if result.created else "Exists"
     notes = "".join(f"\n  {note}" for note in result.notes)
+    includes = result.config.includes
+    has_sources = any(values for _key, values in includes.entries() if isinstance(values, list))
+    name = result.config.name
+    step = (f"\nIndex it with: chinvex ingest --context {name}" if has_sources else
+            f"\nAdd sources with 'chinvex context add-source {name} --repo DIR' (or --note-root, "
+            f"--chat-root, --sessions auto), then 'chinvex ingest --context {name}'")
     emit(
         {"created": result.created, "path": str(result.path), "notes": result.notes,
          "context": _config_dict(result.config)},
         json_mode=json_out,
-        human=f"{verb} context {result.config.name} ({result.path}){notes}",
+        human=f"{verb} context {name} ({result.path}){notes}{step if result.created else ''}",
     )
 
 

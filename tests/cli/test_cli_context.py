@@ -305,3 +305,14 @@ def test_add_source_says_what_was_stored_in_words(tmp_path: Path, monkeypatch):
     assert again.stdout.strip() == "notes is already in Words (note root)"
     auto = run_cli_in_process("context", "add-source", "Words", "--sessions", "auto")
     assert auto.stdout.strip() == "Added auto to Words (agent sessions); it is indexed on the next ingest"
+
+
+def test_create_says_what_to_do_next(tmp_path: Path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    with_sources = run_cli_in_process("context", "create", "Next", "--note-root", str(notes))
+    assert with_sources.stdout.rstrip().endswith("Index it with: chinvex ingest --context Next"), with_sources.stdout
+    empty = run_cli_in_process("context", "create", "Bare")
+    assert "chinvex context add-source Bare --repo DIR" in empty.stdout, empty.stdout
+    again = run_cli_in_process("context", "create", "Next", "--idempotent")
+    assert again.code == 0 and "Index it with" not in again.stdout
