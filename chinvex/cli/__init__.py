@@ -41,6 +41,29 @@ def _wants_json(argv: list[str]) -> bool:
     return "--json" in argv
 
 
+_EXPECTED = {"int_parsing": "a whole number", "float_parsing": "a number", "bool_parsing": "true or false"}
+"""What a value that typer could not convert should have been, by pydantic's error type."""
+
+
+def _bad_value(exc: Exception) -> str | None:
+    """`--k 'abc': expected a whole number` for a value typer could not convert, in the words
+    of chinvex's other usage errors (typer says "Input should be a valid integer, unable to parse
+    string as an integer"); None for any other usage error."""
+    errors = getattr(exc.__cause__, "errors", None)
+    param = getattr(exc, "param", None)
+    if not callable(errors) or param is None:
+        return None
+    try:
+        first = errors()[0]
+    except Exception:  # noqa: BLE001 - not pydantic's ValidationError after all
+        return None
+    expected = _EXPECTED.get(first.get("type", ""))
+    if expected is None:
+        return None
+    name = (getattr(param, "opts", None) or [getattr(param, "name", "value")])[0]
+    return f"{name} {first.get('input')!r}: expected {expected}"
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: maps every failure to a one-line message and the contract's exit code."""
     from chinvex.cli.output import report_chinvex_error, report_error
@@ -59,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_INTERRUPTED)
     except typer.TyperException as exc:
         # Usage errors (bad flag, missing argument) and groups called without a subcommand.
-        message = exc.format_message()
+        message = _bad_value(exc) or exc.format_message()
         if type(exc).__name__ == "NoArgsIsHelpError":
             sys.stderr.write(message.rstrip() + "\n")
             sys.exit(EXIT_USAGE)
