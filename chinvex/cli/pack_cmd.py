@@ -62,10 +62,15 @@ def pack_command(
 
     from chinvex.cli.output import warn
 
+    from chinvex.fmt import counted
+
     cut = "; cut to fit" if response.truncated else ""
-    summary = (f"[dim]{response.used_tokens} of {response.budget_tokens} tokens, {len(response.chunks)} chunks"
-               f"{cut} ({escape(response.tokenizer)})[/dim]")
+    summary = (f"[dim]{response.used_tokens} of {response.budget_tokens} tokens, "
+               f"{counted(len(response.chunks), 'chunk')}{cut} ({escape(response.tokenizer)})[/dim]")
+    # A larger budget only helps when something was found that did not fit.
+    empty = ("Nothing relevant fits; try a larger --budget-tokens." if response.considered
+             else f"Nothing in {escape(', '.join(response.contexts))} matches the task.")
     emit({}, json_mode=False, human=escape(response.text.rstrip()) + "\n\n" + summary
-         if response.chunks else "Nothing relevant fits; try a larger --budget-tokens.\n" + summary)
+         if response.chunks else empty + "\n" + summary)
     for warning in response.warnings:
         warn(warning, json_mode=False)

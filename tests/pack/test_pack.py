@@ -5,6 +5,7 @@ corpora and budgets (hypothesis); the command runs against a real index."""
 from __future__ import annotations
 
 import random
+import re
 import textwrap
 
 import pytest
@@ -122,6 +123,8 @@ def test_pack_command_is_byte_identical_budgeted_and_diverse(notes_context):
     assert len(docs) == len(set(docs)) == 6 and wide["skipped_for_diversity"] > 0
     human = run_cli("pack", "exponential backoff with full jitter", "--context", "packs", "--budget-tokens", "300", env=env)
     assert human.code == 0 and "webhooks.md" in human.stdout and "of 300 tokens" in human.stdout
+    one = run_cli("pack", "exponential backoff with full jitter", "--context", "packs", "--budget-tokens", "40", env=env)
+    assert re.search(r"^\d+ of 40 tokens, 1 chunk; cut to fit", one.stdout, re.M), one.stdout  # not "1 chunks"
 
 
 @pytest.mark.parametrize("args, needle", [
