@@ -21,7 +21,7 @@ def summary_lines(summary: Any, *, verbose: bool, strict: bool) -> list[str]:
     lines = [
         f"{summary.context}: {s.indexed} ingested, {s.unchanged} unchanged, "
         f"{s.refreshed} touched, {s.removed} removed, {s.errors} failed{not_sessions} "
-        f"({s.scanned} sources scanned in {summary.duration_s:.1f} s)",
+        f"({fmt.counted(s.scanned, 'source')} scanned in {summary.duration_s:.1f} s)",
         f"chunks: {c.get('written', 0)} new, {c.get('deleted', 0)} deleted, "
         f"{c.get('embedded', 0)} embedded, {c.get('reused', 0)} reused vectors",
     ]

@@ -22,6 +22,7 @@ def test_one_failed_source_is_counted_in_the_singular(tmp_path: Path):
     shutil.move(str(repo), str(tmp_path / "moved"))
     failed = run_cli_in_process("ingest", "--context", "F", env=env)
     assert failed.code == 0
+    assert "(1 source scanned in " in failed.stdout, failed.stdout  # the note; the repo is gone
     assert "\n1 source failed and will be retried by the next ingest" in failed.stdout + failed.stderr, failed
     doctor = run_cli_in_process("doctor", "--context", "F", "--json", env=env)
     last = {c["name"]: c for c in doctor.json["checks"]}["last_ingest"]
