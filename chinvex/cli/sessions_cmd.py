@@ -32,9 +32,9 @@ def detect(json_out: bool = JSON_OPTION) -> None:
                  "(looked for Claude Code, Codex, Gemini CLI, Copilot, Cline, Cursor, OpenCode and more).")
     else:
         width = max(len(s.label) for s in stores) + 2
-        lines = [f"{'AGENT':<{width}}{'SESSIONS':>8}  {'NEWEST':<21}PATH"]
+        lines = [f"{'AGENT':<{width}}{'SESSIONS':>8}  {'NEWEST':<22}PATH"]
         for s in stores:
-            lines.append(f"{s.label:<{width}}{s.sessions:>8}  {fmt.when(s.newest) if s.newest else fmt.MISSING:<21}{s.path}")
+            lines.append(f"{s.label:<{width}}{s.sessions:>8}  {fmt.when(s.newest) if s.newest else fmt.MISSING:<22}{s.path}")
         lines.append("")
         lines.append("Index them all with: chinvex context create NAME --sessions auto")
         human = escape("\n".join(lines))
