@@ -59,10 +59,14 @@ def _cell(text: str) -> str:
 
 def _default(param: Any) -> str:
     """The default as a user would type or see it; empty when there is none worth stating.
-    Flags show the form that is on by default (`--grounded`), or nothing when they are off."""
+    Flags show the form that is on by default (`--grounded`), or nothing when they are off. A
+    default of None means it is decided at run time (the help text says how), so none is shown:
+    `--progress / --no-progress` must not read as off by default."""
     if getattr(param, "required", False):
         return "required"
     default = getattr(param, "default", None)
+    if default is None:
+        return ""
     if getattr(param, "is_flag", False):
         if getattr(param, "secondary_opts", None):
             return f"`{(param.opts if default else param.secondary_opts)[0]}`"
@@ -143,8 +147,9 @@ def render() -> str:
         f"Generated from the command-line code by `{REGENERATE}`: do not edit it by hand (a test",
         "fails when this file and the code disagree). `chinvex COMMAND --help` prints the same texts.",
         "",
-        "Every command takes `--help`; every command except `chinvex mcp` takes `--json` (one JSON",
-        "document on stdout). Exit codes: 0 success, 1 failure, 2 usage error.",
+        "Every command takes `--help`; every command except the servers `chinvex mcp` and",
+        "`chinvex ui` takes `--json` (one JSON document on stdout). Exit codes: 0 success,",
+        "1 failure, 2 usage error.",
         "",
         "| command | what it does |",
         "|---|---|",

@@ -37,3 +37,20 @@ def test_reference_lists_what_the_cli_help_prints():
     search = text.split("## chinvex search\n", 1)[1].split("\n## ", 1)[0]
     assert "| `--k <int>` | option | `8` | Number of results. |" in search
     assert "| `query <str>` | argument | required |" in search
+
+
+def test_a_default_decided_at_run_time_is_not_shown_as_off():
+    """`--progress` is on on a terminal and `--rerank` when a reranker is configured: their
+    declared default is None, which must not render as `--no-progress` / `--no-rerank`."""
+    text = cli_reference.render()
+    progress = [line for line in text.splitlines() if line.startswith("| `--progress / --no-progress` |")]
+    rerank = [line for line in text.splitlines() if line.startswith("| `--rerank / --no-rerank` |")]
+    assert progress and rerank
+    for line in progress + rerank:
+        assert line.split(" | ")[2] == "", line
+
+
+def test_preamble_names_both_servers_without_json():
+    preamble = cli_reference.render().split("| command | what it does |", 1)[0]
+    assert "`chinvex mcp`" in preamble and "`chinvex ui`" in preamble
+    assert "--json" not in run_cli("ui", "--help").stdout
