@@ -5,9 +5,9 @@ Hybrid fusion min-max normalises each leg and blends them; a chunk holding the o
 an identifier, a flag or an error code can score near the bottom of the vector leg (its text says
 little else the query says) and fall below k although full-text search ranks it first. So when a
 term of the query matches at most RARE_DF chunks of a context, that context's best full-text hits
-(as many as the rare terms match, at most `pin_limit(k)`) are kept in the top k: those already
-there stay where fusion put them, the others take the last places, in fusion order, pushing out
-the lowest-ranked results that are not kept. Their scores are lower than those above them (they
+(as many as the rare terms match, at most `pin_limit(k)` over all the contexts searched) are
+kept in the top k: those already there stay where fusion put them, the others take the last
+places, in fusion order, pushing out the lowest-ranked results that are not kept. Their scores are lower than those above them (they
 ranked below k), so the list stays ordered by score.
 """
 
@@ -53,7 +53,10 @@ def best_rare(hits: Iterable[tuple[str, float | None, int]], count: int) -> list
 def keep_pinned(ordered: Sequence[T], pinned: set[str], k: int, key_of: Callable[[T], str]) -> list[T]:
     """`ordered` with every pinned item inside its first `k` (see the module docstring)."""
     top, rest = list(ordered[:k]), list(ordered[k:])
-    lifted = [item for item in rest if key_of(item) in pinned]
+    room_for_pins = pin_limit(k) - sum(1 for item in top if key_of(item) in pinned)
+    # the cap holds over every context searched: two contexts holding the same rare chunk would
+    # otherwise each lift one, and push the second-best result out of a top 3
+    lifted = [item for item in rest if key_of(item) in pinned][:max(0, room_for_pins)]
     if not lifted:
         return list(ordered)
     room = len(lifted)

@@ -16,10 +16,18 @@ def test_only_rare_terms_pin_and_never_more_than_a_third():
     assert pin_limit(1) == 1 and pin_limit(30) == 10
 
 
+def test_the_cap_on_kept_hits_holds_over_every_context_searched():
+    """Two contexts holding the same rare chunk each pin their copy; at k = 3 only one may be
+    lifted (a third of the results), so the second-best result is not pushed out by the two."""
+    ordered = ["a", "b", "c", "ctx1-rare", "ctx2-rare"]
+    assert keep_pinned(ordered, {"ctx1-rare", "ctx2-rare"}, 3, str) == ["a", "b", "ctx1-rare", "c", "ctx2-rare"]
+    assert keep_pinned(ordered, {"ctx1-rare", "ctx2-rare"}, 4, str)[:4] == ["a", "b", "c", "ctx1-rare"]
+
+
 def test_keep_pinned_lifts_into_the_last_places_in_order():
     ordered = list("abcdefgh")
     assert keep_pinned(ordered, {"g"}, 4, str) == list("abcgdefh")
-    assert keep_pinned(ordered, {"b", "h", "f"}, 4, str) == list("abfhcdeg")  # b stays where it was
+    assert keep_pinned(ordered, {"b", "g", "h"}, 6, str) == list("abcdegfh")  # b stays; one more may join it
     assert keep_pinned(ordered, {"a"}, 4, str) == ordered  # already in: nothing moves
     assert keep_pinned(ordered, {"x"}, 4, str) == ordered
     assert best_lexical([("p", 1.0), ("q", None), ("r", 3.0), ("s", 3.0)], 2) == ["r", "s"]
