@@ -22,7 +22,8 @@ def _commit(entry: dict[str, Any], has_git: bool) -> str:
 
 def blame_text(report: dict[str, Any]) -> str:
     sessions = {s["doc_id"]: (n, s) for n, s in enumerate(report["sessions"], start=1)}
-    lines = [f"{report['path']}  lines {_span(report['first'], report['last'])}  (context {report['context']})", ""]
+    which = "line" if report["first"] == report["last"] else "lines"
+    lines = [f"{report['path']}  {which} {_span(report['first'], report['last'])}  (context {report['context']})", ""]
     groups: list[tuple[int, int, str, str]] = []
     for entry in report["lines"]:
         doc = entry["sessions"][0] if entry["sessions"] else None
@@ -72,26 +73,35 @@ def _spans(numbers: list[int]) -> str:
     return ", ".join(_span(first, last) for first, last in line_runs(numbers))
 
 
+def _clock(value: str | None) -> str:
+    """An event's time of day as every human output writes times: `14:03 UTC`."""
+    text = fmt.when(value, missing="")
+    return text[11:] if len(text) > 11 else "--:--"
+
+
 def timeline_text(report: dict[str, Any]) -> str:
+    events = [event for day in report["days"] for event in day["events"]]
+    width = max([len("commit"), *(len(e["agent"]) for e in events if e["kind"] != "commit")])
+    indent = " " * (2 + len("--:-- UTC") + 2 + width + 2)
     lines: list[str] = []
     for day in report["days"]:
         lines.append(day["date"])
         for event in day["events"]:
-            time = (event.get("time") or "")[11:16] or "--:--"
+            time = _clock(event.get("time"))
             if event["kind"] == "commit":
-                files = f" ({len(event['files'])} file{'s' if len(event['files']) != 1 else ''})" if event["files"] else ""
-                lines.append(f"  {time}  commit  {event['sha'][:8]} {event['author']}: {event['subject']}{files}")
-            else:
-                took = f" {event['duration_min']} min" if event.get("duration_min") is not None else ""
-                lines.append(f"  {time}  {event['agent']:<7} {event.get('title') or event['session_id']}{took}")
-                if event.get("project"):
-                    lines.append(f"         in {event['project']}")
-                if event.get("first_request") and event["first_request"] != event.get("title"):
-                    lines.append(f"         asked: {event['first_request']}")
-                if event.get("files_edited"):
-                    shown = event["files_edited"][:8]
-                    more = len(event["files_edited"]) - len(shown)
-                    lines.append("         edited: " + ", ".join(shown) + (f" (+{more} more)" if more > 0 else ""))
+                files = f" ({fmt.counted(len(event['files']), 'file')})" if event["files"] else ""
+                lines.append(f"  {time}  {'commit':<{width}}  {event['sha'][:8]} {event['author']}: {event['subject']}{files}")
+                continue
+            took = f" {event['duration_min']} min" if event.get("duration_min") is not None else ""
+            lines.append(f"  {time}  {event['agent']:<{width}}  {event.get('title') or event['session_id']}{took}")
+            if event.get("project"):
+                lines.append(f"{indent}in {event['project']}")
+            if event.get("first_request") and event["first_request"] != event.get("title"):
+                lines.append(f"{indent}asked: {event['first_request']}")
+            if event.get("files_edited"):
+                shown = event["files_edited"][:8]
+                more = len(event["files_edited"]) - len(shown)
+                lines.append(f"{indent}edited: " + ", ".join(shown) + (f" (+{more} more)" if more > 0 else ""))
         lines.append("")
     if not lines:
         return "No session or commit in this period."

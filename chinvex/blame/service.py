@@ -54,7 +54,11 @@ def parse_target(spec: str) -> Target:
         if first < 1 or last < first:
             raise UsageError(f"{spec}: lines must be FIRST-LAST with 1 <= FIRST <= LAST")
         return Target(Path(match["path"]).expanduser(), first, last)
-    return Target(Path(text).expanduser(), None, None)
+    whole = Path(text).expanduser()
+    head, colon, lines = text.rpartition(":")
+    if colon and head and not whole.exists() and Path(head).expanduser().is_file():
+        raise UsageError(f"{spec}: the line range {lines!r} is not a number; give PATH:LINE or PATH:FIRST-LAST")
+    return Target(whole, None, None)
 
 
 def read_lines(path: Path) -> list[str]:

@@ -50,6 +50,10 @@ def blame(
     from chinvex.blame.service import blame_in, parse_target
 
     wanted = parse_target(target)
+    if not wanted.path.exists():  # before choosing a context: "no context" would hide the real mistake
+        from chinvex.errors import NotFoundError
+
+        raise NotFoundError(f"{wanted.path}: no such file")
     config = _context_for(str(wanted.path.resolve()), context, json_mode=json_out)
     conn = _open(config)
     try:

@@ -86,6 +86,8 @@ def test_timeline_usage_errors(indexed, args, fragment):
 
 @pytest.mark.parametrize("spec, code, fragment", [
     ("{repo}/net/nothing.py", 1, "no such file"),
+    ("{repo}/net/retry.py:abc", 2, "the line range 'abc' is not a number"),
+    ("{repo}/net/retry.py:2-x", 2, "the line range '2-x' is not a number"),
     ("{repo}/net/retry.py:9", 2, "has 2 lines; line 9 is past its end"),
     ("{repo}/net/retry.py:0", 2, "1 <= FIRST <= LAST"),
     ("{repo}/net/retry.py:2-1", 2, "1 <= FIRST <= LAST"),
@@ -112,3 +114,41 @@ def test_blame_of_a_binary_file_says_so(indexed):
     (repo / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
     done = run_cli_in_process("blame", str(repo / "logo.png"), "--context", "tl", env=env)
     assert done.code == 2 and "a binary file" in done.stderr
+
+
+def test_blame_of_a_missing_file_outside_any_context_says_the_file_is_missing(indexed, tmp_path):
+    """Without --context the context is found from the file; a missing file must be reported as
+    such, not as "No context given"."""
+    _, env = indexed
+    done = run_cli_in_process("blame", str(tmp_path / "nope.py"), env=env, cwd=tmp_path)
+    assert done.code == 1 and "nope.py: no such file" in done.stderr, done.stderr
+    assert "context" not in done.stderr.lower() and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_blame_header_says_line_for_one_line_and_lines_for_a_range(indexed):
+    repo, env = indexed
+    one = run_cli_in_process("blame", f"{repo / 'net/retry.py'}:1", "--context", "tl", env=env)
+    assert one.code == 0 and one.stdout.splitlines()[0].split("  ")[1] == "line 1", one.stdout
+    two = run_cli_in_process("blame", f"{repo / 'net/retry.py'}:1-2", "--context", "tl", env=env)
+    assert two.code == 0 and two.stdout.splitlines()[0].split("  ")[1] == "lines 1-2", two.stdout
+
+
+def test_timeline_times_say_utc_and_titles_line_up_after_a_long_agent_name():
+    from chinvex.blame.render import timeline_text
+
+    def session(agent: str, time: str, title: str) -> dict:
+        return {"kind": "session", "agent": agent, "time": time, "title": title, "session_id": "s",
+                "project": "/p", "duration_min": 3}
+
+    report = {"days": [{"date": "2026-11-24", "events": [
+        session("claude_code", "2026-11-24T00:00:00Z", "First"),
+        session("codex", "2026-11-24T14:03:10+00:00", "Second"),
+        {"kind": "commit", "time": "2026-11-24T15:00:00Z", "sha": "0123456789ab", "author": "a",
+         "subject": "Third", "files": ["x.py"]},
+    ]}]}
+    rows = timeline_text(report).splitlines()
+    assert rows[1].startswith("  00:00 UTC  claude_code  First"), rows
+    assert rows[3].startswith("  14:03 UTC  codex"), rows
+    assert rows[5].startswith("  15:00 UTC  commit") and rows[5].endswith("(1 file)"), rows
+    assert rows[1].index("First") == rows[3].index("Second") == rows[5].index("01234567")
+    assert rows[2].index("in /p") == rows[1].index("First")
