@@ -51,7 +51,10 @@ _FILLER = re.compile(
 ECHO_NEW_WORDS = 2
 _LIGHT = frozenset("""the and you your but just got get went go going was were have has had with this that
     for from are all out our its it's about really some very too also been being did does done""".split())
-_DOC_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
+_DOC_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])|\s+(?=:(?:param|parameter|arg|argument|key|keyword|type|"
+                           r"returns?|rtype|raises?|except|exception|var|ivar|cvar|yields?)\b)")
+"""Where a docstring's sentences end: after a full stop before a capital, and before each field
+of a reST field list (":param params: …", ":rtype: dict"), which say one thing each."""
 
 
 def clause(text: str, terms: frozenset[str], expects: str, stemmer: Stemmer, weights: TermWeights,
@@ -95,18 +98,23 @@ def clause(text: str, terms: frozenset[str], expects: str, stemmer: Stemmer, wei
 
 
 def _top_level_parts(text: str) -> list[str]:
-    """`text` cut at its clause boundaries outside parentheses: an aside in parentheses is a clause
-    of its own or part of one, never cut in two (square brackets are cut: a chat's "[shares an
+    """`text` cut at its clause boundaries outside parentheses, braces and `code spans`: an aside in
+    parentheses is a clause of its own or part of one, never cut in two, and neither is a code
+    span or a brace list ("{provider builtin|ollama, model, host}") (square brackets are cut: a chat's "[shares an
     image: a photo of…]" answers with its caption) ("(…, for another reason: a kill … keeps the first
     commits)" would give "a kill … keeps the first commits)")."""
-    depth, cuts = 0, []
+    depth, cuts, in_code = 0, [], False
     marks = {m.start(): m for m in _BOUNDARY.finditer(text)}
     for i, char in enumerate(text):
-        if i in marks and depth == 0:
+        if i in marks and depth == 0 and not in_code:
             cuts.append(marks[i])
-        if char == "(":
+        if char == "`":
+            in_code = not in_code
+        elif in_code:
+            continue
+        elif char in "({":
             depth += 1
-        elif char == ")" and depth:
+        elif char in ")}" and depth:
             depth -= 1
     parts, start = [], 0
     for mark in cuts:
@@ -295,8 +303,9 @@ def _sentences(chosen: list[Candidate], terms: frozenset[str], expects: str, ste
         else:
             text = clause(candidate.unit.text, terms, expects, stemmer, weights, after=candidate.following)
             if question is not None and _asks_phrase(question, text, candidate):
-                text = (answer_phrase(question, text, terms, stemmer)
-                        or answer_phrase(question, candidate.unit.text, terms, stemmer) or text)
+                text = (_whole(answer_phrase(question, text, terms, stemmer), text)
+                        or _whole(answer_phrase(question, candidate.unit.text, terms, stemmer), candidate.unit.text)
+                        or text)
         said = sentence(candidate, text, expects, said_on(candidate), asked_about)
         if said.casefold() in seen:
             continue
@@ -309,10 +318,32 @@ def _sentences(chosen: list[Candidate], terms: frozenset[str], expects: str, ste
     return Composed("\n\n".join(lines), quotes)
 
 
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+
+
+def _whole(phrase: str | None, source: str) -> str | None:
+    """`phrase` when it can stand as an answer cut from `source`: it neither cuts a `code span`
+    of it in two ("/default" out of `chinvex/context/default.py`, a lone backtick) nor is made
+    of symbols only; else None (the clause is the answer). Technical prose names things in code
+    spans, and a phrase read off around the question's words must keep each name whole."""
+    if not phrase or sum(ch.isalnum() for ch in phrase) < 2 or phrase.count("`") % 2:
+        return None
+    at = source.find(phrase)
+    if at < 0:
+        return phrase
+    end = at + len(phrase)
+    for span in _CODE_SPAN.finditer(source):
+        if span.start() < at < span.end() or span.start() < end < span.end():
+            return None
+    return phrase
+
+
 def _asks_phrase(question: Question, text: str, candidate: Candidate) -> bool:
     """A "what"/"which" question asking for one thing (not a list, a date or a code name), and
     not a title the clause or the sentence before it names (the answer is then the title)."""
     if question.wh not in ("what", "which") or question.many or question.expects not in ("thing", "title"):
+        return False
+    if candidate.kind != "dialogue":
         return False
     return question.expects != "title" or not (titles(text) or titles(candidate.preceding or ""))
 

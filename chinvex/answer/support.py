@@ -82,6 +82,9 @@ heading path) add to its support, relative to its own words."""
 IDENTIFIER_SHARE = 0.4
 """What a term found only inside a code identifier adds, relative to one stated in words."""
 
+COMMON_NAME_SHARE = 0.2
+"""A name in more than this share of a context's chunks need not appear with the sentence that
+answers (`_everywhere`): one chunk in five saying it is no sign of which one answers."""
 MIN_OWN = 0.2
 """Least share of the question's terms the chosen sentence must say itself (not its context)."""
 MIN_SAID_TERMS = 2
@@ -121,12 +124,27 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
     if not analysis.terms or not units:
         return analysis, TermWeights.uniform()
     reading = _read_evidence(analysis, evidence, kinds, units, stemmer, weights_for)
+    distinctive = [stems for stems in name_stems if not _everywhere(stems, reading.weights)]
     for i in range(len(units)):
-        candidate = _candidate(analysis, reading, i, name_stems, code_terms, said_on)
+        names = name_stems if reading.kinds[units[i].chunk] == "dialogue" else distinctive
+        candidate = _candidate(analysis, reading, i, names, code_terms, said_on)
         if candidate is not None:
             analysis.candidates.append(candidate)
     analysis.candidates.sort(key=lambda c: (-c.score, c.unit.chunk, c.unit.order))
     return analysis, reading.weights
+
+
+def _everywhere(stems: frozenset[str], weights: TermWeights) -> bool:
+    """Is a name the question uses in so many of the context's chunks (every stem of it) that
+    saying it tells no passage from another? "For which HTTP verb does Requests not follow
+    redirects?" asked of the requests library: "HTTP" and "Requests" are in a large share of its
+    chunks, and the sentence that answers ("By default Requests will perform location redirection
+    for all verbs except HEAD") need not repeat the first. A name the index has not counted is
+    taken as rare. Only for prose and code: in a conversation the names are people and the places
+    they go, which the sentence that answers must be about however often they are mentioned
+    (held out on LoCoMo, exempting them cost a conversation answers: bench/RESULTS.md, "Answers
+    over documentation prose")."""
+    return bool(stems) and all(weights.df.get(s, 0) > COMMON_NAME_SHARE * weights.total for s in stems)
 
 
 def _read_question(question: Question, units: list[Unit], stemmer: Stemmer,
