@@ -37,7 +37,7 @@ _EDGE = frozenset("""i i'm i've i'd i'll me my mine myself we we're we've our us
     had having 've 's 'm 're get got gets getting go went going gonna to of in on at for with from by about
     into onto over through like as than what which who when where how why if because while since
     yeah yes wow oh hey well ok okay hi thanks thank called named titled up down out off away back around
-    together again every each not don't doesn't didn't haven't hasn't can't won't isn't wasn't""".split())
+    together again every each all not don't doesn't didn't haven't hasn't can't won't isn't wasn't""".split())
 """Words that are never the first or last word of an answer phrase."""
 _PRE_SKIP = frozenset("""new old cool great awesome amazing nice good big little small huge first last own
     other another different various many several few favorite favourite special whole""".split()) | _EDGE
@@ -53,7 +53,10 @@ _OBJECT_OPENERS = frozenset("""a an the some any my his her our their your its t
 """Words that open the object of the question's words: what follows them is the thing said."""
 _TIME_WORDS = frozenset("""yesterday today tonight tomorrow last next this past week weekend month year night
     morning evening afternoon monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri
-    sat sun ago recently lately""".split())
+    sat sun ago recently lately later earlier days weeks weekends months years nights""".split())
+_RELATIVE_TIME = re.compile(
+    r"\s+(?:a|an|one|two|three|four|five|six|\d+|a\s+few|a\s+couple\s+of|several)\s+"
+    r"(?:days?|weeks?|weekends?|months?|years?)\s+(?:later|ago|before|after|earlier)\b[.!]*\s*$", re.IGNORECASE)
 _AUXILIARIES = frozenset("is are was were do does did has have had can could would will should".split())
 _WORD = re.compile(r"[\w'’\"“”-]+(?::[\w'’-]+)*")
 _CALLED = re.compile(r"\b(?:called|named|titled)\s+(?P<name>[\"“'‘][^\"”'’]{2,60}[\"”'’]|"
@@ -179,18 +182,18 @@ def _from_boundary(head: str) -> str:
 
 
 def _trimmed(phrase: str) -> str:
-    """`phrase` without function words or a time expression at its edges; "" when nothing, or
-    too much, is left."""
-    words = phrase.split()
+    """`phrase` without function words or a time expression at its edges ("yesterday for a
+    writing gig" -> "writing gig", "a gaming party two weekends later" -> "gaming party"); ""
+    when nothing, or too much, is left."""
+    words = _RELATIVE_TIME.sub("", phrase).split()
     for _ in range(2):
-        while words and _bare(words[0]) in _EDGE:
+        while words and (_bare(words[0]) in _EDGE or _bare(words[0]) in _TIME_WORDS):
             words.pop(0)
         while words and (_bare(words[-1]) in _EDGE or _bare(words[-1]) in _TIME_WORDS):
             words.pop()
-    if not words or len(words) > MAX_PHRASE_WORDS or all(_bare(w) in _TIME_WORDS or not _bare(w).strip("+&-")
-                                                         for w in words):
+    if not words or len(words) > MAX_PHRASE_WORDS or all(not _bare(w).strip("+&-") for w in words):
         return ""
-    return " ".join(words).strip(" \"“”'‘’")
+    return " ".join(words).strip(" \"“”'‘’-–—")
 
 
 def _bare(word: str) -> str:

@@ -50,8 +50,7 @@ def test_what_follows_the_question_words_up_to_the_clause_boundary():
 def test_what_stands_before_them_only_as_their_subject():
     assert _phrase("Which specific type of bird mesmerizes Andrew?", "Eagles have always mesmerized me") == "Eagles"
     # the speaker did it: what they made is not before the words
-    assert _phrase("What did Gina make a limited edition line of?",
-                   "I made a limited edition line last week to show off my style and creativity") is None
+    assert _phrase("What did Gina make a limited edition line of?", "I made a limited edition line!") is None
 
 
 def test_particles_times_and_pronouns_are_not_an_answer():
@@ -80,3 +79,14 @@ def test_the_composed_answer_is_the_phrase_and_the_sentence_its_quote():
                        question=analysis.question)
     assert composed.text == "“fashion internship” [chunk:c00000000000]", composed.text
     assert composed.quotes["c00000000000"] == "Gina: “I just got accepted for a fashion internship!”"
+
+
+def test_the_fullest_phrase_between_the_question_words_and_no_time_at_its_edges():
+    assert _phrase("What instrument did James used to play when he was younger?",
+                   "I used to play a guitar when I was younger") == "guitar"
+    assert _phrase("What was Joanna's audition for?",
+                   "Been quite a ride - had an audition yesterday for a writing gig.") == "writing gig"
+    assert _phrase("What event is Nate organizing?",
+                   "I'm organizing a gaming party two weekends later - it'll be hectic but fun!") == "gaming party"
+    # a name with a colon in it is one word, not a clause boundary
+    assert _phrase("What game did John play?", "I played CS:GO all night") == "CS:GO"
