@@ -29,6 +29,34 @@ def _from_legacy(data: dict[str, Any]) -> dict[str, Any]:
     return {"schema_version": 1, "name": data.get("name"), "k": data.get("k"), "queries": queries}
 
 
+EXPECTED_FORM = 'each expected item is an object like {"path": "src/retry.py", "contains": "backoff"}'
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    """A validation error's location as the file spells it: `queries[0].expected[1]`."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _problem(error: dict[str, Any], data: dict[str, Any]) -> str:
+    """One validation error in the words of the golden format: which query and which field, and
+    for an expected item, the form it must take (pydantic's own message names model classes)."""
+    loc = tuple(error["loc"])
+    if len(loc) >= 3 and loc[0] == "queries" and isinstance(loc[1], int) and loc[2] == "expected":
+        query = data["queries"][loc[1]]
+        name = query.get("id") if isinstance(query, dict) and isinstance(query.get("id"), str) else None
+        which = f"query {name!r} ({_where(loc[:2])})" if name else _where(loc[:2])
+        if len(loc) == 3:
+            return f"{which}: expected must be a list; {EXPECTED_FORM}"
+        item = _where(loc[2:4])
+        if len(loc) == 4:
+            return f"{which}: {item} is {orjson.dumps(error.get('input')).decode()[:80]}; {EXPECTED_FORM}"
+        return f"{which}: {item}: invalid field '{_where(loc[4:])}': {error['msg']}; {EXPECTED_FORM}"
+    return f"invalid field '{_where(loc)}': {error['msg']}"
+
+
 def load_golden(path: Path) -> GoldenFile:
     try:
         data = orjson.loads(Path(path).read_bytes())
@@ -46,9 +74,7 @@ def load_golden(path: Path) -> GoldenFile:
         golden = GoldenFile.model_validate(data)
     except (ValidationError, ValueError) as exc:
         if isinstance(exc, ValidationError):
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise UsageError(f"--golden {path}: invalid field '{where}': {first['msg']}") from None
+            raise UsageError(f"--golden {path}: {_problem(exc.errors()[0], data)}") from None
         raise UsageError(f"--golden {path}: {exc}") from None
     for index, query in enumerate(golden.queries):
         if query.id is None:

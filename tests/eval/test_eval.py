@@ -129,3 +129,32 @@ def test_golden_labels_point_at_what_the_repository_holds():
             elif expected.get("contains") and expected["contains"] not in path.read_text("utf-8"):
                 stale.append(f"{query['id']}: {expected['path']} no longer holds {expected['contains']!r}")
     assert not stale, "\n".join(stale)
+
+
+@pytest.mark.parametrize("queries, fragment", [
+    ([{"id": "retry", "query": "x", "expected": ["src/retry.py"]}],
+     "query 'retry' (queries[0]): expected[0] is \"src/retry.py\"; each expected item is an object like {\"path\""),
+    ([{"query": "x", "expected": []}, {"query": "y", "expected": [{"path": "a.md", "contain": "t"}]}],
+     "queries[1]: expected[0]: invalid field 'contain'"),
+    ([{"query": "x", "expected": "a.md"}], "queries[0]: expected must be a list; each expected item is an object"),
+])
+def test_a_wrong_expected_item_names_its_query_and_the_form_it_takes(tmp_path: Path, queries, fragment):
+    golden = tmp_path / "golden.json"
+    golden.write_text(json.dumps({"queries": queries}))
+    with pytest.raises(UsageError) as caught:
+        load_golden(golden)
+    message = caught.value.message
+    assert message.startswith(f"--golden {golden}: ") and fragment in message, message
+    assert "GoldenExpected" not in message and "dictionary" not in message
+
+
+def test_eval_with_a_string_as_expected_item_is_one_usage_line(tmp_path: Path, chinvex_home: Path):
+    from helpers import indexed_notes, run_cli_in_process
+
+    indexed_notes(tmp_path / "notes", "ev", {"retry.md": "# Retries\n\nWebhooks retry with backoff.\n"})
+    golden = tmp_path / "golden.json"
+    golden.write_text(json.dumps({"queries": [{"id": "retry", "query": "retry", "expected": ["path"]}]}))
+    done = run_cli_in_process("eval", "--context", "ev", "--golden", str(golden))
+    assert done.code == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert str(golden) in done.stderr and "query 'retry'" in done.stderr and '{"path":' in done.stderr
+    assert_no_traceback(done)
