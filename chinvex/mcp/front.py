@@ -32,6 +32,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from chinvex.mcp import handshake
+from chinvex.mcp.context_warning import ContextCheck
 from chinvex.mcp.stdfds import claim_std_fds
 
 DOOR_LINE_MAX = 64 * 1024
@@ -192,8 +193,10 @@ class _Loader(threading.Thread):
         self.server: Any = None
         self.relay: Any = None
         self.error: BaseException | None = None
+        self.check = ContextCheck(default_context)
 
     def run(self) -> None:
+        self.check.run()  # first: a session that ends at once still gets the warning
         try:
             import anyio  # noqa: F401  (everything the session needs, imported here)
 
@@ -254,8 +257,9 @@ def serve(default_context: str | None = None) -> None:
         initialize_id: Any = None
         while True:
             line = wire.stdin.readline(DOOR_LINE_MAX + 1)
-            if not line:
-                return  # the client left during the handshake: nothing to hand over
+            if not line:  # the client left during the handshake: nothing to hand over
+                loader.check.wait()  # the loader's first step: its warning reaches the log
+                return
             try:
                 decision = (decide(orjson.loads(line), version, recorded) if len(line) <= DOOR_LINE_MAX
                             else HAND_OVER)

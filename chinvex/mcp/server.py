@@ -400,11 +400,17 @@ def _keep_profile_tools(server: ChinvexMCPServer, state: ServerState) -> None:
 
 def serve(default_context: str | None = None) -> None:
     """Run until the client closes stdin. Nothing is resolved or loaded before the handshake: a
-    --context that does not exist is reported by every tool that needs it (the server still
-    starts; the context may be created later), and the registry is read on each call."""
+    --context that does not exist gets a warning on stderr from a background thread and is
+    reported by every tool that needs it (the server still starts; the context may be created
+    later), and the registry is read on each call."""
+    from chinvex.mcp.context_warning import ContextCheck
+
+    check = ContextCheck(default_context)
+    check.start()
     state = ServerState(default_context)
     server = build_server(state)
     try:
         server.run("stdio")
     finally:
         state.close()
+        check.wait()

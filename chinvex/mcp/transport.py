@@ -8,6 +8,11 @@ thread (an 8 MB line must not stall the event loop), and either handed to the se
 answered at once with a JSON-RPC error. Responses and these errors share one writer, so frames
 never interleave.
 
+A request that arrives just before the end of input is still answered: at the end of input
+the reader waits (up to `DRAIN_AFTER_EOF_SECONDS`) until every request it handed the session
+has its response written, and only then closes the session's read stream (which cancels the
+handlers still running). `printf '<request>\\n' | chinvex mcp` gets its reply.
+
 Like the SDK's transport, it takes fd 0 and fd 1 for the wire while serving: fd 0 reads the null
 device and fd 1 writes to stderr, so a library or child process that prints cannot corrupt the
 protocol; both are restored on exit.
@@ -18,7 +23,7 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import anyio
 import anyio.to_thread
@@ -30,6 +35,9 @@ from chinvex.mcp.limits import LINE_MAX_BYTES
 from chinvex.mcp.stdfds import claim_std_fds
 from chinvex.mcp.wire import WireError, decode_line, oversized_line
 
+DRAIN_AFTER_EOF_SECONDS = 300.0
+"""How long requests already received may still run once the client has closed stdin: long
+enough for a cold `chinvex_answer`, bounded so a stuck call cannot keep the process alive."""
 _SKIP_CHUNK = 64 * 1024
 _HEAD_KEPT = 64 * 1024
 """Of a line past the limit, the start kept to find its id in (clients write the id first)."""
@@ -83,6 +91,10 @@ async def stdio_transport(
     write_lock = anyio.Lock()
     reading = anyio.CancelScope()
     client_gone = False
+    unanswered: set[Any] = set()
+    """Ids of requests handed to the session whose response has not been written yet."""
+    all_answered: anyio.Event | None = None
+    """Made at the end of input while requests are unanswered; set when the last is answered."""
 
     def write_all(data: bytes) -> None:
         stdout.write(data)
@@ -101,10 +113,15 @@ async def stdio_transport(
                 reading.cancel()  # closes the read stream, which ends the session
 
     async def reader() -> None:
+        nonlocal all_answered
         async with read_writer:
             while True:
                 frame = await anyio.to_thread.run_sync(read_frame, stdin, abandon_on_cancel=True)
                 if isinstance(frame, EndOfInput):
+                    if unanswered:
+                        all_answered = anyio.Event()
+                        with anyio.move_on_after(DRAIN_AFTER_EOF_SECONDS):
+                            await all_answered.wait()
                     return
                 if frame is None:
                     continue
@@ -112,6 +129,10 @@ async def stdio_transport(
                     sys.stderr.write(f"chinvex mcp: refused a line (id {frame.request_id!r}): {frame.message}\n")
                     await emit(_dump(frame.reply()))
                     continue
+                if isinstance(frame, types.JSONRPCRequest):
+                    unanswered.add(frame.id)  # before the send: the reply may be written first
+                elif isinstance(frame, types.JSONRPCNotification) and frame.method == "notifications/cancelled":
+                    unanswered.discard((frame.params or {}).get("requestId"))  # a cancelled request gets no reply
                 try:
                     await read_writer.send(SessionMessage(frame))
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -120,7 +141,12 @@ async def stdio_transport(
     async def writer() -> None:
         async with write_reader:
             async for session_message in write_reader:
-                await emit(_dump(session_message.message))
+                message = session_message.message
+                await emit(_dump(message))
+                if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+                    unanswered.discard(message.id)
+                    if not unanswered and all_answered is not None:
+                        all_answered.set()
 
     async def read_until_cancelled(scope: anyio.CancelScope) -> None:
         with scope:
