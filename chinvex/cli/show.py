@@ -14,7 +14,7 @@ from typing import Any
 from rich.markup import escape
 
 from chinvex import fmt
-from chinvex.models.turn_markers import MARKER, shown_turns
+from chinvex.models.turn_markers import MARKER
 
 MATCHED_LINES = 3
 LINE_CHARS = 160
@@ -59,6 +59,7 @@ def hit_label(result: Any, *, with_context: bool) -> str:
     agent is named as `stats`, `timeline` and `--filter "agent = …"` name it (`codex`, not the
     reader `cx_sessions_jsonl`)."""
     from chinvex.models.documents import agent_of
+    from chinvex.storage.chunk_reads import turn_span
 
     meta = result.metadata
     ctx = f"{result.context}/" if with_context else ""
@@ -69,23 +70,13 @@ def hit_label(result: Any, *, with_context: bool) -> str:
         when = meta.get("ts_start") or result.updated_at
         if when:
             parts.append(fmt.when(when))
-        first, last = _turn_span(result.text, meta)
+        first, last = turn_span(result.text, meta)
         parts.append(f"turn {first}" if first == last else f"turns {first}-{last}")
         return f"[{ctx}{result.source_type}] " + " · ".join(parts)
     where = meta.get("path") or result.source_uri
     if result.range.line_start is not None:
         where += f":{result.range.line_start}-{result.range.line_end}"
     return f"[{ctx}{result.source_type}] {where}"
-
-
-def _turn_span(text: str, meta: dict[str, Any]) -> tuple[int, int]:
-    """The first and last turn numbers the chunk's text shows (what a reader sees), else the
-    stored zero-based turn range moved to one-based."""
-    shown = shown_turns(text)
-    if shown:
-        return shown
-    start = int(meta["turn_start"])
-    return start + 1, int(meta.get("turn_end", start)) + 1
 
 
 def _explain_line(e: dict[str, Any]) -> str:
