@@ -72,6 +72,12 @@ PLURALS = {"memory": "memories", "feedback": "feedback", "entry": "entries", "su
 """Nouns the CLI counts whose plural is not the noun plus "s"."""
 
 
+def noun(n: int, word: str) -> str:
+    """The noun alone in the form a count of `n` takes, for a phrase where other words come
+    between the count and the noun: f"{n} unrecognised {noun(n, 'line')}"."""
+    return word if n == 1 else PLURALS.get(word, word + "s")
+
+
 def counted(n: int, noun: str) -> str:
     """A count and its noun, singular for one (`1 chunk`, `1,204 chunks`, `3 memories`); in a
     phrase the first word takes the plural (`2 chunks embedded`)."""

@@ -43,8 +43,10 @@ def ingest(
 
     config = _resolve(context, json_out=json_out)
     mode = choose_mode(show_progress, json_out=json_out, quiet=quiet)
-    progress = IngestProgress(config.name, mode=mode, verbose=verbose and not json_out and not quiet)
-    from chinvex.cli.ingest_report import confirm_on_terminal
+    from chinvex.cli.ingest_report import confirm_on_terminal, named_sources
+
+    progress = IngestProgress(config.name, mode=mode, verbose=verbose and not json_out and not quiet,
+                              named=named_sources(config))
 
     summary = run_ingest(config, IngestOptions(full=full, verbose=verbose, wait=wait, progress=progress, yes=yes,
                                                confirm_removal=confirm_on_terminal(progress, json_out=json_out)))
@@ -53,7 +55,7 @@ def ingest(
     else:
         from chinvex.cli.ingest_report import summary_lines
 
-        lines = summary_lines(summary, verbose=verbose, strict=strict)
+        lines = summary_lines(summary, verbose=verbose, strict=strict, named_skips=progress.named_skips)
         if quiet:
             lines = [line for line in lines if line.startswith(("warning:", "[red]error:"))]
         if lines:

@@ -2,14 +2,37 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
-def summary_lines(summary: Any, *, verbose: bool, strict: bool) -> list[str]:
+def absolute(path: str) -> str:
+    """A path as a source's uri compares with it: user folder expanded, absolute."""
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def named_sources(config: Any) -> frozenset[str]:
+    """Every file or folder the context's includes name (`KIND=PATH` sessions too; `auto` names
+    none), as absolute paths."""
+    named = set()
+    for key, values in config.includes.entries():
+        for value in values if isinstance(values, list) else []:
+            if not isinstance(value, str) or not value.strip():
+                continue
+            if key == "sessions":
+                if "=" not in value:
+                    continue
+                value = value.split("=", 1)[1]
+            named.add(absolute(value.strip()))
+    return frozenset(named)
+
+
+def summary_lines(summary: Any, *, verbose: bool, strict: bool, named_skips: Sequence[Any] = ()) -> list[str]:
     """What was indexed, skipped, redacted and what failed; `verbose` adds each Codex thread's
-    reading route."""
+    reading route. `named_skips`: decisions that skipped a source the context names itself
+    (its only chat export, say): said with their reason on the "not indexed" line."""
     from rich.markup import escape
 
     from chinvex import fmt
@@ -27,7 +50,11 @@ def summary_lines(summary: Any, *, verbose: bool, strict: bool) -> list[str]:
     ]
     from chinvex.ingest.summary import skip_lines
 
-    lines.extend(skip_lines(s.skipped))
+    why: dict[str, list[str]] = {}
+    for decision in named_skips:
+        why.setdefault(decision.reason, []).append(
+            f"{decision.source_uri}: {decision.detail}" if decision.detail else decision.source_uri)
+    lines.extend(skip_lines(s.skipped, why))
     if summary.imported_kept:
         lines.append(f"kept {summary.imported_kept} imported sources from outside this context's folders "
                      "('chinvex rm' removes them)")
@@ -43,7 +70,8 @@ def summary_lines(summary: Any, *, verbose: bool, strict: bool) -> list[str]:
     for root, info in sorted(summary.readers.items()):
         if verbose or info.get("stopped"):
             stopped = f"; stopped mid-run: {info['stopped']}" if info.get("stopped") else ""
-            lines.append(f"codex reader for {root}: {info.get('reader')} ({info.get('why')}){stopped}")
+            why = f"; {info['why']}" if info.get("why") else ""  # its own words may hold parentheses
+            lines.append(f"codex reader for {root}: {info.get('reader')}{why}{stopped}")
     if summary.redactions:
         lines.append("secrets redacted: " + ", ".join(f"{n} {k}" for k, n in summary.redactions.items()))
     for skipped in summary.unrecognised[:20]:

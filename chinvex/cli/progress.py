@@ -20,6 +20,7 @@ from typing import Literal
 
 import orjson
 
+from chinvex.cli.ingest_report import absolute
 from chinvex.ingest.summary import Decision
 
 Mode = Literal["bar", "lines", "json", "off"]
@@ -103,7 +104,10 @@ class Counters:
 class IngestProgress:
     """The ingest pipeline's progress sink (`chinvex.ingest.pipeline.ProgressSink`)."""
 
-    def __init__(self, context: str, *, mode: Mode, verbose: bool, every: float | None = None):
+    def __init__(self, context: str, *, mode: Mode, verbose: bool, every: float | None = None,
+                 named: frozenset[str] = frozenset()):
+        """`named`: the sources the context names (absolute paths); one of them skipped is kept
+        in `named_skips`, so the summary can say why without --verbose."""
         from rich.console import Console
 
         from chinvex.cli.output import console
@@ -119,6 +123,8 @@ class IngestProgress:
         self._task = None
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
+        self.named = named
+        self.named_skips: list[Decision] = []
 
     def start(self, total: int) -> None:
         self.counters = Counters()
@@ -169,6 +175,8 @@ class IngestProgress:
         self._refresh_bar()
 
     def decision(self, decision: Decision) -> None:
+        if decision.action == "excluded" and self.named and absolute(decision.source_uri) in self.named:
+            self.named_skips.append(decision)
         if not self.verbose:
             return
         from rich.markup import escape

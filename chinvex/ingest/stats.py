@@ -116,8 +116,9 @@ def format_stats(data: dict[str, Any]) -> str:
         )
         for root, info in sorted(((run.get("stats") or {}).get("readers") or {}).items()):
             stopped = "; stopped mid-run" if info.get("stopped") else ""
-            lines.append(f"codex sessions {escape(root)}: read by {escape(str(info.get('reader')))} "
-                         f"({escape(str(info.get('why')))}){stopped}")
+            why = f"; {info['why']}" if info.get("why") else ""  # its own words may hold parentheses
+            lines.append(f"codex sessions {escape(root)}: read by {escape(str(info.get('reader')))}"
+                         f"{escape(why)}{stopped}")
     else:
         lines.append("last ingest: never")
     failing = (data.get("fingerprints") or {}).get("error")

@@ -74,17 +74,64 @@ GENERATED_SKIP = "generated"
 """The skip reason of generated, vendored and data files (`chinvex_adapters/kit/generated.py`)."""
 
 
-def skip_lines(skipped: dict[str, int]) -> list[str]:
+SKIP_WORDS: dict[str, tuple[str, str]] = {
+    GENERATED_SKIP: ("generated or data", "generated or data"),
+    "excluded_dir": ("in an excluded folder", "in excluded folders"),
+    "excluded": ("matching an exclude pattern", "matching exclude patterns"),
+    "hidden": ("hidden", "hidden"),
+    "ignored": ("ignored", "ignored"),
+    "not_supported": ("not a supported format", "not in a supported format"),
+    "not_a_rollout": ("not a Codex rollout", "not Codex rollouts"),
+    "binary": ("binary", "binary"),
+    "empty": ("empty", "empty"),
+    "too_large": ("too large", "too large"),
+    "unreadable": ("unreadable", "unreadable"),
+    "superseded": ("superseded by a plainer copy", "superseded by plainer copies"),
+    "submodule": ("a git submodule", "git submodules"),
+    "broken_symlink": ("a broken symlink", "broken symlinks"),
+    "symlink_dir": ("a symlinked folder", "symlinked folders"),
+    "symlink_duplicate": ("a symlink to a file indexed already", "symlinks to files indexed already"),
+    "symlink_outside_root": ("a symlink out of its folder", "symlinks out of their folder"),
+    "outside_root": ("outside its folder", "outside their folder"),
+    "not_regular": ("not a regular file", "not regular files"),
+    "undecodable_name": ("a name that is not valid text", "names that are not valid text"),
+    "vanished": ("gone while being read", "gone while being read"),
+    "invalid_pattern": ("a malformed pattern", "malformed patterns"),
+    "git_unavailable": ("git failed; folder walked instead", "git failed; folders walked instead"),
+    "ignored_by_git": ("ignored by git; folder walked instead", "ignored by git; folders walked instead"),
+}
+"""Skip reasons (`SkippedSource.reason`) in words, after their count: one, many."""
+
+
+def skip_phrase(reason: str, n: int) -> str:
+    """`5 in excluded folders`, `1 not a supported format`; an unknown reason's code with spaces."""
+    one, many = SKIP_WORDS.get(reason, (reason.replace("_", " "),) * 2)
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def skipped_in_words(skipped: dict[str, int]) -> str:
+    """Every reason with its count, in words (`5 in excluded folders, 1 binary`), or ''."""
+    return ", ".join(skip_phrase(reason, n) for reason, n in skipped.items() if isinstance(n, int))
+
+
+def skip_lines(skipped: dict[str, int], why: dict[str, list[str]] | None = None) -> list[str]:
     """The human summary's lines about files not indexed. Generated/data files get a sentence
     of their own: they are the skips a user may want back (`include_generated`), and a count
-    hidden among "binary" and "empty" would not say so."""
+    hidden among "binary" and "empty" would not say so. `why` (reason -> "path: detail") is said
+    after its reason's count: a source the user named and that was not indexed says why
+    without --verbose."""
     lines: list[str] = []
     generated = skipped.get(GENERATED_SKIP, 0)
     if generated:
         noun = "file" if generated == 1 else "files"
         lines.append(f"skipped {generated} generated/data {noun} (listed by ingest --verbose; "
                      "context.json include_generated indexes them)")
-    rest = ", ".join(f"{n} {reason}" for reason, n in skipped.items() if reason != GENERATED_SKIP)
-    if rest:
-        lines.append(f"not indexed: {rest}")
+    parts = []
+    for reason, n in skipped.items():
+        if reason == GENERATED_SKIP:
+            continue
+        details = (why or {}).get(reason)
+        parts.append(skip_phrase(reason, n) + (f" ({'; '.join(details)})" if details else ""))
+    if parts:
+        lines.append(f"not indexed: {', '.join(parts)}")
     return lines

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from chinvex.files.walk import absolute_root
+from chinvex.fmt import noun
 from chinvex.ids import thread_doc_id
 from chinvex.models import ConversationDoc, ConversationLinks
 from chinvex.models.sources import (
@@ -283,7 +284,7 @@ def parse_transcript(
     if not records:
         if read.invalid_lines:
             raise UnrecognisedSource(f"{path}: not a Claude Code transcript (no JSON records; "
-                                     f"{read.invalid_lines} unreadable lines)")
+                                     f"{read.invalid_lines} unreadable {noun(read.invalid_lines, 'line')})")
         report.warnings.append(f"{path}: empty transcript (nothing written yet)")
         return None
     if not any(_recognisable(r) for r in records):

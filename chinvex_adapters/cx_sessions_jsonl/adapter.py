@@ -26,6 +26,7 @@ from chinvex.models.sources import (
     UnrecognisedSource,
 )
 from chinvex.files.walk import absolute_root
+from chinvex.fmt import counted, noun
 from chinvex_adapters.walked import source_candidate, walked_sources
 
 from .content import truncate_title
@@ -165,28 +166,31 @@ class CodexRolloutAdapter(AdapterDefaults):
         if ctx["n_session_meta"] == 0 and ctx["n_conversation_lines"] == 0:
             raise UnrecognisedSource(
                 f"{path}: not a Codex rollout (no session_meta and no conversation records; "
-                f"{ctx['n_unrecognised_lines']} unrecognised line(s))"
+                f"{ctx['n_unrecognised_lines']} unrecognised {noun(ctx['n_unrecognised_lines'], 'line')})"
             )
         if ctx["next_turn"] == 0:
             if ctx["n_unrecognised_lines"]:
                 kinds = ", ".join(ctx["unknown_types"]) or "not JSON or no envelope"
                 raise UnrecognisedSource(
                     f"{path}: not a Codex session (no conversation turns; "
-                    f"{ctx['n_unrecognised_lines']} unrecognised line(s): {kinds}; a newer rollout "
+                    f"{ctx['n_unrecognised_lines']} unrecognised {noun(ctx['n_unrecognised_lines'], 'line')}: "
+                    f"{kinds}; a newer rollout "
                     "format?)"
                 )
             if ctx["n_conversation_lines"]:
                 raise UnrecognisedSource(
                     f"{path}: not a Codex session (no conversation turns; its "
-                    f"{ctx['n_conversation_lines']} conversation record(s) are all empty, "
-                    "duplicates or injected context)"
+                    f"{ctx['n_conversation_lines']} conversation {noun(ctx['n_conversation_lines'], 'record')} "
+                    f"{'is' if ctx['n_conversation_lines'] == 1 else 'are all'} empty, duplicates or injected "
+                    "context)"
                 )
             report.warnings.append(f"{path.name}: no conversation turns yet (session set-up only)")
         unknown = report.counts.get("lines_unknown_type", 0)
         drift = report.counts.get("lines_drift", 0)
         if unknown or drift:
             report.warnings.append(
-                f"{path.name}: skipped {unknown} line(s) of unknown type and {drift} unrecognised line(s)"
+                f"{path.name}: skipped {counted(unknown, 'line')} of unknown type and {drift} unrecognised "
+                f"{noun(drift, 'line')}"
             )
 
     def _usable_state(self, prev: dict[str, Any] | None, path: Path, size: int, compressed: bool,

@@ -16,6 +16,17 @@ from chinvex.web.pages.common import int_param, reading, selected_config, text_p
 from chinvex.web.render import render, url
 
 
+def with_skip_words(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each run with `skipped_words`: its files not indexed by reason, in the words `chinvex
+    ingest` uses (`5 in excluded folders, 1 not a supported format`), '' when none."""
+    from chinvex.ingest.summary import skipped_in_words
+
+    for run in runs:
+        skipped = ((run.get("stats") or {}).get("sources") or {}).get("skipped")
+        run["skipped_words"] = skipped_in_words(skipped) if isinstance(skipped, dict) else ""
+    return runs
+
+
 def ingest_page(request: Request) -> Response:
     """GET /ingest?job=: the history, and the run this server started (or is running) for the
     context, whose progress the page's script follows."""
@@ -27,7 +38,7 @@ def ingest_page(request: Request) -> Response:
     runs: list[dict[str, Any]] = []
     with reading(config) as conn:
         if conn is not None:
-            runs = list(iter_runs(conn, limit))
+            runs = with_skip_words(list(iter_runs(conn, limit)))
     job_id = text_param(request, "job", limit=40)
     job = state.jobs.get(job_id) if job_id else None
     if job is not None and job.context != config.name:

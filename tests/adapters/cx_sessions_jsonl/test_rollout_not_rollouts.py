@@ -58,3 +58,14 @@ def test_five_megabyte_single_line(tmp_path: Path) -> None:
     assert len(tool.text) < TOOL_OUTPUT_LIMIT + 500
     assert report.counts["tool_outputs_truncated"] == 1
     assert elapsed < 10
+
+
+def test_counts_in_messages_take_the_singular_for_one(tmp_path: Path) -> None:
+    one = write(tmp_path / "one.jsonl", [meta_line(), line("future_thing", {"x": 1}), "not json {",
+                                         *user_msg("hello"), ev("agent_message", message="hi")])
+    _, report = parse(one)
+    assert any("skipped 1 line of unknown type and 1 unrecognised line" in w and "(s)" not in w
+               for w in report.warnings), report.warnings
+    only = write(tmp_path / "drift.jsonl", ['{"foo": 1}'])
+    with pytest.raises(SourceError, match=r"no conversation records; 1 unrecognised line\)"):
+        parse(only)
