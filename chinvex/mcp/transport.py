@@ -75,6 +75,35 @@ def _dump(message: types.JSONRPCMessage) -> bytes:
     return (message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode("utf-8")
 
 
+class Unanswered:
+    """The ids of requests handed to the session whose response has not been written yet, so
+    that the end of input can wait for them (a cancelled request gets no response)."""
+
+    def __init__(self) -> None:
+        self.ids: set[Any] = set()
+        self._all_answered: anyio.Event | None = None
+
+    def received(self, frame: types.JSONRPCMessage) -> None:
+        if isinstance(frame, types.JSONRPCRequest):
+            self.ids.add(frame.id)
+        elif isinstance(frame, types.JSONRPCNotification) and frame.method == "notifications/cancelled":
+            self.ids.discard((frame.params or {}).get("requestId"))
+
+    def sent(self, message: types.JSONRPCMessage) -> None:
+        if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+            self.ids.discard(message.id)
+            if not self.ids and self._all_answered is not None:
+                self._all_answered.set()
+
+    async def drained(self, seconds: float) -> None:
+        """Return once every request is answered, or after `seconds`."""
+        if not self.ids:
+            return
+        self._all_answered = anyio.Event()
+        with anyio.move_on_after(seconds):
+            await self._all_answered.wait()
+
+
 @asynccontextmanager
 async def stdio_transport(
     stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
@@ -91,10 +120,7 @@ async def stdio_transport(
     write_lock = anyio.Lock()
     reading = anyio.CancelScope()
     client_gone = False
-    unanswered: set[Any] = set()
-    """Ids of requests handed to the session whose response has not been written yet."""
-    all_answered: anyio.Event | None = None
-    """Made at the end of input while requests are unanswered; set when the last is answered."""
+    unanswered = Unanswered()
 
     def write_all(data: bytes) -> None:
         stdout.write(data)
@@ -113,15 +139,11 @@ async def stdio_transport(
                 reading.cancel()  # closes the read stream, which ends the session
 
     async def reader() -> None:
-        nonlocal all_answered
         async with read_writer:
             while True:
                 frame = await anyio.to_thread.run_sync(read_frame, stdin, abandon_on_cancel=True)
                 if isinstance(frame, EndOfInput):
-                    if unanswered:
-                        all_answered = anyio.Event()
-                        with anyio.move_on_after(DRAIN_AFTER_EOF_SECONDS):
-                            await all_answered.wait()
+                    await unanswered.drained(DRAIN_AFTER_EOF_SECONDS)
                     return
                 if frame is None:
                     continue
@@ -129,10 +151,7 @@ async def stdio_transport(
                     sys.stderr.write(f"chinvex mcp: refused a line (id {frame.request_id!r}): {frame.message}\n")
                     await emit(_dump(frame.reply()))
                     continue
-                if isinstance(frame, types.JSONRPCRequest):
-                    unanswered.add(frame.id)  # before the send: the reply may be written first
-                elif isinstance(frame, types.JSONRPCNotification) and frame.method == "notifications/cancelled":
-                    unanswered.discard((frame.params or {}).get("requestId"))  # a cancelled request gets no reply
+                unanswered.received(frame)  # before the send: the reply may be written first
                 try:
                     await read_writer.send(SessionMessage(frame))
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -141,12 +160,8 @@ async def stdio_transport(
     async def writer() -> None:
         async with write_reader:
             async for session_message in write_reader:
-                message = session_message.message
-                await emit(_dump(message))
-                if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
-                    unanswered.discard(message.id)
-                    if not unanswered and all_answered is not None:
-                        all_answered.set()
+                await emit(_dump(session_message.message))
+                unanswered.sent(session_message.message)
 
     async def read_until_cancelled(scope: anyio.CancelScope) -> None:
         with scope:
