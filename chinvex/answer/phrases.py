@@ -9,12 +9,15 @@ read off around those words:
 1. the question names the kind of thing it wants ("what course", "what type of show"): the
    words in front of that noun in the sentence ("a meditation course" -> "meditation course"),
    or the name or title after it ("a game called Cyberpunk 2077");
-2. else the words after the last of the question's words the sentence says, up to the next
-   clause boundary ("...interested in extreme sports" -> "extreme sports");
-3. else the words before the first of them ("Eagles have always mesmerized me" -> "Eagles").
+2. else the fullest phrase after one of the question's words the sentence says, up to the next
+   of them or the next clause boundary ("...interested in extreme sports" -> "extreme sports",
+   "I used to play a guitar when I was younger" -> "guitar");
+3. else the words before the first of them, when they are its subject ("Eagles have always
+   mesmerized me" -> "Eagles"), never the speaker.
 
-Function words at either edge (who did it, auxiliaries, prepositions, fillers) are not part of
-the phrase. When nothing is left, None: the answer stays the clause. Pure functions over text.
+Function words, particles and time expressions at either edge (who did it, auxiliaries,
+prepositions, "yesterday") are not part of the phrase. When nothing is left, None: the answer
+stays the clause. Pure functions over text.
 """
 
 from __future__ import annotations
