@@ -332,8 +332,8 @@ def _whole(phrase: str | None, source: str) -> str | None:
     if at < 0:
         return phrase
     end = at + len(phrase)
-    for span in _CODE_SPAN.finditer(source):
-        if span.start() < at < span.end() or span.start() < end < span.end():
+    for code in _CODE_SPAN.finditer(source):
+        if code.start() < at < code.end() or code.start() < end < code.end():
             return None
     return phrase
 
