@@ -60,8 +60,6 @@ class Analysis:
     forms: frozenset[str] = frozenset()
     """The forms of text that is not a statement the question asks about (statements.forms_asked):
     a tool call, a patch or a checklist answers only such a question, whichever generator cites it."""
-    unseen: frozenset[str] = frozenset()
-    """The question's terms that no chunk of the context holds (support._unseen)."""
 
 
 

@@ -125,7 +125,6 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         return analysis, TermWeights.uniform()
     reading = _read_evidence(analysis, evidence, kinds, units, stemmer, weights_for)
     distinctive = [stems for stems in name_stems if not _everywhere(stems, reading.weights)]
-    analysis.unseen = _unseen(analysis.terms, reading.weights)
     for i in range(len(units)):
         names = name_stems if reading.kinds[units[i].chunk] == "dialogue" else distinctive
         candidate = _candidate(analysis, reading, i, names, code_terms, said_on)
@@ -133,16 +132,6 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
             analysis.candidates.append(candidate)
     analysis.candidates.sort(key=lambda c: (-c.score, c.unit.chunk, c.unit.order))
     return analysis, reading.weights
-
-
-def _unseen(terms: frozenset[str], weights: TermWeights) -> frozenset[str]:
-    """The question's terms that no chunk of the context holds (empty when the weights were not
-    read from an index). A question about a word the sources never use ("How do I rebase a
-    branch?" asked of a library's repository) is not answered by a sentence saying its other
-    words ("Send a pull request to the main branch"): see `_refused_outright`."""
-    if not weights.df:
-        return frozenset()
-    return frozenset(t for t in terms if weights.df.get(t, 0) == 0)
 
 
 def _everywhere(stems: frozenset[str], weights: TermWeights) -> bool:
@@ -378,13 +367,6 @@ def _refused_outright(analysis: Analysis, evidence: list[Evidence], pool: list[C
     subject = " and ".join(phrase for phrase, _ in analysis.subject)
     if subject and not any(c.on_subject for c in pool):
         return Verdict(False, None, f"No retrieved passage mentions {subject}.", [], confidence=0.0)
-    if analysis.unseen and not any(c.kind == "dialogue" for c in pool):
-        # Documentation and code say what they mean in their own words: a question word that no
-        # chunk of the context holds is a subject it does not cover. Not for conversations, where
-        # a question paraphrases what was said ("partake" for "I'm doing"): held out on LoCoMo,
-        # this rule would refuse four answerable questions for each adversarial one.
-        words = ", ".join(f"“{analysis.term_words.get(t, t)}”" for t in sorted(analysis.unseen))
-        return Verdict(False, None, f"No source in this context mentions {words}.", [], confidence=0.0)
     return None
 
 
