@@ -3,7 +3,7 @@
 The real one (tests/fixtures/samples/amp/empathic-toolpath, Apache-2.0, see PROVENANCE.md) is
 the output of `amp threads export` by Amp CLI 0.0.1785170481 (2026-07-27): shell commands,
 `apply_patch` adds and updates, a failed command, a `Task` sub-agent and thinking blocks. The
-others are written by the tests in tmp_path, in the shape /work/notes/amp.md documents from
+others are written by the tests in tmp_path, in the shape read from
 Amp's published CLI bundle (`JSON.stringify(thread, null, 2)` of `{v, id, created (ms), title,
 agentMode, env.initial, messages[]}`), to reach cases the real thread does not have (refusals,
 images, child threads, cut files). Other agents' real fixtures check that the sniff claims none
