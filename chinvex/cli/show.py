@@ -59,7 +59,7 @@ def hit_label(result: Any, *, with_context: bool) -> str:
     agent is named as `stats`, `timeline` and `--filter "agent = …"` name it (`codex`, not the
     reader `cx_sessions_jsonl`)."""
     from chinvex.models.documents import agent_of
-    from chinvex.storage.chunk_reads import turn_span
+    from chinvex.models.turn_markers import turns_label
 
     meta = result.metadata
     ctx = f"{result.context}/" if with_context else ""
@@ -70,8 +70,7 @@ def hit_label(result: Any, *, with_context: bool) -> str:
         when = meta.get("ts_start") or result.updated_at
         if when:
             parts.append(fmt.when(when))
-        first, last = turn_span(result.text, meta)
-        parts.append(f"turn {first}" if first == last else f"turns {first}-{last}")
+        parts.append(turns_label(meta, result.text))
         return f"[{ctx}{result.source_type}] " + " · ".join(parts)
     where = meta.get("path") or result.source_uri
     if result.range.line_start is not None:

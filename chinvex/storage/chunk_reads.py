@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from chinvex.models import ContextConfig
+from chinvex.models.turn_markers import turns_label
 from chinvex.storage import db
 
 
@@ -63,18 +64,6 @@ def get_chunks(config: ContextConfig, chunk_ids: list[str]) -> list[dict[str, An
         conn.close()
 
 
-def turn_span(text: str, meta: dict[str, Any]) -> tuple[int, int]:
-    """A conversation chunk's first and last turn, numbered from 1: the turns its text shows
-    (what a reader sees), else the stored zero-based `turn_start`/`turn_end` moved to one-based."""
-    from chinvex.models.turn_markers import shown_turns
-
-    shown = shown_turns(text)
-    if shown:
-        return shown
-    start = int(meta["turn_start"])
-    return start + 1, int(meta.get("turn_end", start)) + 1
-
-
 def format_chunk(chunk: dict[str, Any]) -> str:
     """A `fetch_chunks` row for a person (rich markup): where it comes from, its neighbours and
     timestamps, then its text; absent values are left out rather than printed as None."""
@@ -89,9 +78,9 @@ def format_chunk(chunk: dict[str, Any]) -> str:
     title = f" · {chunk['title']}" if chunk.get("title") and chunk["title"] not in where else ""
     details = []
     meta = chunk.get("metadata") or {}
-    if meta.get("turn_start") is not None:  # a conversation chunk: its turns, as search shows them
-        first, last = turn_span(chunk["text"], meta)
-        details.append(f"turn {first}" if first == last else f"turns {first}-{last}")
+    turns = turns_label(meta, chunk["text"])  # a conversation chunk: its turns, as search shows them
+    if turns:
+        details.append(turns)
     details.append(f"chars {fmt.text(rng.get('char_start'))}-{fmt.text(rng.get('char_end'))}")
     neighbours = chunk.get("neighbours") or {}
     details.append(f"previous {neighbours.get('previous') or 'none (first chunk)'}")

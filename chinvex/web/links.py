@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from chinvex.models.turn_markers import turns_label
 from chinvex.web.render import segment, url
 
 
@@ -35,18 +36,5 @@ def where(metadata: Mapping[str, Any], source_uri: str, line_start: int | None, 
     place = str(metadata.get("path") or relative_path(str(metadata.get("header") or ""), source_uri) or source_uri)
     if line_start is not None:
         return f"{place}:{line_start}-{line_end if line_end is not None else line_start}"
-    turns = turn_span(metadata, text)
+    turns = turns_label(metadata, text)
     return f"{place} {turns}" if turns else place
-
-
-def turn_span(metadata: Mapping[str, Any], text: str = "") -> str:
-    """`turns 3-4` (or `turn 3`) for a conversation chunk, numbered from 1; "" for others."""
-    from chinvex.models.turn_markers import shown_turns
-
-    if metadata.get("turn_start") is None:
-        return ""
-    shown = shown_turns(text)
-    if shown is None:
-        start = int(metadata["turn_start"])
-        shown = (start + 1, int(metadata.get("turn_end", start)) + 1)
-    return f"turn {shown[0]}" if shown[0] == shown[1] else f"turns {shown[0]}-{shown[1]}"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chinvex.storage.chunk_reads import format_chunk, turn_span
+from chinvex.models.turn_markers import turn_range
+from chinvex.storage.chunk_reads import format_chunk
 
 
 def _chunk(text: str, metadata: dict[str, Any], source_type: str = "agent_session") -> dict[str, Any]:
@@ -29,7 +30,7 @@ def test_a_conversation_chunk_shows_the_turns_its_text_holds():
 def test_one_turn_without_markers_is_numbered_from_one():
     details = _details(_chunk("plain text", {"turn_start": 6, "turn_end": 6}))
     assert "turn 7 · chars 2119-2433" in details and "turns" not in details
-    assert turn_span("plain text", {"turn_start": 0}) == (1, 1)
+    assert turn_range({"turn_start": 0}, "plain text") == (1, 1)
 
 
 def test_a_file_chunk_has_no_turns():

@@ -6,7 +6,8 @@ date and turns numbered from 1 (chinvex.web.links)."""
 from __future__ import annotations
 
 from chinvex.web.highlight import Highlighter
-from chinvex.web.links import turn_span, where
+from chinvex.models.turn_markers import turns_label
+from chinvex.web.links import where
 from chinvex.web.markdown import MAX_CHARS, render_message
 
 
@@ -44,7 +45,7 @@ def test_a_huge_message_is_plain_escaped_text():
 def test_session_hits_number_turns_from_one_as_the_chunk_shows_them():
     text = "[Turn 4 of 9] user:\nwhy?\n\n[Turn 5 of 9] assistant:\nbecause"
     meta = {"turn_start": 3, "turn_end": 4, "path": "s.jsonl"}
-    assert turn_span(meta, text) == "turns 4-5"
-    assert turn_span({"turn_start": 6}, "") == "turn 7"  # no markers: the stored 0-based index + 1
-    assert turn_span({"path": "a.py"}, "x") == ""
+    assert turns_label(meta, text) == "turns 4-5"
+    assert turns_label({"turn_start": 6}, "") == "turn 7"  # no markers: the stored 0-based index + 1
+    assert turns_label({"path": "a.py"}, "x") == ""
     assert where(meta, "/x/s.jsonl", None, None, text) == "s.jsonl turns 4-5"

@@ -19,7 +19,8 @@ from starlette.routing import Route
 from chinvex.errors import UsageError
 from chinvex.models import ContextConfig, SearchResponse
 from chinvex.web.highlight import Highlighter
-from chinvex.web.links import chunk_link, turn_span, where
+from chinvex.models.turn_markers import turns_label
+from chinvex.web.links import chunk_link, where
 from chinvex.web.pages.common import int_param, selected_config, text_param, ui
 from chinvex.web.render import render
 
@@ -93,7 +94,7 @@ def result_views(response: SearchResponse, config: ContextConfig, query: str, hi
             "session": {"title": r.title or where(r.metadata, r.source_uri, None, None),
                         "agent": agent_of(r.metadata["source"]) if r.metadata.get("source") else r.source_type,
                         "when": r.metadata.get("ts_start") or r.updated_at,
-                        "turns": turn_span(r.metadata, r.text)} if conversation else None,
+                        "turns": turns_label(r.metadata, r.text)} if conversation else None,
             "link": chunk_link(context=config.name, doc_id=r.doc_id, chunk_id=r.chunk_id, metadata=r.metadata,
                                line_start=r.range.line_start, query=query),
         })
