@@ -78,13 +78,11 @@ def noun(n: int, word: str) -> str:
     return word if n == 1 else PLURALS.get(word, word + "s")
 
 
-def counted(n: int, noun: str) -> str:
+def counted(n: int, phrase: str) -> str:
     """A count and its noun, singular for one (`1 chunk`, `1,204 chunks`, `3 memories`); in a
     phrase the first word takes the plural (`2 chunks embedded`)."""
-    if n == 1:
-        return f"1 {noun}"
-    first, space, rest = noun.partition(" ")
-    return f"{n:,} {PLURALS.get(first, first + 's')}{space}{rest}"
+    first, space, rest = phrase.partition(" ")
+    return f"{n:,} {noun(n, first)}{space}{rest}"
 
 
 _UNITS = ("KB", "MB", "GB", "TB")
