@@ -24,7 +24,7 @@ from chinvex.answer.grounding import cite
 from chinvex.answer.phrases import answer_phrase
 from chinvex.answer.question import Question
 from chinvex.answer.spans import item, span, yes_or_no
-from chinvex.answer.statements import join_literals, prose_literal
+from chinvex.answer.statements import CODE_SPAN, join_literals, prose_literal
 from chinvex.answer.judgement import Candidate
 from chinvex.answer.text import Stemmer, TermWeights
 from chinvex.retrieval.lexical import index_text
@@ -318,9 +318,6 @@ def _sentences(chosen: list[Candidate], terms: frozenset[str], expects: str, ste
     return Composed("\n\n".join(lines), quotes)
 
 
-_CODE_SPAN = re.compile(r"`[^`\n]*`")
-
-
 def _whole(phrase: str | None, source: str) -> str | None:
     """`phrase` when it can stand as an answer cut from `source`: it neither cuts a `code span`
     of it in two ("/default" out of `chinvex/context/default.py`, a lone backtick) nor is made
@@ -332,7 +329,7 @@ def _whole(phrase: str | None, source: str) -> str | None:
     if at < 0:
         return phrase
     end = at + len(phrase)
-    for code in _CODE_SPAN.finditer(source):
+    for code in CODE_SPAN.finditer(source):
         if code.start() < at < code.end() or code.start() < end < code.end():
             return None
     return phrase

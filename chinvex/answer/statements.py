@@ -27,6 +27,8 @@ _CODE_PROSE = re.compile(
 """What code says in words: comments, docstrings, the header of a SQL schema statement
 ("CREATE TRIGGER chunks_ad AFTER DELETE ON chunks" is declarative: it reads as what it does),
 and string literals (the last group; see prose_literal)."""
+CODE_SPAN = re.compile(r"`[^`\n]*`")
+"""A `code span` of prose: a name, not a statement (`words_only`), and never cut in two (compose)."""
 _PROSE_LITERAL = re.compile(r"^(?!.*\b(?:SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|CREATE|VALUES)\b)[^{}()=<>\[\]]*$")
 _PLACEHOLDER = re.compile(r"\{[^{}\n]*\}|%[sdr]")
 _ADJACENT_LITERALS = re.compile(r'"[ \t]*\n\s*[frbuFRBU]{0,2}"')
@@ -76,7 +78,7 @@ def words_only(text: str, keep: Callable[[str], bool] = lambda name: False) -> s
     def drop(match: re.Match[str]) -> str:
         return match.group(0) if keep(match.group(0)) else " "
 
-    text = re.sub(r"`[^`\n]*`", drop, text)
+    text = CODE_SPAN.sub(drop, text)
     return IDENTIFIER.sub(drop, text)
 
 
