@@ -16,15 +16,23 @@ def absolute(path: str) -> str:
 def named_sources(config: Any) -> frozenset[str]:
     """Every file or folder the context's includes name (`KIND=PATH` sessions too; `auto` names
     none), as absolute paths."""
+    from chinvex.errors import UsageError
+    from chinvex.ingest.session_stores import parse_entry
+    from chinvex.models.context import SESSIONS_KEY
+
     named = set()
     for key, values in config.includes.entries():
         for value in values if isinstance(values, list) else []:
             if not isinstance(value, str) or not value.strip():
                 continue
-            if key == "sessions":
-                if "=" not in value:
+            if key == SESSIONS_KEY:
+                try:
+                    _agent, path = parse_entry(value)
+                except UsageError:  # the ingest reports a malformed entry itself
                     continue
-                value = value.split("=", 1)[1]
+                if path is None:
+                    continue
+                value = path
             named.add(absolute(value.strip()))
     return frozenset(named)
 
