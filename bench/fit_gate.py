@@ -12,7 +12,8 @@
    conversation's refused, grounded, gold-cited and F1 at that point, and their spread.
 4. The default refusal point: chosen on the held-out predictions of all six (each
    conversation's probabilities from the model that did not see it), by the worst conversation's
-   margin to the targets (adversarial refused 0.90, answerable grounded 0.80).
+   margin to the targets (adversarial refused 0.90, answerable grounded 0.80), averaged over
+   bootstrap resamplings of the questions so that one changed label barely moves it.
 5. `--write`: the final model, fitted on all six, with that refusal point, into
    chinvex/answer/gate_model.json; the reliability table (held-out predictions by decile).
 
@@ -42,7 +43,11 @@ F1_BAR = 0.5
 (the same fact stated in another turn)."""
 L2 = 1.0
 """Ridge penalty on the standardised weights (the intercept is not penalised)."""
-THRESHOLDS = tuple(round(0.02 * i, 2) for i in range(1, 50))
+THRESHOLDS = tuple(round(0.01 * i, 2) for i in range(1, 100))
+"""The refusal points a choice is made among."""
+BOOTSTRAPS = 200
+"""Resamplings the refusal point is averaged over (`choose_threshold`)."""
+SEED = 20
 TARGET_REFUSED, TARGET_GROUNDED = 0.90, 0.80
 MODEL_PATH = REPO / "chinvex" / "answer" / MODEL_FILE
 
@@ -129,15 +134,47 @@ def margin(f: dict[str, float]) -> float:
     return min(f["refused"] - TARGET_REFUSED, f["grounded"] - TARGET_GROUNDED)
 
 
-def choose_threshold(by_conv: dict[str, list[dict]], probs: dict[str, list[float]]) -> float:
-    """The refusal point with the largest worst-conversation margin to the targets (ties: the
-    larger pooled margin, then the lower point)."""
-    def key(t: float) -> tuple[float, float, float]:
-        per = [margin(figures(by_conv[c], probs[c], t)) for c in by_conv]
-        pooled = margin(figures([r for c in by_conv for r in by_conv[c]], [p for c in by_conv for p in probs[c]], t))
-        return (round(min(per), 6), round(pooled, 6), -t)
+def _kept_matrix(rows: list[dict], probs: list[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Per row and grid point: is the answer kept (answered with the gate open and at least that
+    confident)? And per row: is the question answerable?"""
+    p = np.array(probs, dtype=float).reshape(-1)
+    answered_open = np.array([bool(r["grounded"]) for r in rows])
+    answerable = np.array([bool(r["answerable"]) for r in rows])
+    return answered_open[:, None] & (p[:, None] >= np.array(THRESHOLDS)[None, :] - 1e-12), answerable
 
-    return max(THRESHOLDS, key=key)
+
+def _best_point(kept: list[tuple[np.ndarray, np.ndarray]], weights: list[np.ndarray]) -> float:
+    """The grid point with the largest worst-conversation margin to the targets when each
+    conversation's rows count `weights` times (ties: the larger pooled margin, then the lower point)."""
+    worst = np.full(len(THRESHOLDS), np.inf)
+    refused = grounded = 0.0
+    adversarial = answerable = 0.0
+    for (k, is_answerable), w in zip(kept, weights):
+        wa, wd = w * is_answerable, w * ~is_answerable
+        conv_refused, conv_grounded = wd @ ~k, wa @ k
+        worst = np.minimum(worst, np.minimum(conv_refused / max(wd.sum(), 1.0) - TARGET_REFUSED,
+                                             conv_grounded / max(wa.sum(), 1.0) - TARGET_GROUNDED))
+        refused, grounded = refused + conv_refused, grounded + conv_grounded
+        adversarial, answerable = adversarial + wd.sum(), answerable + wa.sum()
+    pooled = np.minimum(refused / max(adversarial, 1.0) - TARGET_REFUSED,
+                        grounded / max(answerable, 1.0) - TARGET_GROUNDED)
+    keys = [(round(float(a), 6), round(float(b), 6), -t) for a, b, t in zip(worst, pooled, THRESHOLDS)]
+    return THRESHOLDS[max(range(len(THRESHOLDS)), key=keys.__getitem__)]
+
+
+def choose_threshold(by_conv: dict[str, list[dict]], probs: dict[str, list[float]]) -> float:
+    """The refusal point: the mean, over `BOOTSTRAPS` resamplings of each conversation's
+    questions, of the point with the largest worst-conversation margin to the targets, rounded
+    to 0.01. The margins of neighbouring points are near ties that one question decides (a
+    conversation has 24 to 47 adversarial ones), so the plain argmax jumped when one training
+    label changed; the mean of the resampled argmaxes moves little. Deterministic (fixed seed)."""
+    kept = [_kept_matrix(by_conv[c], probs[c]) for c in by_conv]
+    rng = np.random.default_rng(SEED)
+    points = []
+    for _ in range(BOOTSTRAPS):
+        weights = [rng.multinomial(len(a), np.full(len(a), 1.0 / len(a))).astype(float) for _, a in kept]
+        points.append(_best_point(kept, weights))
+    return round(float(np.mean(points)), 2)
 
 
 def out_of_fold(by_conv: dict[str, list[dict]]) -> dict[str, list[float]]:
