@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 from datetime import datetime, timedelta
 
 import pytest
@@ -27,7 +28,10 @@ def indexed(tmp_path, chinvex_home):
     (repo / "net/retry.py").write_text("import time\nimport random\n", encoding="utf-8")
     git(repo, "commit", "-qam", "Jitter", when=T0 + timedelta(minutes=2))
     env = {"CHINVEX_HOME": str(chinvex_home)}
-    assert run_cli_in_process("context", "create", "tl", "--sessions", f"codex={SESSIONS}", "--repo", str(repo),
+    # a copy under another name: the fixture's own folder would be a CODEX_HOME, which Codex's
+    # app-server (when installed) writes its state databases into
+    rollouts = shutil.copytree(SESSIONS, tmp_path / "rollouts")
+    assert run_cli_in_process("context", "create", "tl", "--sessions", f"codex={rollouts}", "--repo", str(repo),
                               env=env).code == 0
     assert run_cli_in_process("ingest", "--context", "tl", env=env).code == 0
     return repo, env
