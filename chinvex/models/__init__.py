@@ -1,4 +1,10 @@
-"""Pydantic models shared by adapters, the engine and the CLI (DESIGN.md §2)."""
+"""Pydantic models shared by adapters, the engine and the CLI (DESIGN.md §2).
+
+Every model is declared with `defer_build=True`: its validator is built the first time it is
+used, not when this package is imported. A one-shot command such as a cold `chinvex search` uses
+a few of these models and no longer pays for building the others on the way to its result
+(tests/models/test_models_build.py builds every one, so a broken model still fails a test).
+"""
 
 from chinvex.models.context import (
     INCLUDE_KEYS,

@@ -26,7 +26,7 @@ SESSIONS_KEY = "sessions"
 
 
 class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow", validate_assignment=True)
+    model_config = ConfigDict(extra="allow", validate_assignment=True, defer_build=True)
 
 
 class Includes(_Open):

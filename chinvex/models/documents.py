@@ -61,7 +61,7 @@ Role = Literal["user", "assistant", "tool", "system"]
 class Document(BaseModel):
     """One file-like source: a code file, a note, a markdown chat that is not a conversation."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     doc_id: str
     source_type: str
@@ -77,7 +77,7 @@ class Document(BaseModel):
 
 
 class ToolCall(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str
     input: Any = None
@@ -87,7 +87,7 @@ class ToolCall(BaseModel):
 class Attachment(BaseModel):
     """A reference to a file or image; never its bytes (no base64 reaches the index)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     kind: str = Field(description="image, file, audio, ...")
     name: str | None = None
@@ -98,7 +98,7 @@ class Attachment(BaseModel):
 
 
 class Turn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     turn_id: str
     ts: Timestamp | None = None
@@ -110,7 +110,7 @@ class Turn(BaseModel):
 
 
 class ConversationLinks(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     workspace_id: str | None = None
     repo_paths: list[str] = Field(default_factory=list)
@@ -119,7 +119,7 @@ class ConversationLinks(BaseModel):
 class ConversationDoc(BaseModel):
     """One thread (seed spec §2), whatever tool recorded it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     doc_type: Literal["conversation"] = "conversation"
     source: ConversationSource
@@ -146,7 +146,7 @@ class Chunk(BaseModel):
     embedded and indexed for full-text search, not to `text`.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     chunk_id: str
     doc_id: str

@@ -20,7 +20,7 @@ def _id(description: str = "", *, empty: bool = False) -> Any:
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
     v: Literal[1] = Field(description="Record format version.")
 
 

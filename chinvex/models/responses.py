@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Range(_Strict):
@@ -163,7 +163,7 @@ class GoldenExpected(_Strict):
 
 
 class GoldenQuery(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     id: str | None = None
     query: str
@@ -177,7 +177,7 @@ class GoldenQuery(BaseModel):
 class GoldenFile(BaseModel):
     """`chinvex eval --golden` input (DESIGN.md §10)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     schema_version: Literal[1] = 1
     name: str | None = None
