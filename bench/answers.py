@@ -169,8 +169,21 @@ def ask_all(config, queries: list[dict], *, k: int, searcher, min_confidence: fl
             "confidence": response.confidence,
             "p": verdict.confidence if verdict is not None else None,
             "features": verdict.features if verdict is not None else None,
+            **_gold_whereabouts(response, verdict, q["expected"]),
         })
     return rows
+
+
+def _gold_whereabouts(response, verdict, expected: list[dict]) -> dict[str, bool]:
+    """Where a gold turn got lost (LoCoMo's expected items name a turn tag): among the evidence,
+    among the sentences that may answer, in the chunk of the sentence chosen."""
+    tags = [e["contains"] for e in expected if e.get("contains")]
+    gold = {c.chunk_id for c in response.evidence_pack.chunks if any(t in c.text for t in tags)}
+    pool = verdict.pool if verdict is not None else []
+    best = verdict.best if verdict is not None else None
+    return {"gold_retrieved": bool(gold), "gold_may_answer": any(c.item.chunk_id in gold for c in pool),
+            "gold_chosen": best is not None and best.item.chunk_id in gold,
+            "cited": len(response.citations)}
 
 
 def _mean(values) -> float | None:
