@@ -174,9 +174,10 @@ def ask_all(config, queries: list[dict], *, k: int, searcher, min_confidence: fl
     return rows
 
 
-def _gold_whereabouts(response, verdict, expected: list[dict]) -> dict[str, bool]:
+def _gold_whereabouts(response, verdict, expected: list[dict]) -> dict[str, bool | int]:
     """Where a gold turn got lost (LoCoMo's expected items name a turn tag): among the evidence,
-    among the sentences that may answer, in the chunk of the sentence chosen."""
+    among the sentences the gate's verdict could choose from (for an answer, the gate looks only
+    at the chunks it cites), in the chunk of the sentence it rests on; and how many chunks it cites."""
     tags = [e["contains"] for e in expected if e.get("contains")]
     gold = {c.chunk_id for c in response.evidence_pack.chunks if any(t in c.text for t in tags)}
     pool = verdict.pool if verdict is not None else []
