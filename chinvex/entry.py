@@ -102,7 +102,7 @@ def main() -> None:
             raise
         return
     try:
-        cli_main()
+        cli_main(single=True)  # only the command's own module: chinvex.cli.registration
     except SystemExit as exc:
         _exit_now(exc.code)
     _exit_now(0)

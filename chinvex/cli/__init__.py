@@ -1,7 +1,10 @@
 """The `chinvex` command. Thin: parses arguments, calls the engine, formats results.
 
 Heavy modules (chromadb, onnxruntime, numpy) are imported inside commands so that `--help`
-and `context` commands stay fast.
+and `context` commands stay fast. Importing this package registers no command: `main` registers
+them (chinvex.cli.registration: all of them, or for `chinvex search`/`answer` started from the
+console script only the module that defines it); any other user of the typer app gets it from
+`registration.registered_app()`.
 """
 
 from __future__ import annotations
@@ -12,29 +15,6 @@ import sys
 import typer
 
 from chinvex.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, ChinvexError
-
-from chinvex.cli.app import app  # noqa: F401  (re-exported: `from chinvex.cli import app`)
-
-# Importing a command module registers its commands on `app`, in this order (the order of --help).
-from chinvex.cli import context_cmd  # noqa: E402
-
-app.add_typer(context_cmd.app, name="context")
-
-from chinvex.cli import commands  # noqa: E402,F401
-from chinvex.cli import doctor_cmd  # noqa: E402,F401
-from chinvex.cli import mcp_cmd  # noqa: E402,F401
-from chinvex.cli import answer_cmd  # noqa: E402,F401
-from chinvex.cli import pack_cmd  # noqa: E402,F401
-from chinvex.cli import watch_cmd  # noqa: E402,F401
-from chinvex.cli import memory_cmd  # noqa: E402,F401
-from chinvex.cli import rm_cmd  # noqa: E402,F401
-from chinvex.cli import portable_cmd  # noqa: E402,F401
-from chinvex.cli import query_cmd  # noqa: E402,F401
-from chinvex.cli import sessions_cmd  # noqa: E402,F401
-from chinvex.cli import blame_cmd  # noqa: E402,F401
-from chinvex.cli.ui_cmd import ui_command  # noqa: E402
-
-app.command("ui")(ui_command)
 
 
 def _wants_json(argv: list[str]) -> bool:
@@ -64,14 +44,18 @@ def _bad_value(exc: Exception) -> str | None:
     return f"{name} {first.get('input')!r}: expected {expected}"
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: maps every failure to a one-line message and the contract's exit code."""
+def main(argv: list[str] | None = None, *, single: bool = False) -> None:
+    """Entry point: maps every failure to a one-line message and the contract's exit code.
+    `single`: register only the module of the command `argv` names, when that command may run so
+    (chinvex.cli.registration.SINGLE_COMMAND_MODULES); every command otherwise."""
     from chinvex.cli.output import report_chinvex_error, report_error
+    from chinvex.cli.registration import registered_app
 
     args = list(sys.argv[1:] if argv is None else argv)
     json_mode = _wants_json(args)
+    command_app = registered_app(args[0] if single and args else None)
     try:
-        result = app(args=args, prog_name="chinvex", standalone_mode=False)
+        result = command_app(args=args, prog_name="chinvex", standalone_mode=False)
     except ChinvexError as exc:
         report_chinvex_error(exc, json_mode=json_mode)
         sys.exit(exc.exit_code)

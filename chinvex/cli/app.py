@@ -1,6 +1,6 @@
 """The typer application every command module registers on. Its own module, so that command
-modules import it without importing the package that imports them (`chinvex.cli` imports the
-command modules, in the order `--help` lists them)."""
+modules import it without importing the module that imports them (`chinvex.cli.registration`
+imports the command modules, in the order `--help` lists them)."""
 
 from __future__ import annotations
 

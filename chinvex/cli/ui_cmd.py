@@ -1,7 +1,7 @@
 """`chinvex ui`: serve the local web UI (`chinvex.web`).
 
-Registered by `chinvex.cli` (`app.command("ui")(ui_command)`, last in --help), so this module must
-not import it back; it stays light: the web stack is imported only when the command runs.
+Registered by `chinvex.cli.registration` (`app.command("ui")(ui_command)`, last in --help), so this
+module must not import it back; it stays light: the web stack is imported only when the command runs.
 """
 
 from __future__ import annotations

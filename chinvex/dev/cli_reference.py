@@ -137,9 +137,9 @@ def render() -> str:
     import typer
     import typer.main
 
-    from chinvex.cli import app
+    from chinvex.cli.registration import registered_app
 
-    root = typer.main.get_command(app)
+    root = typer.main.get_command(registered_app())
     entries = list(walk(root, typer.Context(root, info_name=PROGRAM), PROGRAM))
     lines = [
         "# chinvex command-line reference",
