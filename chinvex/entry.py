@@ -67,6 +67,12 @@ def _quiet_blas() -> None:
         os.environ.setdefault(name, "1")
 
 
+NO_PYDANTIC_PLUGINS = ("PYDANTIC_DISABLE_PLUGINS", "__all__")
+"""Set (unless the user set it) for the read-only commands. pydantic looks for plugins when the
+first model is built, by reading the metadata of every installed distribution; chinvex installs
+none, and a one-shot search or answer has nothing for one to observe."""
+
+
 def main() -> None:
     argv = sys.argv[1:]
     _quiet_blas()
@@ -80,6 +86,7 @@ def main() -> None:
         # A read-only command lives for about a second and leaves through _exit_now: the cyclic
         # garbage collector's passes over the objects its imports create only cost CPU time.
         gc.disable()
+        os.environ.setdefault(*NO_PYDANTIC_PLUGINS)
     if argv and argv[0] == "search" and "--help" not in argv:
         from chinvex.retrieval.cold_start import begin
 

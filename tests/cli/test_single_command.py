@@ -12,8 +12,11 @@ import sys
 import pytest
 
 
-def _python(code: str, home: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CHINVEX_HOME": home, "CHINVEX_NO_RELAY": "1"}
+def _python(code: str, home: str, *args: str, plugins: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    env.update({"CHINVEX_HOME": home, "CHINVEX_NO_RELAY": "1"})
+    if plugins is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = plugins
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300, check=False,
                           env=env)
 
@@ -49,6 +52,18 @@ def test_a_search_or_answer_imports_only_its_own_command_module(argv, module, tm
     proc = _python(ENTRY, str(tmp_path / "home"), *argv)
     loaded = [line for line in proc.stderr.splitlines() if line.startswith("LOADED ")]
     assert loaded == [f"LOADED [{module!r}]"], proc.stderr
+
+
+@pytest.mark.parametrize("argv, user_value, value", [
+    (["search", "--context", "Nope", "x"], None, "__all__"),
+    (["answer", "--context", "Nope", "x"], None, "__all__"),
+    (["search", "--context", "Nope", "x"], "logfire", "logfire"),
+])
+def test_a_search_or_answer_skips_pydantic_plugin_discovery(argv, user_value, value, tmp_path):
+    """pydantic's plugin discovery reads every installed distribution's metadata; the read-only
+    commands turn it off (chinvex.entry.NO_PYDANTIC_PLUGINS), unless the user chose a setting."""
+    proc = _python(ENTRY, str(tmp_path / "home"), *argv, plugins=user_value)
+    assert f"PLUGINS {value}" in proc.stderr.splitlines(), proc.stderr
 
 
 @pytest.mark.parametrize("argv", [
