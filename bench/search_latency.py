@@ -13,7 +13,10 @@ and without its cold start (chinvex.retrieval.cold_start; `CHINVEX_COLD_START=0`
 different query, so that both see the same machine; the load average is printed with it, since
 other work on a 2-core machine moves these figures.
 
-    python bench/search_latency.py [--quick] [--data DIR] [--cold-only]
+`--baseline DIR` (with `--cold-only`) alternates instead with the `chinvex` package of another
+checkout (a `git worktree` of an earlier commit), both with their cold start, to measure a change.
+
+    python bench/search_latency.py [--quick] [--data DIR] [--cold-only [--baseline DIR]]
 """
 
 from __future__ import annotations
@@ -165,24 +168,38 @@ def _timed(args: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-def cold_runs(queries: list[str], runs: int) -> tuple[list[float], list[float], tuple[float, float]]:
+def cold_runs(queries: list[str], runs: int, baseline: Path | None = None
+              ) -> tuple[list[float], list[float], tuple[float, float]]:
     """Whole `chinvex search --json` processes on the 100k index, alternately with and without
-    the cold start, one query per pair: (with, without, 1-minute load average at start and end)."""
+    the cold start (or, given `baseline`, with that checkout's code), one query per pair:
+    (this code with its cold start, the other, 1-minute load average at start and end)."""
     env = {"CHINVEX_HOME": str(BIG_HOME), "CHINVEX_NO_RELAY": "1"}
+    # The console script puts its own folder first on sys.path, then PYTHONPATH: a checkout
+    # named there is imported instead of the installed (editable) package.
+    other = {"CHINVEX_COLD_START": "0"} if baseline is None else {"PYTHONPATH": str(baseline)}
     base = [CHINVEX, "search", "--context", "big", "--json"]
     _timed(base + [queries[0]], env)  # page cache, the model's kept graph
+    _timed(base + [queries[0]], {**env, **other})
     load_before = os.getloadavg()[0]
     with_it, without = [], []
     for i in range(runs):
         query = queries[1 + i % (len(queries) - 1)]
         with_it.append(_timed(base + [query], env))
-        without.append(_timed(base + [query], {**env, "CHINVEX_COLD_START": "0"}))
+        without.append(_timed(base + [query], {**env, **other}))
     return with_it, without, (load_before, os.getloadavg()[0])
 
 
-def cold_figures(queries: list[str], runs: int) -> list[Figure]:
+def cold_figures(queries: list[str], runs: int, baseline: Path | None = None) -> list[Figure]:
     record_coverage()
-    with_it, without, (before, after) = cold_runs(queries, runs)
+    with_it, without, (before, after) = cold_runs(queries, runs, baseline)
+    if baseline is not None:
+        p50, other = statistics.median(with_it), statistics.median(without)
+        return [
+            Figure("cold `chinvex search` process p50 at 106,780 chunks", p50, "s", "< 0.45 s", p50 < 0.45,
+                   note=(f"p95 {pct(with_it, 95):.3f} s; the code in {baseline}: p50 {other:.3f} s, p95 "
+                         f"{pct(without, 95):.3f} s; {runs} runs each, alternating, one query per pair; "
+                         f"load average {before:.2f} -> {after:.2f}")),
+        ]
     p50 = statistics.median(with_it)
     return [
         Figure("cold `chinvex search` process p50 at 106,780 chunks", p50, "s", "< 0.45 s", p50 < 0.45,
@@ -208,12 +225,13 @@ def _read_through(folder: Path) -> int:
     return total
 
 
-def run(quick: bool = False, data: Path = DATA, cold_only: bool = False) -> list[Figure]:
+def run(quick: bool = False, data: Path = DATA, cold_only: bool = False, baseline: Path | None = None,
+        runs: int | None = None) -> list[Figure]:
     n = 100 if quick else 300
     claims = _queries(WARMUP_QUERIES + 2 * n, data)
     if cold_only:
         build_100k()
-        return cold_figures(claims, 10 if quick else 20)
+        return cold_figures(claims, runs or (10 if quick else 20), baseline)
     warmup, queries = claims[:WARMUP_QUERIES], claims[WARMUP_QUERIES:WARMUP_QUERIES + n]
     others = claims[WARMUP_QUERIES + n:]
     figures: list[Figure] = []
@@ -250,6 +268,12 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="100 measured queries instead of 300, 5 cold runs")
     parser.add_argument("--cold-only", action="store_true",
                         help="Only the cold process at ~100k chunks (with and without its cold start)")
+    parser.add_argument("--baseline", type=Path, metavar="DIR",
+                        help="With --cold-only: alternate with the chinvex package of this checkout instead of "
+                             "with the cold start turned off")
+    parser.add_argument("--runs", type=int, help="Cold runs of each kind (default 20; 10 with --quick)")
     add_data_argument(parser)
     args = parser.parse_args()
-    print_figures("Search latency", run(args.quick, args.data, args.cold_only))
+    if args.baseline is not None and not (args.cold_only and (args.baseline / "chinvex" / "__init__.py").is_file()):
+        parser.error(f"--baseline {args.baseline}: needs --cold-only and a checkout holding chinvex/__init__.py")
+    print_figures("Search latency", run(args.quick, args.data, args.cold_only, args.baseline, args.runs))
