@@ -124,7 +124,7 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
     if not analysis.terms or not units:
         return analysis, TermWeights.uniform()
     reading = _read_evidence(analysis, evidence, kinds, units, stemmer, weights_for)
-    distinctive = [stems for stems in name_stems if not _everywhere(stems, reading.weights)]
+    distinctive = [forms for forms in name_stems if not _everywhere(forms[0], reading.weights)]
     for i in range(len(units)):
         names = name_stems if reading.kinds[units[i].chunk] == "dialogue" else distinctive
         candidate = _candidate(analysis, reading, i, names, code_terms, said_on)
@@ -148,9 +148,12 @@ def _everywhere(stems: frozenset[str], weights: TermWeights) -> bool:
 
 
 def _read_question(question: Question, units: list[Unit], stemmer: Stemmer,
-                   ) -> tuple[Analysis, list[frozenset[str]], frozenset[str]]:
+                   ) -> tuple[Analysis, list[tuple[frozenset[str], ...]], frozenset[str]]:
     """The question read against the evidence's speakers: its `Analysis` (no candidates yet),
-    the stems of each other name it uses, and the stems of the words it spells as identifiers."""
+    the stems of each other name it uses (in two forms: with the parts of a compound or
+    camel-cased name, as the question's terms are read, and as a word of a sentence is read:
+    "YouTube" is "you tube youtub" in one and "youtub" in the other), and the stems of the words
+    it spells as identifiers."""
     speakers = speakers_of(units)
     words = list(question.words)
     named = [w for w in words if (w[:1].isupper() or w.lower() in speakers)
@@ -160,7 +163,7 @@ def _read_question(question: Question, units: list[Unit], stemmer: Stemmer,
     terms = stemmer.stems(index_text(" ".join(topic))) if topic else frozenset()
     other_names = tuple(n for n in question_names(question.text)
                         if not any(same_person(part, s) for part in n.split() for s in speakers))
-    name_stems = [stemmer.stems(index_text(n)) for n in other_names]
+    name_stems = [(stemmer.stems(index_text(n)), stemmer.stems(n)) for n in other_names]
     # words the question itself spells as identifiers ("current_node") are found in code as names
     code_terms = stemmer.stems(index_text(" ".join(IDENTIFIER.findall(question.text))))
     subject = tuple((phrase, stems) for phrase in subject_of(question.text, speakers)
@@ -223,7 +226,7 @@ def _read_evidence(analysis: Analysis, evidence: list[Evidence], kinds: list[str
                     echo=_normalised(question.text))
 
 
-def _candidate(analysis: Analysis, r: _Reading, i: int, name_stems: list[frozenset[str]],
+def _candidate(analysis: Analysis, r: _Reading, i: int, name_stems: list[tuple[frozenset[str], ...]],
                code_terms: frozenset[str], said_on: Callable[[Evidence, Unit], date | None] | None,
                ) -> Candidate | None:
     """Unit `i` scored against the question (None for a unit that cannot answer at all)."""
@@ -250,7 +253,7 @@ def _candidate(analysis: Analysis, r: _Reading, i: int, name_stems: list[frozens
     new = [s for s in stems - terms if len(s) > 2 and not s.isdigit()]
     specific = min(1.0, sum(sorted((weights.idf(s) for s in new), reverse=True)[:4]) / 6.0)
     near = stems | context | r.headers[u.chunk]
-    has_names = all(ns and ns <= near for ns in name_stems)
+    has_names = all(any(ns and ns <= near for ns in forms) for forms in name_stems)
     same_turn = i > 0 and units[i - 1].chunk == u.chunk and units[i - 1].block == u.block
     preceding = units[i - 1].text if same_turn else None
     if kind == "code" and question.expects in ("manner", "reason"):
