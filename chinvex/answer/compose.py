@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from chinvex.answer.answer_types import holds, titles
+from chinvex.answer.code_names import asked_name
 from chinvex.answer.code_units import defined_name
 from chinvex.answer.dates import day_text, resolve, written_date
 from chinvex.answer.dialogue_units import same_person as _same_person
@@ -363,6 +364,8 @@ def asked_span(chosen: list[Candidate], question: Question, terms: frozenset[str
         said = yes_or_no(question, chosen[0].unit.text)
         agreeing = [c for c in chosen if c.kind != "code" and yes_or_no(question, c.unit.text) == said]
         return Composed(_cited(said, agreeing), _quoted(agreeing))
+    if question.expects == "name" and not question.many:
+        return _named(chosen, question, terms, stemmer, weights or TermWeights.uniform())
     if question.expects not in SPAN_KINDS:
         return _items(chosen, question, terms, stemmer, weights) if question.many and question.expects == "thing" \
             else None
@@ -373,6 +376,23 @@ def asked_span(chosen: list[Candidate], question: Question, terms: frozenset[str
     # another chosen sentence gives after it, as the sentences were before (each its own line)
     text = (", " if question.many else "\n\n").join(_cited(said, backing) for said, backing in parts)
     return Composed(text, _quoted([c for _, backing in parts for c in backing]))
+
+
+def _named(chosen: list[Candidate], question: Question, terms: frozenset[str], stemmer: Stemmer,
+           weights: TermWeights) -> Composed | None:
+    """A singular name question's answer: the name the best sentence's answering clause gives
+    (code_names.py), cited by every chosen sentence giving the same name; None when the clause
+    gives none the question singles out (the sentences are then the answer). The clause, not the
+    whole sentence: a sentence of documentation names many things besides the one asked for."""
+    def name_in(candidate: Candidate) -> str | None:
+        text = clause(candidate.unit.text, terms, question.expects, stemmer, weights, after=candidate.following)
+        return asked_name(question, text, stemmer)
+
+    said = name_in(chosen[0])
+    if not said:
+        return None
+    backing = [chosen[0]] + [c for c in chosen[1:] if c.kind != "code" and name_in(c) == said]
+    return Composed(_cited(f"`{said}`", backing), _quoted(backing))
 
 
 def _items(chosen: list[Candidate], question: Question, terms: frozenset[str], stemmer: Stemmer,
