@@ -25,12 +25,15 @@ _TURN_HEADER = MARKER
 def matched_lines(text: str, matches: Any, *, first_line: int | None, limit: int = MATCHED_LINES) -> list[str]:
     """Up to `limit` lines of a chunk that hold a query word, each prefixed by where it is: its
     file line number (`first_line` is the chunk's first line), or `turn N · role` inside a
-    conversation chunk. With no matching line (a vector-only hit), the chunk's first lines, placed
-    the same way. A line cut at LINE_CHARS ends with an ellipsis."""
+    conversation chunk. `matches(line)` says how much a line holds of the query (a count of its
+    words, or True/False): the lines holding the most are shown, in the chunk's order, so the
+    line naming the thing asked about is not crowded out by earlier lines with one common word.
+    With no matching line (a vector-only hit), the chunk's first lines, placed the same way. A
+    line cut at LINE_CHARS ends with an ellipsis."""
     numbered = first_line is not None
     turn = ""
     shown: list[str] = []
-    found: list[str] = []
+    found: list[tuple[int, int, str]] = []
     for index, line in enumerate(_lines(text)):
         header = _TURN_HEADER.match(line)
         if header:
@@ -42,11 +45,11 @@ def matched_lines(text: str, matches: Any, *, first_line: int | None, limit: int
         placed = f"{where} │ {_cut(line.strip())}" if where else _cut(line.strip())
         if len(shown) < limit:
             shown.append(placed)
-        if matches(line):
-            found.append(placed)
-            if len(found) == limit:
-                break
-    return found or shown
+        held = int(matches(line))
+        if held:
+            found.append((held, index, placed))
+    best = sorted(found, key=lambda f: (-f[0], f[1]))[:limit]
+    return [placed for _, _, placed in sorted(best, key=lambda f: f[1])] or shown
 
 
 def _cut(line: str) -> str:
@@ -101,7 +104,7 @@ def search_text(response: Any, query: str, mode_label: str) -> str:
             lines.append(f"[bold]{r.rank}.[/bold] {escape(label)}  score {fmt.score(r.scores.rank)}{reranked}  "
                          f"chunk {r.chunk_id}{escape(stale)}")
             first = r.range.line_start if _numbered(r) else None
-            lines.extend("    " + escape(line) for line in matched_lines(r.text, matcher.matches, first_line=first))
+            lines.extend("    " + escape(line) for line in matched_lines(r.text, matcher.held, first_line=first))
             if r.explain:
                 lines.append(escape(_explain_line(r.explain)))
     if not response.results:

@@ -24,7 +24,8 @@ class QueryMatcher:
         self._stemmer = Stemmer() if self.terms else None
         self._wanted: frozenset[str] = (
             frozenset().union(*self._stemmer.stem_sets(self.terms)) if self._stemmer else frozenset())
-        self._judged: dict[str, bool] = {}
+        self._judged: dict[str, frozenset[str]] = {}
+        """word -> the query stems it carries (empty: it does not match)."""
 
     def __enter__(self) -> QueryMatcher:
         return self
@@ -46,14 +47,14 @@ class QueryMatcher:
         new = [w for w in dict.fromkeys(words) if w not in self._judged]
         if not new or self._stemmer is None:
             for word in new:
-                self._judged[word] = False
+                self._judged[word] = frozenset()
             return
         for word, stems in zip(new, self._stemmer.stem_sets(new)):
-            self._judged[word] = bool(stems & self._wanted)
+            self._judged[word] = stems & self._wanted
 
     def word_matches(self, word: str) -> bool:
         self.learn([word])
-        return self._judged[word]
+        return bool(self._judged[word])
 
     def matches(self, text: str) -> bool:
         """Whether `text` holds a word the query matches."""
@@ -62,3 +63,12 @@ class QueryMatcher:
         words = WORD.findall(text)
         self.learn(words)
         return any(self._judged.get(w) for w in words)
+
+    def held(self, text: str) -> int:
+        """How many of the query's stems `text` holds: a line with two of the query's words says
+        more about the query than one with one of them, however often it repeats it."""
+        if not self._wanted:
+            return 0
+        words = WORD.findall(text)
+        self.learn(words)
+        return len(frozenset().union(*(self._judged.get(w, frozenset()) for w in words)))

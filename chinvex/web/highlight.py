@@ -57,10 +57,12 @@ class Highlighter:
         return self._matcher.matches(text)
 
     def snippet(self, text: str, *, max_lines: int = 6, line_chars: int = 200) -> Markup:
-        """A few non-blank lines of a chunk, starting just before its first matching line (a
-        result's words are often deep in a long chunk), highlighted."""
+        """A few non-blank lines of a chunk, starting just before the first of its lines holding
+        the most of the query's words (a result's words are often deep in a long chunk, and a
+        heading with one common query word comes before the line that answers), highlighted."""
         lines = [line for line in text.strip().splitlines() if line.strip()]
-        first = next((i for i, line in enumerate(lines) if self.matches(line)), 0)
+        held = [self._matcher.held(line) if self._matcher.active else 0 for line in lines]
+        first = held.index(max(held)) if held and max(held) else 0
         start = max(0, min(first - 1, len(lines) - max_lines))
         shown = [line[:line_chars] for line in lines[start:start + max_lines]]
         marker = "…\n" if start > 0 else ""

@@ -30,6 +30,19 @@ def test_matched_lines_number_file_lines_and_follow_stems():
     assert lines == ["51 │ the retries pile up", "53 │ Retry budget exceeded"]
 
 
+def test_matched_lines_prefer_lines_holding_more_of_the_query():
+    """A heading and a line with one common query word come before the line naming the thing
+    asked about; with a limit of two, the line holding two query words is shown, in file order."""
+    text = ("## Context registry\n- Home holds the contexts folder\n"
+            "- `CHINVEX_CONTEXTS_ROOT` moves the contexts root\n- indexes live apart")
+    with QueryMatcher(["moves", "contexts", "folder"]) as matcher:
+        lines = matched_lines(text, matcher.held, first_line=62, limit=2)
+        assert lines == ["63 │ - Home holds the contexts folder",
+                         "64 │ - `CHINVEX_CONTEXTS_ROOT` moves the contexts root"]
+        assert matched_lines(text, matcher.held, first_line=62, limit=1) == [
+            "63 │ - Home holds the contexts folder"]
+
+
 def test_matched_lines_label_conversation_lines_with_turn_and_role():
     text = ("[Turn 4 of 9] user:\nwhy does the deploy fail?\n\n"
             "[Turn 5 of 9, part 1/2] tool (Bash):\nError: deploy key expired\n")

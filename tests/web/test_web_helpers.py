@@ -16,6 +16,18 @@ def test_highlighter_escapes_before_marking():
         assert str(nothing("<i>")) == "&lt;i&gt;"
 
 
+def test_a_snippet_starts_at_the_line_holding_most_of_the_query():
+    from chinvex.web.highlight import Highlighter
+
+    lines = [f"filler line {n}" for n in range(20)]
+    lines[3] = "the contexts are listed here"
+    lines[12] = "CHINVEX_CONTEXTS_ROOT moves the contexts folder"
+    with Highlighter(["moves", "contexts", "folder"]) as highlight:
+        snippet = str(highlight.snippet("\n".join(lines), max_lines=3))
+    assert snippet.startswith("…\nfiller line 11\n") and "<mark>folder</mark>" in snippet
+    assert "listed here" not in snippet
+
+
 def test_patches_are_recognised_in_both_forms():
     from chinvex.web.pages.conversations import diff_lines, edit_diff
 
