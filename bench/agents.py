@@ -1,5 +1,5 @@
-"""Ingest speed of every agent's session adapter against the Claude Code adapter's, on the same
-amount of text (issue 36: within 1.2x).
+"""Ingest speed of every agent's session adapter, and of the claude.ai and ChatGPT exports,
+against the Claude Code adapter's on the same amount of text (issue 36: within 1.2x).
 
 What differs between agents is the adapter: after it, every conversation goes through the same
 redaction, chunking, embedding and writes, whose cost depends on the text alone. So the figure
@@ -29,9 +29,13 @@ KINDS = {
     "claude_code": "claude-code", "codex": "codex-rollout", "aider": "aider", "specstory": "specstory",
     "cline": "cline", "pi": "pi", "openclaw": "openclaw", "kimi": "kimi", "gemini": "gemini_cli",
     "qwen": "qwen_code", "copilot_cli": "copilot_cli", "copilot_chat": "vscode_copilot",
-    "opencode": "opencode", "goose": "goose", "cursor": "cursor",
+    "opencode": "opencode", "goose": "goose", "cursor": "cursor", "amp": "amp",
 }
 """Agent (as `--sessions KIND=PATH` names it) -> its sample folder."""
+EXPORTS = {"claude_ai": "claude_ai", "chatgpt": "chatgpt-export"}
+"""Chat exports (read from `chat_roots` by the chat_export adapter, chosen by content) -> their
+sample folder."""
+EXPORT_READER = "chat_export"
 PARSE_REPEATS = 15
 
 
@@ -56,13 +60,14 @@ def sample_files(agent: str, root: Path) -> list[Path]:
 def parse_only(agent: str, root: Path) -> tuple[float, int, int]:
     """Seconds to parse every sample session once (best of a few), and the turns and characters
     they hold. Files are read through the agent's adapter; multi-file sessions (task folders,
-    storage trees, databases) through its enumeration of `root`."""
+    storage trees, databases) through its enumeration of `root`. A chat export is read as its
+    chat root is, through the chat_export adapter's enumeration."""
     from chinvex.ingest.adapters import adapter as load_adapter
     from chinvex.models.sources import AdapterOptions, ParseReport, SourceCandidate
     from chinvex_adapters.discovery import kinds
 
-    reader = load_adapter(kinds()[agent].reader)
-    files = sample_files(agent, root)
+    reader = load_adapter(EXPORT_READER if agent in EXPORTS else kinds()[agent].reader)
+    files = [] if agent in EXPORTS else sample_files(agent, root)
     candidates = [c for c in reader.enumerate(root, AdapterOptions(context_name="bench"))
                   if isinstance(c, SourceCandidate)]
     listed = {c.source_uri for c in candidates}
@@ -92,7 +97,8 @@ def full_ingest(agent: str, root: Path, embedder) -> float | None:
     home = OUT / agent
     shutil.rmtree(home, ignore_errors=True)
     os.environ["CHINVEX_HOME"] = str(home)
-    config = Registry().create(agent, includes={"sessions": [f"{agent}={root}"]}).config
+    includes = {"chat_roots": [str(root)]} if agent in EXPORTS else {"sessions": [f"{agent}={root}"]}
+    config = Registry().create(agent, includes=includes).config
     started = time.perf_counter()
     summary = run_ingest(config, IngestOptions(embedder_factory=lambda: embedder))
     elapsed = time.perf_counter() - started
@@ -111,9 +117,9 @@ def run(quick: bool = False) -> list[Figure]:
     embedder.embed_documents(["warm up the model once"])
     known = kinds()
     rows: dict[str, tuple[float, float, float, int, int]] = {}
-    for agent, kind in KINDS.items():
+    for agent, kind in {**KINDS, **EXPORTS}.items():
         root = FIXTURES / kind
-        if agent not in known or not root.is_dir():
+        if (agent not in known and agent not in EXPORTS) or not root.is_dir():
             continue
         parse_s, turns, chars = parse_only(agent, root)
         if not turns or not chars:
