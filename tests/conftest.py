@@ -236,3 +236,27 @@ def fixtures_context(_shared_index_builds, tmp_path_factory):
     return {**extra, "summary": summary}
 
 
+
+
+def _fixture_files() -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(FIXTURES)): (p.stat().st_mtime_ns, p.stat().st_size)
+            for p in FIXTURES.rglob("*") if p.is_file()}
+
+
+def pytest_sessionstart(session) -> None:
+    session.config._fixture_files = _fixture_files()
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """Tests read the samples under tests/fixtures and never write there: a program started on
+    a fixture folder (Codex's app-server on a CODEX_HOME, say) must be given a copy. A file that
+    appeared, changed or went away there during the run fails the session, naming it."""
+    before = getattr(session.config, "_fixture_files", None)
+    if before is None:
+        return
+    after = _fixture_files()
+    changed = sorted({name for name, stamp in after.items() if before.get(name) != stamp} | (before.keys() - after.keys()))
+    if changed:
+        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+        print(f"\ntests wrote into {FIXTURES}: {shown}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

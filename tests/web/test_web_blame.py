@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -153,7 +154,10 @@ def build_world(base: Path) -> tuple[Path, Path, list[str]]:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "Max attempts, by hand", when=last + timedelta(hours=2), author="Person")
     env = {"CHINVEX_HOME": str(home)}
-    created = run_cli_in_process("context", "create", "blamed", "--sessions", f"codex={SESSIONS}",
+    # a copy under another name: the fixture's own folder would be a CODEX_HOME, which Codex's
+    # app-server (when installed) writes its state databases into
+    rollouts = shutil.copytree(SESSIONS, base / "rollouts")
+    created = run_cli_in_process("context", "create", "blamed", "--sessions", f"codex={rollouts}",
                                  "--repo", str(repo), env=env)
     assert created.code == 0, created
     ingested = run_cli_in_process("ingest", "--context", "blamed", "--json", env=env)
