@@ -233,7 +233,7 @@ def _locomo_figures(rows: list[dict], per: dict[str, dict], k: int, point: float
     split = "; ".join(f"{conv}: refused {f['refused']:.3f}, grounded {f['grounded']:.3f}, gold cited "
                       f"{f['gold_cited']:.3f}, F1 {f['f1']:.3f}" for conv, f in per.items())
     scope = (f"{overall['answerable']} answerable, {overall['adversarial']} adversarial, k={k}, {len(per)} conversations, "
-             f"shipped model at its refusal point {point:.2f}")
+             f"shipped model at its refusal point {point:.3f}")
     worst_refused = min(f["refused"] for f in per.values())
     worst_grounded = min(f["grounded"] for f in per.values())
     return [
@@ -263,7 +263,7 @@ def _loco_figures(per_rows: dict[str, list[dict]]) -> list[Figure]:
     for held, (point, f) in loo.items():
         ok = f["refused"] >= 0.90 and f["grounded"] >= 0.80
         figures.append(Figure(f"leave-one-out, {held} held out: refused", f["refused"], "share", ">= 0.90", ok,
-                              f"point {point:.2f} chosen on the other five; grounded {f['grounded']:.3f}, "
+                              f"point {point:.3f} chosen on the other five; grounded {f['grounded']:.3f}, "
                               f"gold cited {f['gold_cited']:.3f}, F1 {f['f1']:.3f}"))
     per = {conv: f for conv, (_, f) in loo.items()}
     figures.append(Figure("leave-one-out spread", None, "", "", None,

@@ -164,8 +164,9 @@ def _best_point(kept: list[tuple[np.ndarray, np.ndarray]], weights: list[np.ndar
 
 def choose_threshold(by_conv: dict[str, list[dict]], probs: dict[str, list[float]]) -> float:
     """The refusal point: the mean, over `BOOTSTRAPS` resamplings of each conversation's
-    questions, of the point with the largest worst-conversation margin to the targets, rounded
-    to 0.01. The margins of neighbouring points are near ties that one question decides (a
+    questions, of the point with the largest worst-conversation margin to the targets, to three
+    decimals (rounding to the grid's 0.01 would bring back a jump of a whole step whenever the
+    mean crosses a half-step). The margins of neighbouring points are near ties that one question decides (a
     conversation has 24 to 47 adversarial ones), so the plain argmax jumped when one training
     label changed; the mean of the resampled argmaxes moves little. Deterministic (fixed seed)."""
     kept = [_kept_matrix(by_conv[c], probs[c]) for c in by_conv]
@@ -174,7 +175,7 @@ def choose_threshold(by_conv: dict[str, list[dict]], probs: dict[str, list[float
     for _ in range(BOOTSTRAPS):
         weights = [rng.multinomial(len(a), np.full(len(a), 1.0 / len(a))).astype(float) for _, a in kept]
         points.append(_best_point(kept, weights))
-    return round(float(np.mean(points)), 2)
+    return round(float(np.mean(points)), 3)
 
 
 def out_of_fold(by_conv: dict[str, list[dict]]) -> dict[str, list[float]]:
@@ -240,14 +241,14 @@ def report(by_conv: dict[str, list[dict]]) -> tuple[float, dict[str, list[float]
     loo = held_out(by_conv)
     per = {c: f for c, (_, f) in loo.items()}
     for conv, (t, f) in loo.items():
-        print(_line(f"held out {conv} (point {t:.2f}, chosen on the other five)", f))
+        print(_line(f"held out {conv} (point {t:.3f}, chosen on the other five)", f))
     for key in ("refused", "grounded", "gold_cited", "f1"):
         print(f"spread {key}: {_spread(per, key)}")
     probs = out_of_fold(by_conv)
     default = choose_threshold(by_conv, probs)
-    print(f"default refusal point (held-out predictions of all six): {default:.2f}")
+    print(f"default refusal point (held-out predictions of all six): {default:.3f}")
     for conv in by_conv:
-        print(_line(f"  {conv} at {default:.2f}, held-out model", figures(by_conv[conv], probs[conv], default)))
+        print(_line(f"  {conv} at {default:.3f}, held-out model", figures(by_conv[conv], probs[conv], default)))
     print("reliability (held-out predictions, answered with the gate open):")
     print("| predicted | answers | mean predicted | observed right |")
     for bucket, n, predicted, observed in reliability(by_conv, probs):
