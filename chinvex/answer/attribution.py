@@ -97,6 +97,30 @@ def same_person(a: str, b: str) -> bool:
     return len(short) >= 3 and long_.startswith(short)
 
 
+MIN_MISSPELT = 5
+"""A name this long or longer, asked with one letter wrong, added, dropped or two swapped, is the
+same name ("Andew" for Andrew, "Deboran" for Deborah); a shorter one is not ("Jon" and "John")."""
+
+
+def asked_person(word: str, name: str) -> bool:
+    """Does a question's `word` name the participant `name`: the same person (`same_person`), or
+    the name misspelt by one letter when both are at least `MIN_MISSPELT` letters long. Only for
+    reading a question: people type questions fast, the talk spells its speakers' names one way."""
+    return same_person(word, name) or (min(len(word), len(name)) >= MIN_MISSPELT
+                                       and _one_edit(word.lower(), name.lower()))
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Are `a` and `b` one substitution, insertion, deletion or swap of neighbours apart?"""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return a == b
+    i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
+    if len(a) == len(b):
+        return a[i + 1:] == b[i + 1:] or (a[i + 2:] == b[i + 2:] and a[i:i + 2] == b[i:i + 2][::-1])
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    return longer[i + 1:] == shorter[i:]
+
+
 def discourse_body(sentence: str) -> str:
     """The sentence without its discourse openers ("I wanted to tell ya", "guess what,")."""
     body = _OPENER.sub("", sentence, count=1)

@@ -41,7 +41,7 @@ from chinvex.answer.confidence import confidence, default_min_confidence, gate_f
 from chinvex.answer.judgement import Analysis, Candidate, Verdict
 from chinvex.answer.statements import forms_asked
 from chinvex.answer.dates import resolve
-from chinvex.answer.attribution import same_person
+from chinvex.answer.attribution import asked_person
 from chinvex.answer.evidence import Evidence
 from chinvex.answer.evidence_units import split_evidence
 from chinvex.answer.question import Question
@@ -157,12 +157,12 @@ def _read_question(question: Question, units: list[Unit], stemmer: Stemmer,
     speakers = speakers_of(units)
     words = list(question.words)
     named = [w for w in words if (w[:1].isupper() or w.lower() in speakers)
-             and any(same_person(w, s) for s in speakers)]
-    participants = frozenset(s for s in speakers if any(same_person(w, s) for w in named))
+             and any(asked_person(w, s) for s in speakers)]
+    participants = frozenset(s for s in speakers if any(asked_person(w, s) for w in named))
     topic = [w for w in words if w not in named]
     terms = stemmer.stems(index_text(" ".join(topic))) if topic else frozenset()
     other_names = tuple(n for n in question_names(question.text)
-                        if not any(same_person(part, s) for part in n.split() for s in speakers))
+                        if not any(asked_person(part, s) for part in n.split() for s in speakers))
     name_stems = [(stemmer.stems(index_text(n)), stemmer.stems(n)) for n in other_names]
     # words the question itself spells as identifiers ("current_node") are found in code as names
     code_terms = stemmer.stems(index_text(" ".join(IDENTIFIER.findall(question.text))))
