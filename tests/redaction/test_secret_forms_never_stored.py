@@ -130,13 +130,50 @@ def _agent(forms: dict[str, list[Planted]]) -> Callable[[Client], Awaitable[dict
 
 
 def _leaks(raw: bytes, forms: dict[str, list[Planted]]) -> list[str]:
+    """Every needle of every vehicle found in `raw` (lowercase needles in `raw` lowercased)."""
     lowered = raw.lower()
-    found = []
+    wanted: dict[bool, dict[bytes, set[str]]] = {True: {}, False: {}}
     for vehicle, items in forms.items():
         for needle, what in _needles(items).items():
-            if needle in (lowered if needle.islower() else raw):
-                found.append(f"{vehicle}: {what}")
-    return sorted(set(found))
+            wanted[needle.islower()].setdefault(needle, set()).add(f"{vehicle}: {what}")
+    found: set[str] = set()
+    for lower, needles in wanted.items():
+        for needle in _contained(lowered if lower else raw, list(needles)):
+            found |= needles[needle]
+    return sorted(found)
+
+
+PREFIX = 8
+"""Bytes of a needle's start that `_contained` compares as one 64-bit integer."""
+
+
+def _contained(haystack: bytes, needles: list[bytes]) -> list[bytes]:
+    """The needles that occur in `haystack`, exactly as `needle in haystack` says, in one pass
+    instead of one per needle (thousands of needles over megabytes): every 8-byte window of the
+    haystack, read as an integer, is looked up among the needles' first 8 bytes, and only the
+    needles whose start is found at a position are compared there in full."""
+    import numpy as np
+
+    short = [n for n in needles if len(n) < PREFIX]
+    found = [n for n in short if n in haystack]
+    long = [n for n in needles if len(n) >= PREFIX]
+    if not long or len(haystack) < PREFIX:
+        return found
+    data = np.frombuffer(haystack, dtype=np.uint8)
+    windows = len(haystack) - PREFIX + 1
+    keys = np.zeros(windows, dtype=np.uint64)
+    for i in range(PREFIX):
+        keys |= data[i:i + windows].astype(np.uint64) << np.uint64(8 * i)
+    by_start: dict[int, list[bytes]] = {}
+    for needle in long:
+        by_start.setdefault(int.from_bytes(needle[:PREFIX], "little"), []).append(needle)
+    starts = np.fromiter(by_start, dtype=np.uint64, count=len(by_start))
+    hits: set[bytes] = set()
+    for position in np.flatnonzero(np.isin(keys, starts)).tolist():
+        for needle in by_start[int(keys[position])]:
+            if needle not in hits and haystack.startswith(needle, position):
+                hits.add(needle)
+    return found + sorted(hits)
 
 
 def test_every_form_never_reaches_a_file_under_chinvex_home_or_an_export(tmp_path: Path) -> None:
