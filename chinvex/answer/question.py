@@ -153,16 +153,26 @@ _NOT_PLURAL = frozenset("""does was is has this his its status thus bus gas news
 
 def _many(low: str, wh: str) -> bool:
     """Does the question ask for several things ("What activities has she done?", "Which LGBTQ+
-    events…"): one of the two words after "what"/"which" is a plural noun."""
+    events…"): one of the two words after "what"/"which" is a plural noun. After a singular noun
+    of a kind (a song, a flag, a city), an -s word is its verb ("Which flag makes ingest
+    quiet?", "Which song motivates her?") unless an auxiliary follows it ("What movie genres
+    does she like?")."""
     if wh not in ("what", "which"):
         return False
-    words = re.findall(r"[a-z0-9'+]+", low)[1:3]
-    for word in words:
+    tokens = re.findall(r"[a-z0-9'+]+", low)
+    words = tokens[1:3]
+    for at, word in enumerate(words):
         if word in _AUXILIARIES or word in _NOT_PLURAL:
             return False
         if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "'s", "us", "is")):
-            return True
+            after = tokens[3] if len(tokens) > 3 else ""
+            return not (at == 1 and words[0] in _SINGULAR_KINDS and after not in _AUXILIARIES)
     return False
+
+
+_SINGULAR_KINDS = frozenset(n for n in _NAME_NOUNS | _PLACE_NOUNS | _TITLE_NOUNS | _TIME_NOUNS
+                            if not n.endswith("s") and n != "environment")
+"""Kind nouns in the singular ("environment" only ever qualifies "variables" here)."""
 
 
 def _period(text: str) -> tuple[int | None, int | None]:

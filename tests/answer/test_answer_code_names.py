@@ -66,3 +66,24 @@ def test_the_answer_is_the_name_and_the_quote_its_sentence():
     assert composed.text.startswith("`CHINVEX_CONTEXTS_ROOT` [")
     assert "CHINVEX_INDEXES_ROOT" not in composed.text
     assert any("move either folder" in quoted for quoted in composed.quotes.values())
+
+
+@pytest.mark.parametrize("question, many", [
+    ("Which flag makes ingest quiet?", False),
+    ("Which song motivates Caroline to be courageous?", False),
+    ("Which command lists every agent's session store?", False),
+    ("What movie genres does she like?", True),
+    ("Which environment variables move the roots?", True),
+    ("What books has Melanie read?", True),
+])
+def test_an_s_word_after_a_singular_kind_noun_is_its_verb(question, many):
+    assert analyse_question(question).many is many
+
+
+def test_only_a_name_shaped_like_the_kind_asked_for(stemmer):
+    said = "List every agent's session store found under your home folder (and overrides such as CODEX_HOME)"
+    assert asked_name(analyse_question("Which command lists every agent's session store?"), said, stemmer) is None
+    flags = "nothing with `--json` or `--quiet`, and `CHINVEX_PROGRESS_EVERY` sets the pace"
+    assert asked_name(analyse_question("Which flag makes ingest quiet?"), flags, stemmer) == "--quiet"
+    assert asked_name(analyse_question("Which environment variable sets the pace?"), flags, stemmer) == \
+        "CHINVEX_PROGRESS_EVERY"
