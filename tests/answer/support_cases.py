@@ -33,6 +33,24 @@ def verdict_for(question: str, results: list[SearchResult], said_on: date | None
     return analysis, weights, judge(analysis, evidence, min_cosine=min_cosine), stemmer
 
 
+def composed_answer(question: str, results: list[SearchResult], said_on: date | None = None):
+    """The answer the extractive generator composes from `results`, as asked (spans, names,
+    phrases): the statements among the ranked sentences, the best and those nearly as good."""
+    from chinvex.answer.generators.extractive import pick, statements_only
+    from chinvex.answer.statements import forms_asked
+
+    analysis, weights, verdict, stemmer = verdict_for(question, results, said_on=said_on)
+    try:
+        assert verdict.ok, verdict.reason
+        stated = statements_only(verdict.ranked, forms_asked(analysis.terms, stemmer))
+        chosen = pick(verdict.best if verdict.best in stated else stated[0], stated)
+        return compose(chosen, terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
+                       weights=weights, said_on=lambda c: said_on, asked_about=analysis.participants,
+                       question=analysis.question)
+    finally:
+        stemmer.close()
+
+
 def answered(question: str, talk: str):
     """The composed answer from the best sentence of `talk` (which must answer `question`)."""
     analysis, weights, verdict, stemmer = verdict_for(question, [result(talk)])

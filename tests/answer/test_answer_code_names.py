@@ -5,10 +5,9 @@ stays the answer."""
 from __future__ import annotations
 
 import pytest
-from support_cases import result, verdict_for
+from support_cases import composed_answer, result
 
 from chinvex.answer.code_names import asked_name
-from chinvex.answer.compose import compose
 from chinvex.answer.question import analyse_question
 from chinvex.answer.text import Stemmer
 
@@ -55,14 +54,7 @@ def test_the_answer_is_the_name_and_the_quote_its_sentence():
     question = "Which environment variable moves the contexts folder?"
     text = ("## Home\n\nThe environment variables `CHINVEX_CONTEXTS_ROOT` and `CHINVEX_INDEXES_ROOT` move "
             "either folder.\n")
-    analysis, weights, verdict, stemmer = verdict_for(question, [result(text, path="docs/home.md")])
-    try:
-        assert verdict.ok, verdict.reason
-        composed = compose([verdict.best], terms=analysis.terms, expects=analysis.question.expects,
-                           stemmer=stemmer, weights=weights, said_on=lambda c: None,
-                           asked_about=analysis.participants, question=analysis.question)
-    finally:
-        stemmer.close()
+    composed = composed_answer(question, [result(text, path="docs/home.md")])
     assert composed.text.startswith("`CHINVEX_CONTEXTS_ROOT` [")
     assert "CHINVEX_INDEXES_ROOT" not in composed.text
     assert any("move either folder" in quoted for quoted in composed.quotes.values())

@@ -5,7 +5,7 @@ built by hand (support_cases) with real stemming and, where it matters, document
 
 from __future__ import annotations
 
-from support_cases import result
+from support_cases import composed_answer, result
 
 from chinvex.answer.compose import code_statement
 from chinvex.answer.evidence import build_evidence
@@ -88,18 +88,7 @@ def test_a_what_question_over_prose_is_answered_by_the_clause_not_a_phrase_of_it
     """Phrases are read off around the question's words in chat ("a fashion internship"); in
     documentation the clause is the statement: "keep both busy" read off "On two cores the
     built-in models already keep both busy" answers nothing."""
-    from support_cases import verdict_for
-
-    from chinvex.answer.compose import compose
 
     text = "## Embedding\n\nOn two cores the built-in embedding models already keep both busy.\n"
-    analysis, weights, verdict, stemmer = verdict_for("Which embedding model is built in?",
-                                                      [result(text, path="docs/guide.md")])
-    try:
-        assert verdict.ok, verdict.reason
-        composed = compose([verdict.best], terms=analysis.terms, expects=analysis.question.expects,
-                           stemmer=stemmer, weights=weights, said_on=lambda c: None,
-                           asked_about=analysis.participants, question=analysis.question)
-    finally:
-        stemmer.close()
+    composed = composed_answer("Which embedding model is built in?", [result(text, path="docs/guide.md")])
     assert "On two cores the built-in embedding models" in composed.text, composed.text

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from datetime import date
 
-from support_cases import result, verdict_for
+from support_cases import composed_answer, result, verdict_for
 
-from chinvex.answer.compose import clause, compose
-from chinvex.answer.generators.extractive import pick, statements_only
+from chinvex.answer.compose import clause
+from chinvex.answer.generators.extractive import statements_only
 from chinvex.answer.question import analyse_question
 from chinvex.answer.statements import forms_asked
 from chinvex.answer.text import Stemmer, TermWeights
@@ -21,16 +21,6 @@ OUTAGE = ("# Incident notes\n\nDate: 4 March 2024\n\n"
           "The payments outage on 3 March 2024 lasted 47 minutes (14:02 to 14:49 UTC). "
           "Card payments failed at around 8:00 the next morning too, for a few minutes.\n\n"
           "- [ ] Write the payments outage postmortem and say how long it lasted\n")
-
-
-def _composed(question: str, results, said_on: date | None = None):
-    analysis, weights, verdict, stemmer = verdict_for(question, results, said_on=said_on)
-    assert verdict.ok, verdict.reason
-    stated = statements_only(verdict.ranked, forms_asked(analysis.terms, stemmer))
-    chosen = pick(verdict.best if verdict.best in stated else stated[0], stated)
-    return compose(chosen, terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
-                   weights=weights, said_on=lambda c: said_on, asked_about=analysis.participants,
-                   question=analysis.question)
 
 
 # -- never cut inside a time, a version, a URL, a path or a number -----------------------------
@@ -75,13 +65,13 @@ def test_sentences_are_not_cut_after_an_abbreviation_or_before_a_numbered_refere
 
 
 def test_how_long_is_the_measure_with_its_times_and_the_sentence_is_the_quote():
-    composed = _composed("How long did the payments outage last?", [result(OUTAGE)])
+    composed = composed_answer("How long did the payments outage last?", [result(OUTAGE)])
     assert composed.text == "47 minutes (14:02 to 14:49 UTC) [chunk:c00000000000]", composed.text
     assert composed.quotes["c00000000000"].startswith("“The payments outage on 3 March 2024 lasted 47 minutes")
 
 
 def test_a_question_asking_two_things_gets_both():
-    composed = _composed("When was the payments outage and how long did it last?", [result(OUTAGE)],
+    composed = composed_answer("When was the payments outage and how long did it last?", [result(OUTAGE)],
                          said_on=date(2024, 3, 4))
     assert composed.text == ("3 March 2024 [chunk:c00000000000]\n\n"
                              "How long: 47 minutes (14:02 to 14:49 UTC) [chunk:c00000000000]"), composed.text
@@ -89,7 +79,7 @@ def test_a_question_asking_two_things_gets_both():
 
 def test_a_question_asking_two_things_says_which_part_is_not_stated():
     notes = "Date: 4 March 2024\n\nThe payments outage on 3 March 2024 hit card payments in every region.\n"
-    composed = _composed("When was the payments outage and how long did it last?", [result(notes)],
+    composed = composed_answer("When was the payments outage and how long did it last?", [result(notes)],
                          said_on=date(2024, 3, 4))
     first, second = composed.text.split("\n\n")
     assert first == "3 March 2024 [chunk:c00000000000]"
@@ -131,7 +121,7 @@ def test_a_yes_no_question_is_answered_yes_or_no_with_the_supporting_sentence_qu
 
 
 def answered(question: str, talk: str):
-    return _composed(question, [result(talk)])
+    return composed_answer(question, [result(talk)])
 
 
 def _session(n: int, day: str, turns: str) -> str:
@@ -152,7 +142,7 @@ def test_what_activities_gathers_a_comma_separated_list_each_part_cited():
     ]
     results = [result(text, n=i, path=f"notes/session_{i}.md") for i, text in enumerate(sessions)]
     assert analyse_question("What activities has Melanie done with her family?").many
-    composed = _composed("What activities has Melanie done with her family?", results)
+    composed = composed_answer("What activities has Melanie done with her family?", results)
     assert "\n" not in composed.text, composed.text
     parts = composed.text.split(", ")
     assert len(parts) == 3 and all("[chunk:c" in p for p in parts), composed.text
@@ -177,7 +167,7 @@ def test_forms_of_text_that_is_not_a_statement():
 
 
 def test_a_checklist_line_does_not_answer_a_question_about_what_happened():
-    composed = _composed("How long did the payments outage last?", [result(OUTAGE)])
+    composed = composed_answer("How long did the payments outage last?", [result(OUTAGE)])
     assert "postmortem" not in composed.text
     analysis, _, verdict, stemmer = verdict_for("What is left on the payments outage checklist?", [result(OUTAGE)])
     assert forms_asked(analysis.terms, stemmer) == {"checklist"}
