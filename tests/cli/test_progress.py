@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from chinvex.cli.progress import Counters, choose_mode, duration
-from helpers import REPO_ROOT, assert_no_traceback, run_cli
+from helpers import REPO_ROOT, assert_no_traceback, run_cli, run_cli_in_process
 
 
 @pytest.fixture()
@@ -29,7 +29,7 @@ def env(tmp_path: Path) -> dict[str, str]:
                                                encoding="utf-8")
     env = {"CHINVEX_HOME": str(tmp_path / "home"), "CHINVEX_CONTEXT": "", "EDI_PROJECT_PATH": "",
            "CHINVEX_PROGRESS_EVERY": "0.1"}
-    assert run_cli("context", "create", "prog", "--note-root", str(notes), env=env).code == 0
+    assert run_cli_in_process("context", "create", "prog", "--note-root", str(notes), env=env).code == 0
     return env
 
 
@@ -89,11 +89,11 @@ def test_a_terminal_gets_a_live_bar(env):
 
 
 def test_export_import_and_repair_show_progress_on_a_terminal(env, tmp_path: Path):
-    assert run_cli("ingest", "--context", "prog", "--quiet", env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "prog", "--quiet", env=env).code == 0  # set-up
     dump = tmp_path / "prog.jsonl"
     code, text = _in_terminal(env, "export", "--context", "prog", "--out", str(dump))
     assert code == 0 and "export prog: " in text and "\x1b[" in text, text[-2000:]
-    assert run_cli("context", "create", "copy", env=env).code == 0
+    assert run_cli_in_process("context", "create", "copy", env=env).code == 0
     code, text = _in_terminal(env, "import", str(dump), "--context", "copy")
     assert code == 0 and "import prog.jsonl into copy: " in text and "\x1b[" in text, text[-2000:]
     shutil.rmtree(Path(env["CHINVEX_HOME"]) / "indexes" / "prog" / "chroma")  # every vector lost
@@ -102,7 +102,7 @@ def test_export_import_and_repair_show_progress_on_a_terminal(env, tmp_path: Pat
 
 
 def test_a_piped_repair_prints_periodic_lines(env):
-    assert run_cli("ingest", "--context", "prog", "--quiet", env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "prog", "--quiet", env=env).code == 0  # set-up
     shutil.rmtree(Path(env["CHINVEX_HOME"]) / "indexes" / "prog" / "chroma")
     result = run_cli("doctor", "--context", "prog", "--repair", env=env)
     assert_no_traceback(result)
@@ -115,7 +115,7 @@ def test_repair_reports_every_vector_it_writes(env, monkeypatch):
     from chinvex.cli.progress import Ticker
     from chinvex.doctor import diagnose
 
-    assert run_cli("ingest", "--context", "prog", "--quiet", env=env).code == 0
+    assert run_cli_in_process("ingest", "--context", "prog", "--quiet", env=env).code == 0  # set-up
     shutil.rmtree(Path(env["CHINVEX_HOME"]) / "indexes" / "prog" / "chroma")
     monkeypatch.setenv("CHINVEX_HOME", env["CHINVEX_HOME"])
     heard: list[tuple[str, int]] = []
