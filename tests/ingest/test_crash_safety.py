@@ -405,12 +405,14 @@ def test_exact_crash_point_leaves_no_trace(case: str, tmp_path: Path, chinvex_ho
     if case.endswith("then_reverted"):
         for path, data in originals.items():
             path.write_bytes(data)
-    again = run_cli("ingest", "--context", "Point", "--json")
+    # The next runs in this process, as the fault-injection suite's settling ingests: the killed
+    # process is gone either way, and the stores are opened again from their files.
+    again = run_cli_in_process("ingest", "--context", "Point", "--json")
     assert again.code == 0, again
     if case.startswith("newer_export"):
         # The older export leaves too: no source has the conversations any more.
         (chat / "2025" / "conversations.json").unlink()
-        assert run_cli("ingest", "--context", "Point").code == 0
+        assert run_cli_in_process("ingest", "--context", "Point").code == 0
 
     db_path = chinvex_home / "indexes" / "Point" / "hybrid.db"
     with sqlite3.connect(db_path) as conn:
@@ -419,7 +421,7 @@ def test_exact_crash_point_leaves_no_trace(case: str, tmp_path: Path, chinvex_ho
     if not case.startswith("newer_export"):
         expected.add(str(chat / "2025" / "conversations.json"))
     assert origins == expected, f"documents of vanished sources are still indexed: {origins - expected}"
-    for term in ("ghostmarker", "newermarker", "oldermarker" if case.startswith("newer") else "nothing"):
+    for term in ("ghostmarker", "newermarker", *(["oldermarker"] if case.startswith("newer") else [])):
         hits = run_cli("search", "--context", "Point", term, "--json", "--mode", "fts").json
         assert not [r for r in hits["results"] if term in r["text"]], term
     assert _consistent(chinvex_home, "Point") == {}
