@@ -122,7 +122,7 @@ def test_replaced_store_is_reconciled(healed: Path, tmp_path: Path):
     shutil.copytree(config.index.chroma_dir, old_copy)
     (healed / "m0.py").unlink()
     (healed / "m3.py").write_text(corpus_mod.python_module(corpus_mod.random.Random(9), "deltamarker", 3))
-    assert run_cli("ingest", "--context", "Heal").code == 0
+    assert run_cli_in_process("ingest", "--context", "Heal").code == 0  # set-up: the index moves on
     shutil.rmtree(config.index.chroma_dir)
     shutil.copytree(old_copy, config.index.chroma_dir)
     # The copy may get the deleted file's inode (same identity); its write token still tells
@@ -146,7 +146,7 @@ def test_restored_backup_with_the_same_chunk_count_is_compared_not_counted(heale
     before, _ = _ids(config)
     module = healed / "m1.py"
     module.write_text(module.read_text().replace("betamarker", "zetamarker"))  # same length
-    assert run_cli("ingest", "--context", "Heal").code == 0
+    assert run_cli_in_process("ingest", "--context", "Heal").code == 0  # set-up: the index moves on
     after, _ = _ids(config)
     assert len(after) == len(before) and after != before  # same count, other chunks
     # Copied over the live folder: chroma.sqlite3 keeps its inode, so only the write token
