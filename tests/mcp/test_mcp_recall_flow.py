@@ -8,7 +8,7 @@ import json
 import re
 from typing import Any
 
-from helpers import run_cli
+from helpers import run_cli, run_cli_in_process
 from mcp import Client
 from mcp_harness import World, _cli, call, call_error, run_session
 
@@ -124,7 +124,7 @@ def test_recall_add_search_get_feedback_and_flight_recorder(world):
     _assert_vectors_stored(world, chunk_ids, collection)
 
     # a later ingest leaves the knowledge item alone, and it is still found
-    ingest = run_cli("ingest", "--context", "payflow", "--json", env=world.env(CHINVEX_CONTEXT=""))
+    ingest = run_cli_in_process("ingest", "--context", "payflow", "--json", env=world.env(CHINVEX_CONTEXT=""))
     assert ingest.code == 0, ingest
     assert ingest.json["sources"]["removed"] == 0
 
@@ -218,7 +218,7 @@ def test_server_and_cli_infer_the_same_default_context(tmp_path):
 
         listed = run_session(world, body, args=("mcp",), cwd=cwd, env=env)
         assert (listed["default_context"], listed["default_resolved_by"]) == (expected, via), (cwd, extra, listed)
-        shown = run_cli("context", "show", "--json", cwd=cwd, env=world.env(**env))
+        shown = run_cli_in_process("context", "show", "--json", cwd=cwd, env=world.env(**env))
         assert shown.code == 0 and shown.json["context"]["name"] == expected, (cwd, extra, shown)
 
     async def nowhere(client: Client):
