@@ -18,11 +18,13 @@ TRANSCRIPT = (FIXTURES / "claude-code" / "codemie-code" / "projects" / "-tmp-pri
 
 
 LOG_WORDS = (
-    "error warning info debug request response timeout retry connection server client payload "
-    "header status session token cache queue worker thread process memory buffer stream socket "
-    "handler module package import export config value default option update delete insert "
-    "select table index column record started finished failed closed opened user agent build"
-).split()
+    "error", "warning", "info", "debug", "request", "response", "timeout", "retry", "connection",
+    "server", "client", "payload", "header", "status", "session", "token", "cache", "queue",
+    "worker", "thread", "process", "memory", "buffer", "stream", "socket", "handler", "module",
+    "package", "import", "export", "config", "value", "default", "option", "update", "delete",
+    "insert", "select", "table", "index", "column", "record", "started", "finished", "failed",
+    "closed", "opened", "user", "agent", "build",
+)
 """The words of the paste: a log's vocabulary, a few characters a token (random letter strings
 cost the embedder a token every two characters, several times the work for the same bytes)."""
 
