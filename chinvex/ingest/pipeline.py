@@ -310,11 +310,14 @@ class IngestRun:
         `chroma.sqlite3` (never a kill's doing) still stops the run with the advice to run
         `doctor --repair`, and so does a Chroma server's store."""
         from chinvex.storage.vector_probe import unreadable_vectors
+        from chinvex.storage.vector_signature import files_unchanged
 
         config = self.state.config
         if config.index.chroma_url:
             return store
-        damage = store.segment_damage() or unreadable_vectors(store, self.state.conn)
+        # strict where the files changed behind chinvex's back; lenient on its own last writes
+        strict = not files_unchanged(config, self.state.conn)
+        damage = store.segment_damage() or unreadable_vectors(store, self.state.conn, strict=strict)
         if damage is None:
             return store
         from chinvex.storage.aside import move_aside_damaged_store

@@ -8,9 +8,12 @@ nearest neighbour of a stored vector is itself (or an identical one), at cosine 
 Files that load but hold garbage (seen: random bytes in `length.bin`) return vectors whose
 search finds nothing alike, for every chunk. A sound store can miss one: the graph search is
 approximate, and where many chunks share one text (and so one vector) their copies fill each
-other's neighbour lists, which can leave another chunk unreachable. So the store is judged
-unreadable only when most sampled vectors miss themselves; one miss is not damage, and taking it
-for damage re-embedded the whole index on every ingest of a context with many identical chunks.
+other's neighbour lists, which can leave another chunk unreachable. Taking that one miss for
+damage re-embedded the whole index on every ingest of a context with many identical chunks. So
+on a store whose files are as chinvex last left them the probe is lenient: damage is most sampled
+vectors missing themselves. On a store whose files changed behind chinvex's back (a kill while
+Chroma saved them, bytes written over them) it is strict: one miss is damage, since damage to the
+graph's upper levels (`length.bin`) can leave some chunks reachable.
 """
 
 from __future__ import annotations
@@ -43,11 +46,11 @@ def sample_chunk_ids(conn: sqlite3.Connection, n: int = PROBE_SAMPLE) -> list[st
     return found
 
 
-def unreadable_vectors(store: Any, conn: sqlite3.Connection) -> str | None:
+def unreadable_vectors(store: Any, conn: sqlite3.Connection, *, strict: bool = True) -> str | None:
     """Why the store's vectors cannot be used (Chroma's own words, or what the searches gave
-    back), or None when the sampled vectors read back as numbers and most of them find themselves.
-    Chunks with no vector in the store are not this check's business (the reconciliation
-    embeds them)."""
+    back), or None when the sampled vectors read back as numbers and find themselves: every one
+    of them when `strict`, else most of them. Chunks with no vector in the store are not this
+    check's business (the reconciliation embeds them)."""
     ids = sample_chunk_ids(conn)
     if not ids:
         return None
@@ -67,7 +70,7 @@ def unreadable_vectors(store: Any, conn: sqlite3.Connection) -> str | None:
         if is_segment_damage(exc.message):
             return exc.message
         raise
-    if not misses or len(misses) * 2 <= searched:
+    if not misses or (not strict and len(misses) * 2 <= searched):
         return None
     return (f"searches with {len(misses)} of {searched} stored vectors did not find them "
             f"({'; '.join(misses)})")

@@ -46,13 +46,18 @@ class IndexWriter(Protocol):
 
 def _embed_rows(writer: IndexWriter, rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
     """Embed again, from their stored rows, the chunks whose text the rows still give back, and
-    upsert their vectors. Returns the rows that cannot be embedded (their text is lost)."""
+    upsert their vectors; a text several rows share is embedded once, as an ingest reuses a
+    vector by its embed hash (a note repeating one block a thousand times costs one vector).
+    Returns the rows that cannot be embedded (their text is lost)."""
     texts = [cons.embed_text_of(row) for row in rows]
     usable = [(row, text) for row, text in zip(rows, texts) if text is not None]
     if usable:
-        vectors = writer._embed([text for _, text in usable])
+        distinct = list(dict.fromkeys(text for _, text in usable))
+        by_text = dict(zip(distinct, writer._embed(distinct)))
+        vectors = [by_text[text] for _, text in usable]
         writer._embedded(len(usable))
-        writer.stats.chunks_embedded += len(usable)
+        writer.stats.chunks_embedded += len(distinct)
+        writer.stats.chunks_reused += len(usable) - len(distinct)
         writer.store.upsert([row["chunk_id"] for row, _ in usable], vectors,
                             [{"doc_id": row["doc_id"], "source_type": row["source_type"]}
                              for row, _ in usable])

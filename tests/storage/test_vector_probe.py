@@ -49,15 +49,35 @@ def test_a_sound_store_passes(probed):
     assert unreadable_vectors(store, conn) is None
 
 
-def test_one_vector_missing_itself_is_not_damage(probed):
+def test_one_vector_missing_itself_is_not_damage_on_a_store_chinvex_left_as_it_is(probed):
     store, conn = probed
     _zero(store, sample_chunk_ids(conn)[:1])
-    assert unreadable_vectors(store, conn) is None
+    assert unreadable_vectors(store, conn, strict=False) is None
+    why = unreadable_vectors(store, conn, strict=True)
+    assert why is not None and "1 of 5 stored vectors did not find them" in why, why
 
 
 def test_most_vectors_missing_themselves_is_damage(probed):
     store, conn = probed
     sampled = sample_chunk_ids(conn)
     _zero(store, sampled[:3])
-    why = unreadable_vectors(store, conn)
+    why = unreadable_vectors(store, conn, strict=False)
     assert why is not None and "3 of 5 stored vectors did not find them" in why, why
+
+
+def test_an_ingest_over_a_store_with_one_unreachable_vector_keeps_it(probed, chinvex_home: Path, tmp_path: Path):
+    """The ingest that found one miss on every run of a context with many identical chunks:
+    the store chinvex signed after its last write is probed leniently and kept."""
+    store, conn = probed
+    _zero(store, sample_chunk_ids(conn)[:1])
+    from chinvex.context.registry import Registry as _Registry
+    from chinvex.storage.vector_signature import record_signature
+
+    record_signature(_Registry().resolve("Probe"), conn)  # as the run that wrote it would
+    conn.commit()
+    (tmp_path / "notes" / "note0.md").write_text("# sourdough\n\nProof it overnight in the fridge.\n",
+                                                 encoding="utf-8")
+    again = run_cli_in_process("ingest", "--context", "Probe", "--json", env={"CHINVEX_HOME": str(chinvex_home)})
+    assert again.code == 0, again
+    assert "was unreadable" not in again.stdout + again.stderr, again.stdout
+    assert again.json["chunks"]["vectors_healed"] == 0 and again.json["chunks"]["embedded"] == 1, again.json
