@@ -80,7 +80,8 @@ def test_the_migration_fills_the_tables_from_stored_turns(tmp_path):
 
 
 def test_export_and_import_carry_the_edits(tmp_path, chinvex_home):
-    _context(chinvex_home, SESSIONS)
+    # a copy: the fixture folder's parent is a CODEX_HOME, which Codex's app-server writes into
+    _context(chinvex_home, shutil.copytree(SESSIONS, tmp_path / "sessions"))
     env = {"CHINVEX_HOME": str(chinvex_home)}
     out = tmp_path / "edits.jsonl"
     assert run_cli_in_process("export", "--context", "edits", "--out", str(out), env=env).code == 0
