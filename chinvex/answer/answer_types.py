@@ -62,7 +62,7 @@ _PERSON_NOUN = re.compile(
     re.IGNORECASE,
 )
 _NAME = re.compile(r"(?<!^)(?<![.!?:]\s)\b[A-Z][a-z]+")
-_CODE_NAME = re.compile(r"`[^`\n]+`|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|"
+CODE_NAME = re.compile(r"`[^`\n]+`|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|"
                         r"(?<!\w)--[a-z][\w-]*|\b[\w-]+/[\w./-]+|\b\w+\.(?:py|toml|json|md|yaml|yml|sql|js|ts)\b")
 """A name from code: a `code span`, CONSTANT_NAME, snake_case, camelCase, a --flag, a path."""
 
@@ -95,7 +95,7 @@ def holds(expects: str, text: str) -> bool:
     if expects == "place":
         return bool(_PLACE_NOUN.search(text) or _PLACE_NAME.search(text) or _SPOT.search(text))
     if expects == "name":
-        return bool(_CODE_NAME.search(text))
+        return bool(CODE_NAME.search(text))
     if expects == "title":
         return bool(titles(text))
     if expects == "person":

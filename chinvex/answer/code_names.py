@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from chinvex.answer.answer_types import _CODE_NAME as CODE_NAME
+from chinvex.answer.answer_types import CODE_NAME
 from chinvex.answer.question import Question
 from chinvex.answer.text import Stemmer
 
@@ -44,8 +44,8 @@ def asked_name(question: Question, sentence: str, stemmer: Stemmer) -> str | Non
     names = [n for n in names if n and n.casefold() not in asked and fits(n)]
     if len(names) <= 1:
         return names[0] if names else None
-    wanted = set(stemmer.stems(" ".join(question.words)))
-    overlap = {name: len(wanted & set(stemmer.stems(" ".join(_PARTS.findall(name))))) for name in names}
+    wanted = stemmer.stems(" ".join(question.words))
+    overlap = {name: len(wanted & stemmer.stems(" ".join(_PARTS.findall(name)))) for name in names}
     best = max(overlap.values())
     top = [name for name, count in overlap.items() if count == best]
     return top[0] if best > 0 and len(top) == 1 else None

@@ -58,11 +58,7 @@ class QueryMatcher:
 
     def matches(self, text: str) -> bool:
         """Whether `text` holds a word the query matches."""
-        if not self._wanted:
-            return False
-        words = WORD.findall(text)
-        self.learn(words)
-        return any(self._judged.get(w) for w in words)
+        return self.held(text) > 0
 
     def held(self, text: str) -> int:
         """How many of the query's stems `text` holds: a line with two of the query's words says

@@ -61,7 +61,7 @@ class Highlighter:
         the most of the query's words (a result's words are often deep in a long chunk, and a
         heading with one common query word comes before the line that answers), highlighted."""
         lines = [line for line in text.strip().splitlines() if line.strip()]
-        held = [self._matcher.held(line) if self._matcher.active else 0 for line in lines]
+        held = [self._matcher.held(line) for line in lines]
         first = held.index(max(held)) if held and max(held) else 0
         start = max(0, min(first - 1, len(lines) - max_lines))
         shown = [line[:line_chars] for line in lines[start:start + max_lines]]
