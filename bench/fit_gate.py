@@ -130,10 +130,6 @@ def figures(rows: list[dict], probs: list[float], threshold: float) -> dict[str,
     }
 
 
-def margin(f: dict[str, float]) -> float:
-    return min(f["refused"] - TARGET_REFUSED, f["grounded"] - TARGET_GROUNDED)
-
-
 def _kept_matrix(rows: list[dict], probs: list[float]) -> tuple[np.ndarray, np.ndarray]:
     """Per row and grid point: is the answer kept (answered with the gate open and at least that
     confident)? And per row: is the question answerable?"""
