@@ -7,6 +7,7 @@ over a real ingest; the CLI is the real command in a subprocess."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import stat
 from pathlib import Path
@@ -42,8 +43,14 @@ def relay(tmp_path: Path, chinvex_home: Path):
     engine.close()
 
 
+TIMING = re.compile(r"\b\d+(\.\d+)? (ms|s)\b")
+
+
 def _without_timing(text: str) -> str:
-    return "\n".join(line for line in text.splitlines() if " ms" not in line and "took_ms" not in line)
+    """The output without the lines that say how long the command took (`555 ms`, or `2.0 s`
+    on a loaded machine), which differ between any two runs."""
+    return "\n".join(line for line in text.splitlines()
+                     if not TIMING.search(line) and "took_ms" not in line)
 
 
 @pytest.mark.parametrize("args", [
