@@ -15,6 +15,8 @@ other work on a 2-core machine moves these figures.
 
 `--baseline DIR` (with `--cold-only`) alternates instead with the `chinvex` package of another
 checkout (a `git worktree` of an earlier commit), both with their cold start, to measure a change.
+Both read the same index; code that predates the store's vector matrix
+(chinvex.storage.vector_matrix) ignores its file and loads Chroma's index.
 
     python bench/search_latency.py [--quick] [--data DIR] [--cold-only [--baseline DIR]]
 """
@@ -135,10 +137,10 @@ def record_coverage() -> None:
     """Record the 100k index's vector coverage, as an ingest does after writing vectors
     (chinvex.storage.coverage), so that a search reads the figure instead of counting the store:
     an index built before this step had none. Every chunk has its vector here. The vector files'
-    signature is recorded too."""
+    signature is recorded too, and the vector matrix written."""
     os.environ["CHINVEX_HOME"] = str(BIG_HOME)
     from chinvex.context.registry import Registry
-    from chinvex.storage import coverage, db, vector_signature
+    from chinvex.storage import coverage, db, vector_matrix_refresh, vector_signature
     from chinvex.storage.vectors import VectorStore
 
     config = Registry().resolve("big")
@@ -155,6 +157,9 @@ def record_coverage() -> None:
         # ... and sign its vector files, as an ingest does at its end: a cold search warms only
         # a store whose files are as chinvex left them (chinvex.storage.chroma_warm)
         vector_signature.record_signature(config, conn)
+        # ... and write the store's vector matrix, as an ingest does then (a search reads it
+        # instead of Chroma's index: chinvex.storage.vector_matrix); kept while it is current
+        vector_matrix_refresh.refresh(config, conn, None)
     finally:
         conn.close()
 

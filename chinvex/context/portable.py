@@ -226,6 +226,10 @@ def import_file(config: ContextConfig, path: Path, *,
                     on_record(kind)
             importer.close()
             stats = importer.stats
+            # The store's vector matrix, which searches read instead of Chroma's index
+            from chinvex.storage.vector_matrix_refresh import refresh
+
+            refresh(config, conn, importer.writer.store, sign=True)
     except sqlite3.Error as exc:
         raise ChinvexError(f"import into {config.name} failed: {exc}") from None
     finally:

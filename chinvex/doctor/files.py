@@ -101,4 +101,8 @@ def check_index_files(config: ContextConfig) -> Check:
         kept = []
     if kept:  # not a problem: what an earlier repair kept, for the user to inspect or delete
         check.message += f" (damaged files kept by an earlier repair: {', '.join(kept)})"
+    if not config.index.chroma_url:  # a stale matrix is not damage: searches just do not use it
+        from chinvex.storage.vector_matrix import describe
+
+        check.message += f"; {describe(config.index.chroma_dir, config.index.sqlite_path)}"
     return check

@@ -97,6 +97,10 @@ def repair_vectors(conn: sqlite3.Connection, config: ContextConfig, actions: lis
     assert store is not None
     try:
         _repair_store(conn, config, store, embedder, stored, actions, progress)
+        # The store's vector matrix, which searches read instead of Chroma's index
+        from chinvex.storage.vector_matrix_refresh import refresh
+
+        refresh(config, conn, store, sign=True)
     finally:
         store.close()
 

@@ -140,18 +140,39 @@ def _start_index_thread(indexes: list[tuple[str, str]]) -> None:
     def run() -> None:
         from chinvex.embedding.heavy_imports import VECTOR_READER_STACK, load
 
+        chroma = list(indexes)
         try:
-            load(*VECTOR_READER_STACK)
-            from chinvex.storage import chroma_reader  # noqa: F401  (imported before `started`)
+            chroma = [index for index in indexes if not _matrix_warmed(*index)]
+            if chroma:
+                load(*VECTOR_READER_STACK)
+                from chinvex.storage import chroma_reader  # noqa: F401  (imported before `started`)
         except ImportError:
             pass
         finally:
             started.set()
-        for folder, sqlite_path in indexes:
+        for folder, sqlite_path in chroma:
             chroma_warm.warm(folder, sqlite_path)
 
     threading.Thread(target=run, name="chinvex-cold-index", daemon=True).start()
     started.wait(READY_WAIT_SECONDS)
+
+
+def _matrix_warmed(folder: str, sqlite_path: str) -> bool:
+    """Whether the store's vector matrix is current and now read through (the search then
+    reads it instead of Chroma's index, which is not loaded: chroma_warm.skip)."""
+    from chinvex.embedding.heavy_imports import load
+    from chinvex.storage import chroma_warm
+
+    try:
+        load("numpy")
+        from chinvex.storage import vector_matrix
+
+        warmed = vector_matrix.warm(folder, sqlite_path)
+    except Exception:  # the search's own open meets it again and reports it
+        warmed = False
+    if warmed:
+        chroma_warm.skip(folder)
+    return warmed
 
 
 def _start_model_thread(embedding: Any, started: set[str]) -> None:

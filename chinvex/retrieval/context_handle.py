@@ -27,6 +27,9 @@ class ContextHandle:
     lock: threading.Lock = field(default_factory=threading.Lock)
     store: Any = None
     store_checked: bool = False
+    matrix: Any = None
+    """The store's vector matrix the last search read instead of the store, if any
+    (chinvex.retrieval.vector_leg.MatrixStore)."""
     store_error: str | None = None
     store_checked_at: float = 0.0
     vocabulary: Any = None

@@ -20,7 +20,7 @@ from chinvex.retrieval.lexical_leg import LexicalLeg, fts_leg, fts_scores_for
 from chinvex.retrieval.request import SearchRequest
 from chinvex.retrieval.results import Hit
 from chinvex.retrieval.scope import Allowed, allowed_for
-from chinvex.retrieval.vector_leg import filtered_neighbours, neighbours
+from chinvex.retrieval.vector_leg import filtered_neighbours, matrix_store, neighbours
 from chinvex.storage import db
 from chinvex.storage.search_reads import chunk_count, data_version
 
@@ -52,19 +52,23 @@ def search_context(embedder_of: Callable[[ContextConfig], Any], h: ContextHandle
     vec: list[tuple[str, float]] | None = None
     ahead: Future | None = None
     prefetched: dict[str, Any] = {}
+    # The store's vector matrix, when it holds exactly the store's vectors, answers instead of
+    # Chroma (chinvex.retrieval.vector_leg.MatrixStore).
+    matrix = matrix_store(h.config, h.conn) if req.mode in ("hybrid", "vector") else None
+    h.matrix = matrix if matrix is not None else h.matrix
     if req.mode in ("hybrid", "vector"):
-        ahead = embed_ahead(embedder_of, h, req, query_vectors, vec_depth, allowed)
+        ahead = embed_ahead(embedder_of, h, req, query_vectors, vec_depth, allowed, matrix)
     if req.mode in ("hybrid", "fts"):
         leg = fts_leg(h.conn, req, fts_depth, allowed, h.term_counts)
     if req.mode in ("hybrid", "vector"):
         vec = vector_leg(embedder_of, h, req, warnings, query_vectors, vec_depth, allowed, ahead,
-                               prefetched)
+                               prefetched, matrix)
         if vec is not None:
             # Lexical-only candidates get their true cosine too (score completion), from the
             # same fetch of stored vectors.
             extra = [cid for cid, _ in leg.hits] if req.complete_scores and leg is not None else []
             try:
-                vec, cosines = exact_cosines(h, vec, extra, query_vectors, prefetched)
+                vec, cosines = exact_cosines(h, vec, extra, query_vectors, prefetched, matrix)
             except StorageError as exc:
                 # The vectors cannot be read consistently: answer from FTS alone rather than
                 # mixing exact and approximate scores.
@@ -134,16 +138,17 @@ def coverage_of(h: ContextHandle, *, vector_leg_ran: bool) -> VectorCoverage:
 
 def exact_cosines(h: ContextHandle, neighbours: list[tuple[str, float]], extra: list[str],
                    query_vectors: dict[str, Any], prefetched: dict[str, Any] | None = None,
-                   ) -> tuple[list[tuple[str, float]], dict[str, float]]:
+                   store: Any = None) -> tuple[list[tuple[str, float]], dict[str, float]]:
     """The vector leg's neighbours re-scored from their stored vectors (chinvex.retrieval.exact),
     best first, and the cosines of `extra` candidates (the lexical leg's) from the same
     fetch (less the vectors `prefetched` holds already, see embed_ahead). The approximate
     index only chooses the neighbours; every cosine in a result then comes from one formula
     whichever leg found it, identical in every process. A neighbour whose vector is gone by
-    now keeps the store's score."""
+    now keeps the store's score. `store`: the store the vector leg read (its matrix), else
+    the context's."""
     embedder_name = db.get_meta(h.conn, "embedder")
     query = resolved(query_vectors.get(embedder_name or ""))
-    store = h.store
+    store = store if store is not None else h.store
     if query is None or store is None:
         return exact.ranked(dict(neighbours)), {}
     ids = list(dict.fromkeys([cid for cid, _ in neighbours] + list(extra)))
@@ -158,8 +163,8 @@ def exact_cosines(h: ContextHandle, neighbours: list[tuple[str, float]], extra: 
 
 def vector_leg(embedder_of: Callable[[ContextConfig], Any], h: ContextHandle, req: SearchRequest, warnings: list[str],
                 query_vectors: dict[str, Any], depth: int, allowed: Allowed | None = None,
-                ahead: Future | None = None,
-                prefetched: dict[str, Any] | None = None) -> list[tuple[str, float]] | None:
+                ahead: Future | None = None, prefetched: dict[str, Any] | None = None,
+                matrix: Any = None) -> list[tuple[str, float]] | None:
     name = h.config.name
     stored = db.get_meta(h.conn, "embedder")
     try:
@@ -175,7 +180,7 @@ def vector_leg(embedder_of: Callable[[ContextConfig], Any], h: ContextHandle, re
             f"{name}: index vectors come from {stored} but the context is configured for "
             f"{embedder.name}; results are FTS only (run 'chinvex ingest --full')")
         return None
-    store = vector_store(h)
+    store = matrix if matrix is not None else vector_store(h)
     if store is None:
         warnings.append(vector_failure(name, "vector store unavailable", h.store_error or ""))
         return None

@@ -51,7 +51,8 @@ def embed_and_search(embedder: Any, query: str, vector: Future, store: Any, dept
 
 
 def embed_ahead(embedder_of: Callable[[ContextConfig], Any], h: ContextHandle, req: SearchRequest,
-                query_vectors: dict[str, Any], depth: int, allowed: Allowed | None) -> Future | None:
+                query_vectors: dict[str, Any], depth: int, allowed: Allowed | None,
+                matrix: Any = None) -> Future | None:
     """Embed the query on a worker thread while the lexical leg runs. Anything that fails here
     is left to the vector leg, which reports it.
 
@@ -84,7 +85,8 @@ def embed_ahead(embedder_of: Callable[[ContextConfig], Any], h: ContextHandle, r
         load(*EMBEDDER_STACK)
     except ImportError:
         return None
-    store = h.store if allowed is None and h.store_checked else None
+    # `matrix`: the store's vector matrix, searched instead (chinvex.retrieval.vector_leg)
+    store = (matrix if matrix is not None else h.store if h.store_checked else None) if allowed is None else None
     if store is None:
         query_vectors[embedder.name] = embed_pool().submit(embedder.embed_query, req.query)
         return None

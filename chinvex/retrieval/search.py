@@ -127,9 +127,11 @@ class Searcher:
 
     @property
     def warm(self) -> bool:
-        """Some search opened a vector store and made an embedder: what a server loads once."""
+        """Some search opened a vector store (or read its vector matrix) and made an embedder:
+        what a server loads once."""
         with self._lock:
-            return bool(self._embedders) and any(h.store is not None for h in self._handles.values())
+            return bool(self._embedders) and any(h.store is not None or h.matrix is not None
+                                                 for h in self._handles.values())
 
     def embedder(self, config: ContextConfig):
         from chinvex.embedding.factory import make_embedder

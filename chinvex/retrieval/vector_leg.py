@@ -1,7 +1,11 @@
 """The vector leg's neighbour search: exhaustive for small indexes, through Chroma's graph for
 large ones, and among the allowed chunks only when a filter narrows the search (by the cheapest
 strategy for the allowed set's size, filters.plan_vector_leg). The cosines that rank results
-are computed afterwards from the stored vectors (chinvex.retrieval.exact)."""
+are computed afterwards from the stored vectors (chinvex.retrieval.exact).
+
+When the store's vector matrix (chinvex.storage.vector_matrix) holds exactly the store's current
+content, `MatrixStore` answers instead of Chroma: every search is then exhaustive, whatever the
+index's size, and Chroma's index is never loaded."""
 
 from __future__ import annotations
 
@@ -10,10 +14,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from chinvex.errors import StorageError
-from chinvex.retrieval import exact
-from chinvex.retrieval import filters
+from chinvex.retrieval import exact, filters
 from chinvex.retrieval.filters import SearchFilter
 from chinvex.retrieval.scope import Allowed, allowed_among, every_allowed_chunk
+from chinvex.storage import vector_matrix
+from chinvex.storage.db import get_meta
 from chinvex.storage.search_reads import has_at_most_chunks
 
 EXHAUSTIVE_LIMIT = 1_000
@@ -29,6 +34,56 @@ the larger the collection, hence the limit; larger contexts pay only a bounded c
 RESCORE_MARGIN = 10
 """An exact search rescores (chinvex.retrieval.exact) this many neighbours past the depth, in
 Chroma's own (float32) order, and keeps the exact top `depth`."""
+
+
+class MatrixStore:
+    """The reads a search makes of a vector store, answered from the store's vector matrix:
+    exhaustive neighbours (float32 candidates, then exact cosines), stored vectors by id."""
+
+    exhaustive = True
+
+    def __init__(self, matrix: vector_matrix.VectorMatrix):
+        self.matrix = matrix
+
+    def query(self, vector: Any, n: int, *, source_types: Sequence[str] | None = None,
+              ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
+        """The `n` nearest chunks (among `ids` when given), by exact cosine."""
+        return self.query_with_vectors(vector, n, source_types=source_types, ids=ids)[0]
+
+    def query_with_vectors(self, vector: Any, n: int, *, source_types: Sequence[str] | None = None,
+                           ids: Sequence[str] | None = None,
+                           ) -> tuple[list[tuple[str, float]], dict[str, Any]]:
+        """`query`, and the neighbours' stored vectors. The float32 product picks
+        RESCORE_MARGIN more candidates than asked; exact cosines choose and order the `n`."""
+        if n <= 0 or (ids is not None and not ids):
+            return [], {}
+        rows = None if ids is None else [row for _, row in self.matrix.positions(list(ids))]
+        found = self.matrix.candidates(vector, n + RESCORE_MARGIN, source_types=source_types, rows=rows)
+        vectors = self.matrix.rows([cid for cid, _ in found])
+        best = exact.ranked(exact.scored(vector, vectors), n)
+        return best, {cid: vectors[cid] for cid, _ in best}
+
+    def embeddings(self, ids: Sequence[str]) -> dict[str, Any]:
+        return self.matrix.rows(list(ids))
+
+    def existing(self, ids: Sequence[str]) -> set[str]:
+        return {cid for cid, _ in self.matrix.positions(list(ids))}
+
+    def count(self) -> int:
+        return len(self.matrix)
+
+    def close(self) -> None:
+        """Nothing to let go of: the mapping is kept per process while the file is unchanged."""
+
+
+def matrix_store(config: Any, conn: sqlite3.Connection) -> MatrixStore | None:
+    """The context's vector matrix as a store, when it holds exactly the store's current vectors
+    (an embedded store only); None otherwise, and the search reads Chroma."""
+    if config.index.chroma_url:
+        return None
+    matrix = vector_matrix.current(config.index.chroma_dir, config.index.sqlite_path,
+                                   vector_matrix.recorded_signature(conn), get_meta(conn, "embedder"))
+    return None if matrix is None else MatrixStore(matrix)
 
 
 def neighbours(conn: sqlite3.Connection, store: Any, vector: Any, depth: int,
@@ -50,6 +105,8 @@ def nearest(store: Any, vector: Any, depth: int, source_types: Sequence[str] | N
             small: bool) -> list[tuple[str, float]]:
     """`neighbours` once the index's size is known: touches the store only, so it may run on a
     worker thread while the connection serves the lexical leg."""
+    if isinstance(store, MatrixStore):
+        return store.query(vector, depth + RESCORE_MARGIN, source_types=source_types)
     if not _exhaustive(small, depth):
         return store.query(vector, depth, source_types=source_types)
     return store.query(vector, EXHAUSTIVE_LIMIT, source_types=source_types)[:depth + RESCORE_MARGIN]
@@ -59,6 +116,8 @@ def nearest_with_vectors(store: Any, vector: Any, depth: int, source_types: Sequ
                          *, small: bool) -> tuple[list[tuple[str, float]], dict[str, Any]]:
     """`nearest`, with the neighbours' stored vectors from the same Chroma call. A small store
     is searched exhaustively and its vectors are fetched by id for the kept neighbours only."""
+    if isinstance(store, MatrixStore):
+        return store.query_with_vectors(vector, depth + RESCORE_MARGIN, source_types=source_types)
     if not _exhaustive(small, depth):
         return store.query_with_vectors(vector, depth, source_types=source_types)
     found = nearest(store, vector, depth, source_types, small=True)

@@ -97,6 +97,15 @@ def warm(folder: str, sqlite_path: str) -> None:
             event.set()
 
 
+def skip(folder: str) -> None:
+    """Nothing will be warmed for `folder` (its vector matrix answers instead,
+    chinvex.storage.vector_matrix): `take` stops waiting for it."""
+    with _LOCK:
+        event = _PENDING.pop(_key(folder), None)
+    if event is not None:
+        event.set()
+
+
 def _as_left(folder: str, recorded: str | None) -> bool:
     signature = parse_signature(recorded)
     return signature is not None and signature == folder_signature(Path(folder))

@@ -33,6 +33,8 @@ from chinvex.storage.vector_errors import (
     is_storage_failure,
     write_error,
 )
+from chinvex.storage.vector_matrix_changes import MatrixChanges
+from chinvex.storage.vector_signature import recorded_signature
 
 SYNC_THRESHOLD = 1
 """Chroma's `hnsw.sync_threshold` for chinvex collections: its HNSW index is saved after every
@@ -70,6 +72,11 @@ class VectorStore:
         self._shared: SharedClient | None = None
         self._collection: Any = None
         self._generation = -1
+        self.changes: MatrixChanges | None = None
+        """What this object wrote, over the vector matrix current before its first write
+        (chinvex.storage.vector_matrix_refresh), once it has written."""
+        self.matrix_inputs: tuple[Any, str | None] = (None, None)
+        """hybrid.db's recorded store signature and embedder when this object was opened."""
         if not config.index.chroma_url:
             db_file = Path(config.index.chroma_dir) / CHROMA_DB_FILE
             if not db_file.exists():
@@ -110,7 +117,9 @@ class VectorStore:
         name = collection_name(conn, create=create)
         if name is None:
             return None
-        return cls(config, name, create=create)
+        store = cls(config, name, create=create)
+        store.matrix_inputs = (recorded_signature(conn), get_meta(conn, "embedder"))
+        return store
 
     def close(self) -> None:
         """Let go of the shared client (closed with its last user)."""
@@ -159,13 +168,19 @@ class VectorStore:
     @contextmanager
     def _writing(self) -> Iterator[Any]:
         """Hold the gate exclusively around one write; whatever Chroma raises (a full disk, a
-        file-size limit, a damaged file) becomes a one-line `StorageError` naming the store."""
+        file-size limit, a damaged file) becomes a one-line `StorageError` naming the store.
+        The first write notes which vector matrix was current before it (`changes`)."""
+        if self.changes is None:
+            self.changes = MatrixChanges(None if self.fresh else self._current_matrix(), fresh=self.fresh)
         try:
-            with self._shared_client().access(write=True) as client:
+            shared = self._shared_client()
+            with shared.access(write=True) as client:
                 collection = self._collection_of(client, create=True)
                 if _sync_threshold(collection) != SYNC_THRESHOLD:
                     collection = self._save_every_write(collection)
                 yield collection
+                if shared.gate is not None:
+                    self.changes.token = shared.gate.token().decode("ascii", "replace")
         except StorageError:
             raise
         except Exception as exc:
@@ -187,6 +202,16 @@ class VectorStore:
         for start in range(0, n, step):
             yield slice(start, min(n, start + step))
 
+    def _current_matrix(self) -> Any:
+        """The vector matrix that holds exactly this store's vectors now, or None."""
+        if self.config.index.chroma_url:
+            return None
+        from chinvex.storage import vector_matrix
+
+        recorded, embedder = self.matrix_inputs
+        return vector_matrix.current(self.config.index.chroma_dir, self.config.index.sqlite_path,
+                                     recorded, embedder)
+
     def upsert(self, ids: Sequence[str], embeddings: Any, metadatas: Sequence[dict[str, Any]]) -> None:
         if not ids:
             return
@@ -195,6 +220,8 @@ class VectorStore:
                 collection.upsert(
                     ids=list(ids[part]), embeddings=embeddings[part], metadatas=list(metadatas[part])
                 )
+            assert self.changes is not None
+            self.changes.added(ids, metadatas)
 
     def delete(self, ids: Iterable[str]) -> None:
         ids = list(ids)
@@ -203,6 +230,8 @@ class VectorStore:
         with self._writing() as collection:
             for part in self._batches(len(ids)):
                 collection.delete(ids=ids[part])
+            assert self.changes is not None
+            self.changes.removed(ids)
 
     def existing(self, ids: Sequence[str]) -> set[str]:
         def run(collection: Any) -> set[str]:
@@ -252,6 +281,26 @@ class VectorStore:
 
     def count(self) -> int:
         return self._read(lambda collection: collection.count())
+
+    def all_vectors(self) -> tuple[list[str], list[Any], list[str]]:
+        """Every id with its vector and its source type (from its metadata, "" when none),
+        paged under one hold of the gate (chinvex.storage.vector_matrix copies them)."""
+
+        def run(collection: Any) -> tuple[list[str], list[Any], list[str]]:
+            ids: list[str] = []
+            vectors: list[Any] = []
+            types: list[str] = []
+            offset = 0
+            while True:
+                got = collection.get(include=["embeddings", "metadatas"], limit=_GET_PAGE, offset=offset)
+                ids.extend(got["ids"])
+                vectors.extend(got["embeddings"] if len(got["ids"]) else [])
+                types.extend(str((meta or {}).get("source_type") or "") for meta in (got["metadatas"] or []))
+                if len(got["ids"]) < _GET_PAGE:
+                    return ids, vectors, types
+                offset += _GET_PAGE
+
+        return self._read(run)
 
     def segment_damage(self) -> str | None:
         """Why the collection's vector segment cannot be loaded (see SEGMENT_DAMAGE_MARKERS), or
@@ -334,6 +383,7 @@ class VectorStore:
             self._collection = None
             self._collection_of(client, create=True)
         self.fresh = True
+        self.changes = MatrixChanges(None, fresh=True)
 
 
 def _sync_threshold(collection: Any) -> int | None:

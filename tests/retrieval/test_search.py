@@ -110,6 +110,9 @@ def _warm_searcher(corpus, monkeypatch):
     from chinvex.retrieval.search import Searcher
 
     monkeypatch.setenv("CHINVEX_HOME", str(corpus["home"]))
+    # Chroma's path: a store without a current vector matrix (which, when current, answers
+    # instead: tests/retrieval/test_vector_matrix_search.py)
+    monkeypatch.setattr("chinvex.retrieval.context_search.matrix_store", lambda *args: None)
     return Searcher(), [Registry().resolve("Main")]
 
 
