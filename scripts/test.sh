@@ -17,7 +17,9 @@ if [ -x scripts/install-codex.sh ]; then
   fi
 fi
 set +e
-.venv/bin/python -m pytest "$@"
+# One worker per core (at most four), each taking whole test modules so that a module's fixtures
+# are built once; tests/shared_indexes.py has one worker build each shared index for all.
+.venv/bin/python -m pytest --numprocesses=auto --maxprocesses=4 --dist=loadfile "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

@@ -4,15 +4,14 @@ nothing touches the user's real data. What tests share besides fixtures is in he
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
-from helpers import CHINVEX_BIN, FIXTURES, CliResult, assert_no_traceback, run_cli, snapshot_repository
+from helpers import FIXTURES, CliResult, assert_no_traceback, run_cli, snapshot_repository
+from shared_indexes import Build, PublishedBuild, claim, xdist_worker
 
 
 # Property tests draw the same examples on every run ("repeatable", the default: a failure in CI
@@ -52,7 +51,8 @@ def cli():
 # whenever those need both. The modules that read them run last (pytest_collection_modifyitems),
 # so that the builds are usually done when they are needed. A fixture whose build has not finished
 # waits for it (and raises its priority back to normal, where the system allows), then checks its
-# exit codes and summary exactly as when it ran the commands itself.
+# exit codes and summary exactly as when it ran the commands itself. Under pytest-xdist one
+# worker builds each index for the whole run (tests/shared_indexes.py).
 
 SHARED_INDEXES = ("fixtures_context", "repo_index")
 """The session fixtures built in the background, in the order they are built and read."""
@@ -77,71 +77,6 @@ def pytest_collection_modifyitems(config, items):
     items[:] = sorted(items, key=rank)
 
 
-class _Build:
-    """`chinvex` commands run one after the other in the background (see above)."""
-
-    def __init__(self, name: str, steps: list[list[str]], env: dict[str, str], timeout: float):
-        self.name, self.steps, self.env, self.timeout = name, steps, env, timeout
-        self.results: list[CliResult] = []
-        self.error: BaseException | None = None
-        self.proc: subprocess.Popen | None = None
-        self.cancelled = False
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        nice = shutil.which("nice")
-        prefix = [nice, "-n", "19"] if nice else []
-        try:
-            for index, args in enumerate(self.steps):
-                if self.cancelled:
-                    break
-                self.proc = subprocess.Popen([*prefix, str(CHINVEX_BIN), *args], env=self.env, text=True,
-                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-                try:
-                    out, err = self.proc.communicate(timeout=self.timeout)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    out, err = self.proc.communicate()
-                    err += f"\n(killed by the test suite after {self.timeout:.0f} s)"
-                self.results.append(CliResult(subprocess.CompletedProcess(
-                    self.proc.args, self.proc.returncode, out, err)))
-                if self.proc.returncode != 0 and index < len(self.steps) - 1:
-                    break  # the fixture reports the failed step
-        except BaseException as exc:  # reported by the fixture, in the test that needs it
-            self.error = exc
-        finally:
-            self.done.set()
-
-    def _raise_priority(self) -> None:
-        """Back to nice 0 (every thread of the running command), when the system allows it."""
-        proc = self.proc
-        if proc is None or proc.poll() is not None or not hasattr(os, "setpriority"):
-            return
-        try:
-            tasks = [int(t) for t in os.listdir(f"/proc/{proc.pid}/task")]
-        except OSError:
-            tasks = [proc.pid]
-        for task in tasks:
-            try:
-                os.setpriority(os.PRIO_PROCESS, task, 0)
-            except OSError:
-                pass
-
-    def wait(self) -> list[CliResult]:
-        while not self.done.is_set():
-            self._raise_priority()
-            self.done.wait(2.0)
-        if self.error is not None:
-            raise self.error
-        return self.results
-
-    def stop(self) -> None:
-        self.cancelled = True
-        proc = self.proc
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-
-
 def _fixtures_steps() -> list[list[str]]:
     return [["context", "create", "fixtures", "--codex-sessions", str(FIXTURES / "codex-rollout"),
              "--chat-root", str(FIXTURES / "chatgpt-export"),
@@ -154,8 +89,10 @@ def _repo_steps(root: Path) -> list[list[str]]:
             ["ingest", "--context", "chinvex", "--json"]]
 
 
-_BUILDS: dict[str, tuple[_Build, dict]] = {}
+_BUILDS: dict[str, tuple[Build | PublishedBuild, dict]] = {}
 """Fixture name -> (its background build, what the fixture yields besides the summary)."""
+
+BUILD_TIMEOUT = 3600.0
 
 
 def _base_env(home: Path) -> dict[str, str]:
@@ -166,16 +103,26 @@ def _base_env(home: Path) -> dict[str, str]:
     return env
 
 
-def _plan(name: str, tmp_path_factory) -> tuple[_Build, dict]:
-    base = tmp_path_factory.mktemp(name)
+def _plan(name: str, tmp_path_factory) -> tuple[Build | PublishedBuild, dict]:
+    """This process's build of a shared index; under pytest-xdist, the build of the worker that
+    claimed it first (in the run's shared temporary folder), which may be another worker's."""
+    folder = None
+    if xdist_worker() is not None:
+        base = folder = tmp_path_factory.getbasetemp().parent / "shared-indexes" / name
+        owner = claim(folder)
+    else:
+        base, owner = tmp_path_factory.mktemp(name), None
     home = base / "home"
     extra: dict = {"home": home, "env": {"CHINVEX_HOME": str(home)}}
     if name == "repo_index":
-        extra["root"] = snapshot_repository(base / "chinvex-src")
-        steps = _repo_steps(extra["root"])
+        extra["root"] = base / "chinvex-src"
+    if owner is not None:
+        build: Build | PublishedBuild = PublishedBuild(name, folder, owner, BUILD_TIMEOUT)
     else:
-        steps = _fixtures_steps()
-    build = _Build(name, steps, _base_env(home), timeout=3600)
+        if name == "repo_index":
+            snapshot_repository(extra["root"])
+        steps = _repo_steps(extra["root"]) if name == "repo_index" else _fixtures_steps()
+        build = Build(name, steps, _base_env(home), timeout=BUILD_TIMEOUT, folder=folder)
     _BUILDS[name] = (build, extra)
     return build, extra
 
@@ -185,14 +132,15 @@ def _shared_index_builds(request, tmp_path_factory):
     """Starts the background builds of the shared indexes this session's tests read."""
     wanted = set().union(*(_shared_indexes_of(item) for item in request.session.items))
     builds = [_plan(name, tmp_path_factory)[0] for name in SHARED_INDEXES if name in wanted]
+    own = [build for build in builds if isinstance(build, Build)]
     thread = None
-    if builds:
-        thread = threading.Thread(target=lambda: [b.run() for b in builds], name="shared-index-builds",
+    if own:
+        thread = threading.Thread(target=lambda: [b.run() for b in own], name="shared-index-builds",
                                   daemon=True)
         thread.start()
     yield
     for build in builds:
-        build.stop()
+        build.finish()
     if thread is not None:
         thread.join(timeout=60)
     _BUILDS.clear()
@@ -202,7 +150,9 @@ def _built(name: str, tmp_path_factory) -> tuple[list[CliResult], dict]:
     """The results of a shared index's commands (run now, in the foreground, when the session
     did not plan it: a fixture asked for by name at run time)."""
     if name not in _BUILDS:
-        _plan(name, tmp_path_factory)[0].run()
+        build = _plan(name, tmp_path_factory)[0]
+        if isinstance(build, Build):
+            build.run()
     build, extra = _BUILDS[name]
     return build.wait(), extra
 
