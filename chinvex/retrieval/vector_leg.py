@@ -4,8 +4,8 @@ strategy for the allowed set's size, filters.plan_vector_leg). The cosines that 
 are computed afterwards from the stored vectors (chinvex.retrieval.exact).
 
 When the store's vector matrix (chinvex.storage.vector_matrix) holds exactly the store's current
-content, `MatrixStore` answers instead of Chroma: every search is then exhaustive, whatever the
-index's size, and Chroma's index is never loaded."""
+content, `MatrixStore` answers instead of Chroma (within KEPT_PROCESS_LIMIT): the search is then
+exhaustive, whatever the index's size, and Chroma's index is never loaded."""
 
 from __future__ import annotations
 
@@ -76,14 +76,29 @@ class MatrixStore:
         """Nothing to let go of: the mapping is kept per process while the file is unchanged."""
 
 
+KEPT_PROCESS_LIMIT = 25_000
+"""A process that keeps searching (the MCP server, the web UI, a watcher's relay, an in-process
+searcher) reads the matrix only up to this many vectors; above it, it loads Chroma's index once
+and queries it. Each query pays the product over every row, which beat Chroma's approximate
+search at ~10k vectors but cost several times a whole warm search at ~100k (bench/RESULTS.md,
+session 21). A one-shot read-only command (`chinvex search`, `answer`, `pack`:
+chinvex.storage.vector_open.read_only_process) reads it up to vector_matrix.MAX_VECTORS: one
+product costs far less than loading Chroma's index."""
+
+
 def matrix_store(config: Any, conn: sqlite3.Connection) -> MatrixStore | None:
     """The context's vector matrix as a store, when it holds exactly the store's current vectors
-    (an embedded store only); None otherwise, and the search reads Chroma."""
+    (an embedded store only) and this process reads matrices of its size (KEPT_PROCESS_LIMIT);
+    None otherwise, and the search reads Chroma."""
+    from chinvex.storage.vector_open import reads_only
+
     if config.index.chroma_url:
         return None
     matrix = vector_matrix.current(config.index.chroma_dir, config.index.sqlite_path,
                                    vector_matrix.recorded_signature(conn), get_meta(conn, "embedder"))
-    return None if matrix is None else MatrixStore(matrix)
+    if matrix is None or (len(matrix) > KEPT_PROCESS_LIMIT and not reads_only()):
+        return None
+    return MatrixStore(matrix)
 
 
 def neighbours(conn: sqlite3.Connection, store: Any, vector: Any, depth: int,

@@ -136,6 +136,8 @@ from chinvex.storage.vector_clients import SharedClient
 config = Registry().resolve("X")
 assert not chroma_warm._WARMED and not chroma_warm._PENDING
 (warmed,) = vector_matrix._OPENED.values()
+from chinvex.retrieval import vector_leg
+vector_leg.KEPT_PROCESS_LIMIT = 1  # a one-shot read-only command reads any matrix up to MAX_VECTORS
 from chinvex.api import Engine
 response = Engine().search([config], SearchRequest(query="otter pebble", k=3))
 assert response.stats.mode == "hybrid" and response.results, response.stats
@@ -171,5 +173,18 @@ def test_the_embedding_worker_searches_the_matrix_from_the_first_search(mixed, m
         searcher.search([config], SearchRequest(query="otter pebble river", k=5, path_glob="*n1*"))
         assert len(stores) == 1
         assert searcher.warm and searcher.handle(config).store is None  # Chroma never opened
+    finally:
+        searcher.close()
+
+
+def test_a_process_that_keeps_searching_loads_chroma_above_its_limit(mixed, monkeypatch):
+    from chinvex.retrieval import vector_leg
+
+    monkeypatch.setattr(vector_leg, "KEPT_PROCESS_LIMIT", 5)
+    config, searcher = _searcher(monkeypatch, mixed, "X")
+    try:
+        found = searcher.search([config], SearchRequest(query="otter pebble river", k=5))
+        assert found.stats.mode == "hybrid" and found.results
+        assert searcher.handle(config).store is not None and searcher.handle(config).matrix is None
     finally:
         searcher.close()
