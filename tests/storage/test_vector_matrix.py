@@ -238,3 +238,17 @@ def test_doctor_calls_a_stale_matrix_unused_not_damage_and_repair_rewrites_it(co
     assert run_cli_in_process("doctor", "--context", "M", "--repair").code == 0
     matrix = _current(config)
     assert matrix is not None and _matrix_content(matrix) == _store_content(config)
+
+
+def test_an_import_writes_the_matrix_of_the_store_it_filled(context, tmp_path):
+    config, _ = context
+    out = tmp_path / "m.chinvex"
+    assert run_cli_in_process("export", "--context", "M", "--out", str(out), "--include-vectors").code == 0
+    assert run_cli_in_process("context", "create", "copy").code == 0
+    assert run_cli_in_process("import", str(out), "--context", "copy", "--json").code == 0
+    from chinvex.context.registry import Registry
+
+    copy = Registry().resolve("copy")
+    matrix = _current(copy)
+    assert matrix is not None and _matrix_content(matrix) == _store_content(copy)
+    assert set(_store_content(copy)) == set(_store_content(config))
