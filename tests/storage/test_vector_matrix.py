@@ -92,7 +92,7 @@ def test_the_run_merges_its_own_writes_and_reads_back_otherwise(context):
     conn = db.connect(Path(config.index.sqlite_path))
     store = VectorStore.open(config, conn, create=False)
     try:
-        victim = sorted(_store_content(config))[0]
+        victim = min(_store_content(config))
         store.delete([victim])
         store.upsert(["extra"], np.full((1, 384), 0.05, dtype=np.float32), [{"doc_id": "d", "source_type": "chat"}])
         assert _current(config) is None  # written since: not trusted
@@ -226,7 +226,7 @@ def test_doctor_calls_a_stale_matrix_unused_not_damage_and_repair_rewrites_it(co
     conn = db.connect(Path(config.index.sqlite_path))
     store = VectorStore.open(config, conn, create=False)
     try:
-        store.delete([sorted(_store_content(config))[0]])  # a write that no run follows up
+        store.delete([min(_store_content(config))])  # a write that no run follows up
     finally:
         store.close()
         conn.close()
