@@ -9,8 +9,10 @@ search code, parsing the arguments and running the full-text leg. `begin` (calle
 chinvex.entry for `chinvex search`, before anything else is imported) starts them in the order
 that keeps the longest piece earliest:
 - the index: each named context's folders are read straight from its context.json, and a thread
-  loads the store's index (chinvex.storage.chroma_warm), which the search's shared client takes
-  over when it first opens that store (chinvex.storage.vector_clients);
+  maps the store's vector matrix and reads it through when it is current (the search then reads
+  it instead of Chroma, chinvex.storage.vector_matrix); otherwise it loads the store's index
+  (chinvex.storage.chroma_warm), which the search's shared client takes over when it first opens
+  that store (chinvex.storage.vector_clients);
 - the model: a thread imports the embedder's libraries and loads the built-in model, leaving it
   for the search to take (chinvex.embedding.factory.prepare).
 Each thread's Python work holds the GIL, so the calling thread waits (briefly, see the
