@@ -70,9 +70,11 @@ def test_handshake_lists_every_tool_with_schemas_and_loads_nothing_heavy(world):
     assert by_name["recall_search"].input_schema["properties"]["limit"]["maximum"] == 50
     assert by_name["chinvex_answer"].input_schema["properties"]["k"]["default"] == 8
     assert by_name["chinvex_answer"].input_schema["properties"]["grounded"]["default"] is True
-    # the handshake did not load the embedder or Chroma; the first search did, in the same process
-    assert "onnxruntime" not in before and "chromadb" not in before
-    assert "onnxruntime" in after and "chromadb" in after
+    # the handshake did not load the embedder or Chroma; the first search loaded the embedder and
+    # read the store's vectors from its vector matrix (chinvex.storage.vector_matrix: current
+    # after the ingest, so Chroma's client was not needed), in the same process
+    assert "onnxruntime" not in before and "chromadb" not in before and "vector_matrix" not in before
+    assert "onnxruntime" in after and "vector_matrix.bin" in after and "chromadb" not in after
 
 
 # -- chinvex tools ------------------------------------------------------------------------------

@@ -67,6 +67,9 @@ def exit_now(code):  # the CLI leaves with os._exit once its output is flushed
     report()
     _exit(code)
 os._exit = exit_now
+if sys.argv[2] == "chroma":  # a store without a current vector matrix: Chroma's files are read
+    import chinvex.retrieval.context_search as context_search
+    context_search.matrix_store = lambda *args: None
 sys.argv = ["chinvex", "search", "--context", "fixtures", sys.argv[1], "--json"]
 from chinvex.entry import main
 main()
@@ -76,6 +79,8 @@ WARM_SEARCH = """
 import json, sys
 import chinvex.storage.chroma_writer as writer
 writer.open_writer = lambda path: None  # the reference: chromadb's own client
+import chinvex.retrieval.context_search as context_search
+context_search.matrix_store = lambda *args: None  # not the vector matrix
 from chinvex.context.registry import Registry
 from chinvex.retrieval.search import SearchRequest, Searcher
 config = Registry().resolve("fixtures")
@@ -85,14 +90,15 @@ print("chromadb imported:", "chromadb" in sys.modules, file=sys.stderr)
 """
 
 
-def test_a_cold_search_reads_without_chromadb_and_finds_the_same(fixtures_context):
+@pytest.mark.parametrize("vectors", ["matrix", "chroma"])
+def test_a_cold_search_reads_without_chromadb_and_finds_the_same(fixtures_context, vectors):
     """`chinvex search` (the console script's entry point, a fresh process) never imports
-    chromadb, and ranks exactly as an in-process searcher that reads through chromadb's
-    client."""
+    chromadb, whether it reads the store's vector matrix or (without a current one) Chroma's
+    files, and ranks exactly as an in-process searcher that reads through chromadb's client."""
     query = "how do I rename a git branch"
     env = {**os.environ, **fixtures_context["env"]}
-    cold = subprocess.run([sys.executable, "-c", COLD_SEARCH, query], capture_output=True, text=True,
-                          timeout=300, env=env)
+    cold = subprocess.run([sys.executable, "-c", COLD_SEARCH, query, vectors], capture_output=True,
+                          text=True, timeout=300, env=env)
     assert cold.returncode == 0, cold.stderr
     assert "chromadb imported: False" in cold.stderr
     warm = subprocess.run([sys.executable, "-c", WARM_SEARCH, query], capture_output=True, text=True,
