@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from helpers import FIXTURES, CliResult, assert_no_traceback, run_cli, snapshot_repository
+from helpers import (FIXTURES, CliResult, assert_no_traceback, run_cli, snapshot_commit,
+                     snapshot_repository)
 from shared_indexes import Build, PublishedBuild, claim, xdist_worker
 
 
@@ -119,7 +120,7 @@ def _plan(name: str, tmp_path_factory) -> tuple[Build | PublishedBuild, dict]:
     if owner is not None:
         build: Build | PublishedBuild = PublishedBuild(name, folder, owner, BUILD_TIMEOUT)
     else:
-        if name == "repo_index":
+        if name == "repo_index" and not snapshot_commit(extra["root"]):
             snapshot_repository(extra["root"])
         steps = _repo_steps(extra["root"]) if name == "repo_index" else _fixtures_steps()
         build = Build(name, steps, _base_env(home), timeout=BUILD_TIMEOUT, folder=folder)
@@ -159,7 +160,8 @@ def _built(name: str, tmp_path_factory) -> tuple[list[CliResult], dict]:
 
 @pytest.fixture(scope="session")
 def repo_index(_shared_index_builds, tmp_path_factory):
-    """A context named "chinvex" over a snapshot of this repository (taken when the session
+    """A context named "chinvex" over this repository's engine source and docs as they are at
+    helpers.GOLDEN_CORPUS_COMMIT (in a clone without that commit: as they are when the session
     starts), ingested once per session with the real embedder, in the background (see above).
     Yields {"home", "env", "root", "summary"}; pass `env=` to run_cli."""
     results, extra = _built("repo_index", tmp_path_factory)
