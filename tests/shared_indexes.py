@@ -8,7 +8,10 @@ raises the build's priority back to normal.
 Under pytest-xdist every worker collects every test, so every worker would build every index.
 Instead the first worker to claim an index's folder (an exclusively created file in the run's
 shared temporary folder) builds it and publishes its commands' results there; the others wait
-for that file. A builder does not kill a build another worker may still be waiting for.
+for that file. A builder does not kill a build another worker may still be waiting for. There the
+build runs at normal priority: with a worker per core there is no idle core for it to use, and at
+the lowest priority it would only start in earnest when the last tests wait for it, with the
+other cores idle.
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ class Build:
         self.done = threading.Event()
 
     def run(self) -> None:
-        nice = shutil.which("nice")
+        nice = shutil.which("nice") if self.folder is None else None
         prefix = [nice, "-n", "19"] if nice else []
         try:
             for index, args in enumerate(self.steps):
