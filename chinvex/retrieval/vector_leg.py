@@ -20,6 +20,7 @@ from chinvex.retrieval.scope import Allowed, allowed_among, every_allowed_chunk
 from chinvex.storage import vector_matrix
 from chinvex.storage.db import get_meta
 from chinvex.storage.search_reads import has_at_most_chunks
+from chinvex.storage.vector_signature import recorded_signature
 
 EXHAUSTIVE_LIMIT = 1_000
 """Up to this many chunks the vector leg is exact: Chroma is asked for this many neighbours,
@@ -95,7 +96,7 @@ def matrix_store(config: Any, conn: sqlite3.Connection) -> MatrixStore | None:
     if config.index.chroma_url:
         return None
     matrix = vector_matrix.current(config.index.chroma_dir, config.index.sqlite_path,
-                                   vector_matrix.recorded_signature(conn), get_meta(conn, "embedder"))
+                                   recorded_signature(conn), get_meta(conn, "embedder"))
     if matrix is None or (len(matrix) > KEPT_PROCESS_LIMIT and not reads_only()):
         return None
     return MatrixStore(matrix)

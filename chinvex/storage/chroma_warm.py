@@ -19,11 +19,11 @@ by the search's own open.
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from chinvex.storage.db import read_only_meta
 from chinvex.storage.store_files import COLLECTION_META_KEY, DIMENSION_META_KEY
 from chinvex.storage.vector_signature import SIGNATURE_META_KEY, folder_signature, parse_signature
 
@@ -56,18 +56,13 @@ class StoreMeta(NamedTuple):
 def store_meta(sqlite_path: str) -> StoreMeta | None:
     """What hybrid.db records about its store, read without migrating or writing anything; None
     when the collection or the dimension is missing or the file cannot be read."""
-    try:
-        conn = sqlite3.connect(Path(sqlite_path).absolute().as_uri() + "?mode=ro", uri=True)
-    except sqlite3.Error:
+    rows = read_only_meta(sqlite_path, (COLLECTION_META_KEY, DIMENSION_META_KEY, SIGNATURE_META_KEY))
+    if rows is None:
         return None
     try:
-        rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?, ?)",
-                                 (COLLECTION_META_KEY, DIMENSION_META_KEY, SIGNATURE_META_KEY)).fetchall())
         name, dimension = rows.get(COLLECTION_META_KEY), int(rows.get(DIMENSION_META_KEY) or 0)
-    except (sqlite3.Error, ValueError):
+    except ValueError:
         return None
-    finally:
-        conn.close()
     return StoreMeta(str(name), dimension, rows.get(SIGNATURE_META_KEY)) if name and dimension > 0 else None
 
 

@@ -261,6 +261,24 @@ def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def read_only_meta(sqlite_path: str | Path, keys: tuple[str, ...]) -> dict[str, str] | None:
+    """The meta rows `keys` of the hybrid.db at `sqlite_path` (those present), read without
+    migrating or writing anything, for a cold process that reads a store before opening the
+    index as a command does; None when the file cannot be read."""
+    try:
+        conn = sqlite3.connect(Path(sqlite_path).absolute().as_uri() + "?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
+    try:
+        marks = ", ".join("?" * len(keys))
+        rows = conn.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", keys).fetchall()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return {str(key): str(value) for key, value in rows}
+
+
 def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
     conn.execute(
         "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",

@@ -22,7 +22,6 @@ the ids (fixed-width bytes, ascending).
 from __future__ import annotations
 
 import os
-import sqlite3
 import struct
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,6 +31,7 @@ from typing import Any
 
 import orjson
 
+from chinvex.storage.db import read_only_meta
 from chinvex.storage.vector_signature import (
     SIGNATURE_META_KEY,
     Signature,
@@ -253,12 +253,6 @@ def store_stamp(chroma_dir: str | Path) -> Stamp | None:
     return None if signature is None else Stamp(token, signature)
 
 
-def recorded_signature(conn: sqlite3.Connection) -> Signature | None:
-    """The store signature hybrid.db records (chinvex.storage.vector_signature)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (SIGNATURE_META_KEY,)).fetchone()
-    return parse_signature(row[0]) if row else None
-
-
 def current(chroma_dir: str | Path | None, sqlite_path: str | Path, recorded: Signature | None,
             embedder: str | None) -> VectorMatrix | None:
     """The store's matrix when it holds exactly the store's current content: its stamp is the
@@ -277,17 +271,9 @@ def current(chroma_dir: str | Path | None, sqlite_path: str | Path, recorded: Si
 def _recorded_read_only(sqlite_path: str | Path) -> tuple[Signature | None, str | None] | None:
     """hybrid.db's recorded store signature and embedder, read without migrating or writing
     anything; None when the file cannot be read."""
-    try:
-        conn = sqlite3.connect(Path(sqlite_path).absolute().as_uri() + "?mode=ro", uri=True)
-    except sqlite3.Error:
+    meta = read_only_meta(sqlite_path, (SIGNATURE_META_KEY, "embedder"))
+    if meta is None:
         return None
-    try:
-        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?)",
-                                 (SIGNATURE_META_KEY, "embedder")).fetchall())
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
     return parse_signature(meta.get(SIGNATURE_META_KEY)), meta.get("embedder")
 
 

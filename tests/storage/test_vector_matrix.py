@@ -14,6 +14,7 @@ from helpers import run_cli, run_cli_in_process
 
 from chinvex.storage import db, vector_matrix
 from chinvex.storage.vector_matrix_refresh import refresh
+from chinvex.storage.vector_signature import recorded_signature
 
 
 def _notes(root: Path, count: int, word: str = "otter") -> Path:
@@ -41,7 +42,7 @@ def _current(config) -> vector_matrix.VectorMatrix | None:
     conn = db.connect(Path(config.index.sqlite_path))
     try:
         return vector_matrix.current(config.index.chroma_dir, config.index.sqlite_path,
-                                     vector_matrix.recorded_signature(conn), db.get_meta(conn, "embedder"))
+                                     recorded_signature(conn), db.get_meta(conn, "embedder"))
     finally:
         conn.close()
 
