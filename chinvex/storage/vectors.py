@@ -268,14 +268,7 @@ class VectorStore:
         """Every id, paged under one hold of the gate so no write shifts the pages."""
 
         def run(collection: Any) -> set[str]:
-            found: set[str] = set()
-            offset = 0
-            while True:
-                got = collection.get(include=[], limit=_GET_PAGE, offset=offset)["ids"]
-                found.update(got)
-                if len(got) < _GET_PAGE:
-                    return found
-                offset += _GET_PAGE
+            return {cid for page in _pages(collection, []) for cid in page["ids"]}
 
         return self._read(run)
 
@@ -290,15 +283,11 @@ class VectorStore:
             ids: list[str] = []
             vectors: list[Any] = []
             types: list[str] = []
-            offset = 0
-            while True:
-                got = collection.get(include=["embeddings", "metadatas"], limit=_GET_PAGE, offset=offset)
+            for got in _pages(collection, ["embeddings", "metadatas"]):
                 ids.extend(got["ids"])
                 vectors.extend(got["embeddings"] if len(got["ids"]) else [])
                 types.extend(str((meta or {}).get("source_type") or "") for meta in (got["metadatas"] or []))
-                if len(got["ids"]) < _GET_PAGE:
-                    return ids, vectors, types
-                offset += _GET_PAGE
+            return ids, vectors, types
 
         return self._read(run)
 
@@ -384,6 +373,18 @@ class VectorStore:
             self._collection_of(client, create=True)
         self.fresh = True
         self.changes = MatrixChanges(None, fresh=True)
+
+
+def _pages(collection: Any, include: list[str]) -> Iterator[dict[str, Any]]:
+    """The collection's rows, _GET_PAGE at a time (`include`: what `get` returns besides ids);
+    the caller holds the gate throughout, so that no write shifts the pages."""
+    offset = 0
+    while True:
+        got = collection.get(include=include, limit=_GET_PAGE, offset=offset)
+        yield got
+        if len(got["ids"]) < _GET_PAGE:
+            return
+        offset += _GET_PAGE
 
 
 def _sync_threshold(collection: Any) -> int | None:
