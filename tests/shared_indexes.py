@@ -24,6 +24,7 @@ import threading
 import time
 from pathlib import Path
 
+from chinvex.locking import process_alive
 from helpers import CHINVEX_BIN, CliResult
 
 RESULTS_FILE = "results.json"
@@ -144,7 +145,7 @@ class PublishedBuild:
                 raise_priority(int((self.folder / PID_FILE).read_text()))
             except (OSError, ValueError):
                 pass
-            if not _alive(self.owner) and not results.exists():
+            if not process_alive(self.owner) and not results.exists():
                 raise RuntimeError(f"the worker building {self.name} (pid {self.owner}) ended "
                                    "without publishing its results")
             if time.monotonic() > deadline:
@@ -157,16 +158,6 @@ class PublishedBuild:
 
     def finish(self) -> None:
         """Nothing to stop: the worker that claimed the build owns it."""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 def claim(folder: Path) -> int | None:
