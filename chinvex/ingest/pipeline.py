@@ -344,7 +344,7 @@ class IngestRun:
         # The store's vector matrix, which searches read instead of Chroma's index
         from chinvex.storage.vector_matrix_refresh import refresh
 
-        refresh(config, self.state.conn, self.state.out._store)  # None: the run opened no store
+        refresh(config, self.state.conn, self.state.out.opened_store)
         notes: list[str] = []
         if self.state.store_set_aside is not None:
             notes.append(f"{self.state.store_set_aside} ({rec.with_vector} vectors)")

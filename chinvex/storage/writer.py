@@ -99,6 +99,11 @@ class IndexWriter:
             self._store = self._store_factory()
         return self._store
 
+    @property
+    def opened_store(self) -> VectorStore | None:
+        """The store if this run opened it, else None (without opening it)."""
+        return self._store
+
     # -- queueing ---------------------------------------------------------------------------
 
     def add(self, doc: PreparedDoc) -> None:
