@@ -68,8 +68,10 @@ def _small(value: Any) -> Any:
 
 
 def render_output(value: Any) -> str:
-    """A tool's output as text: strings as they are, text-bearing blocks by their text, the
-    rest as JSON."""
+    """A tool's output as text: strings as they are, text-bearing blocks by their text, a web
+    search hit (`type: knowledge`) by its title, address and text, an uploaded image
+    (`type: image` with a `file_name` or `file_uuid`) as a placeholder naming it, the rest as
+    JSON."""
     if value is None:
         return ""
     if isinstance(value, str):
@@ -77,6 +79,15 @@ def render_output(value: Any) -> str:
     if isinstance(value, list):
         return "\n".join(p for p in (render_output(v) for v in value) if p)
     if isinstance(value, dict):
+        kind = value.get("type")
+        if kind == "knowledge":
+            found = _knowledge(value)
+            if found:
+                return found
+        elif kind == "image" and not value.get("text"):
+            name = _text_field(value, "file_name") or _text_field(value, "file_uuid")
+            if name:
+                return f"[image: {name}]"
         for key in ("text", "output", "content", "result", "llmContent", "stdout"):
             inner = value.get(key)
             if isinstance(inner, str | list) and inner:
@@ -87,6 +98,20 @@ def render_output(value: Any) -> str:
                 return text
         return dump(value)
     return dump(value)
+
+
+def _text_field(value: dict[str, Any], key: str) -> str:
+    found = value.get(key)
+    return found.strip() if isinstance(found, str) else ""
+
+
+def _knowledge(value: dict[str, Any]) -> str:
+    """A claude.ai web search or fetch hit: `title (url)` on one line, then its text; the
+    metadata (site name, favicon) is left out. Empty when it has none of the three."""
+    title, url = _text_field(value, "title"), _text_field(value, "url")
+    head = f"{title} ({url})" if title and url else title or url
+    body = render_output(value.get("text")) if isinstance(value.get("text"), str | list) else ""
+    return "\n".join(p for p in (head, body) if p)
 
 
 class ConversationBuilder:
