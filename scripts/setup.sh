@@ -23,3 +23,9 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   PYTHONWARNINGS="ignore:Editable installation" .venv/bin/python -m pip install --quiet -e "$target"
   touch "$stamp"
 fi
+# Compile the package's bytecode now, as pip does for a regular (non-editable) install. An
+# editable install leaves it to the first import, and where PYTHONDONTWRITEBYTECODE is set (many
+# container images set it) that never happens: every `chinvex` call then compiled the package's
+# modules again, about 0.1 s of a cold `chinvex search` (bench/RESULTS.md). Up-to-date files are
+# skipped; a module edited later is compiled in memory until this runs again.
+.venv/bin/python -m compileall -q -j 0 chinvex chinvex_adapters >/dev/null

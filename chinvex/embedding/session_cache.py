@@ -83,6 +83,11 @@ def _cpu_identity() -> str:
 
 def entry_folder(model_sha256: str, cache_dir: Path) -> Path:
     """Where the entry for this model file, onnxruntime release and CPU lives."""
+    from chinvex.embedding.heavy_imports import load
+
+    # Through the shared import lock: a cold search asks this on a thread while others import
+    # numpy, and a plain import there could meet a half-imported module and miss the entry.
+    load("onnxruntime")
     import onnxruntime
 
     cpu = hashlib.sha256(_cpu_identity().encode()).hexdigest()[:12]
@@ -200,10 +205,20 @@ def publish(scratch: Path, source: Path, model_sha256: str, reference: Any, load
             "weights_checksum": weights_checksum(scratch / WEIGHTS_FILE),
         }
         (scratch / MANIFEST_FILE).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
-        target = entry_folder(model_sha256, scratch.parent.parent)
+        cache_dir = scratch.parent.parent
+        if find(source, model_sha256, cache_dir) is not None:
+            return  # another process published one for this file meanwhile: theirs is kept
+        target = entry_folder(model_sha256, cache_dir)
         for other in scratch.parent.glob(f"{model_sha256[:16]}-*"):
-            # This model's entries for another onnxruntime or CPU, or one found unusable.
-            shutil.rmtree(other, ignore_errors=True)
+            if other.name != target.name:  # this model's entries for another onnxruntime or CPU
+                shutil.rmtree(other, ignore_errors=True)
+        if target.exists():
+            # One made from an older file: moved aside in one step, so that a process reading
+            # the entry meanwhile never finds it half deleted (deleting it in place took long
+            # enough for a `chinvex search` to miss it and pay a full load).
+            aside = scratch.parent / f"{SCRATCH_PREFIX}replaced-{os.getpid()}-{time.time_ns()}"
+            os.rename(target, aside)
+            shutil.rmtree(aside, ignore_errors=True)
         os.rename(scratch, target)  # fails if another process published first: theirs is kept
     except Exception:
         pass

@@ -107,6 +107,20 @@ def test_an_entry_made_from_another_file_state_is_not_used(cache_dir):
     assert session_cache.find(source, MODEL_SHA256, cache_dir) is not None  # made again
 
 
+def test_a_load_that_missed_a_usable_entry_keeps_it_instead_of_replacing_it(cache_dir, reference):
+    """A process that did not find the entry (it was published meanwhile) saves its own graph
+    too; publishing it must keep the entry in place, which readers may be loading from."""
+    _loaded()
+    entry = _entry(cache_dir)
+    before = entry.stat().st_ino, (entry / "model.data").stat().st_ino
+    late = BuiltinEmbedder()
+    session = late._open_session(late._locate(), None)  # as if `find` had missed the entry
+    assert Path(session._model_path) == late._locate()
+    assert (entry.stat().st_ino, (entry / "model.data").stat().st_ino) == before
+    assert not [p for p in entry.parent.iterdir() if p.name.startswith(session_cache.SCRATCH_PREFIX)]
+    assert np.array_equal(_vectors(_loaded()), reference)
+
+
 def test_no_cache_folder_or_the_switch_off_loads_as_before(tmp_path, monkeypatch, reference):
     monkeypatch.setenv(ENV_MODELS_DIR, "/proc/chinvex-no-such-folder")
     assert np.array_equal(_vectors(_loaded()), reference)
