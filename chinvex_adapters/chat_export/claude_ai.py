@@ -86,15 +86,25 @@ def _add_message(b: ConversationBuilder, message: dict[str, Any], counts: Counte
             b.message(role, "\n\n".join([text, *pasted]).strip(), ts=ts, turn_id=mid, attachments=refs)
         return
     words: list[str] = []
+    words_ts: list[Any] = []
 
-    def flush(stamp: Any, *, last: bool = False) -> None:
-        """The words so far as one turn; the message's files go with its last words."""
+    def flush(*, last: bool = False) -> None:
+        """The words so far as one turn, at the time their first block started (else the
+        message's); the message's files go with its last words."""
         nonlocal refs
         if words or (last and refs):
-            b.message(role, "\n\n".join(words), ts=stamp, turn_id=mid, attachments=refs if last else [])
+            b.message(role, "\n\n".join(words), ts=next(iter(words_ts), ts), turn_id=mid,
+                      attachments=refs if last else [])
             words.clear()
+            words_ts.clear()
             if last:
                 refs = []
+
+    def add_words(block: dict[str, Any]) -> None:
+        if isinstance(block.get("text"), str):
+            words.append(block["text"])
+            if block.get("start_timestamp"):
+                words_ts.append(block["start_timestamp"])
 
     for block in blocks:
         if not isinstance(block, dict):
@@ -102,19 +112,18 @@ def _add_message(b: ConversationBuilder, message: dict[str, Any], counts: Counte
         kind = block.get("type")
         stamp = block.get("start_timestamp") or ts
         if kind == "text":
-            if isinstance(block.get("text"), str):
-                words.append(block["text"])
+            add_words(block)
         elif kind == "thinking":
-            flush(stamp)
+            flush()
             thought = block.get("thinking")
             b.thinking(thought if isinstance(thought, str) else None, ts=stamp,
                        turn_id=f"{mid}:thinking" if mid else None)
         elif kind == "tool_use":
-            flush(stamp)
+            flush()
             b.tool_call(as_str(block.get("name")), block.get("input"), ts=stamp,
                         call_id=as_str(block.get("id")))
         elif kind == "tool_result":
-            flush(stamp)
+            flush()
             b.tool_result(block.get("content"), call_id=as_str(block.get("tool_use_id")),
                           name=as_str(block.get("name")), ts=stamp,
                           is_error=block.get("is_error") is True)
@@ -122,10 +131,9 @@ def _add_message(b: ConversationBuilder, message: dict[str, Any], counts: Counte
             continue  # a marker between tool calls: nothing to read
         else:
             counts[f"blocks_unknown:{str(kind)[:40]}"] += 1
-            if isinstance(block.get("text"), str):
-                words.append(block["text"])
+            add_words(block)
     words.extend(pasted)
-    flush(ts, last=True)
+    flush(last=True)
 
 
 def _add_marked_up(b: ConversationBuilder, text: str, ts: Any, mid: str | None, counts: Counter[str]) -> None:
