@@ -3,7 +3,7 @@
 The message below is shaped after a real claude.ai export (a public repository's test data
 without a licence, so it was only read locally, never copied; the words here are made up). What
 it showed: an assistant message's `text` repeats its thinking and its words run together
-(`...preferences.Dog saliva ...`), while `content[]` holds them apart, with `summaries` of the
+(here `...keep it short.Not only: ...`), while `content[]` holds them apart, with `summaries` of the
 thinking, `cut_off`, `flags`, empty `citations` and each block's own `start_timestamp` and
 `stop_timestamp`; the human message's `content[]` repeats its `text`."""
 
