@@ -19,23 +19,23 @@ THOUGHT = "The user asks whether cats purr only when content. I should keep it s
 WORDS = "Not only: cats also purr when stressed or hurt; purring is thought to help them heal."
 CONVERSATION = {
     "uuid": "0c5d2a9e-7b1f-4f0e-9d3a-2b6c8e4f1a70", "name": "Purring", "summary": "",
-    "created_at": "2025-07-06T03:10:13.076141Z", "updated_at": "2025-07-06T03:10:27.139200Z",
+    "created_at": "2025-08-14T11:42:13.100000Z", "updated_at": "2025-08-14T11:42:27.500000Z",
     "account": {"uuid": "6f1e2d3c-0000-4000-8000-000000000001"},
     "chat_messages": [
         {"uuid": "6a0e1f2d-0000-4000-8000-000000000010", "text": "Do cats purr only when happy?",
-         "content": [{"start_timestamp": "2025-07-06T03:10:13.605158Z", "stop_timestamp": "2025-07-06T03:10:13.605158Z",
+         "content": [{"start_timestamp": "2025-08-14T11:42:13.412207Z", "stop_timestamp": "2025-08-14T11:42:13.412207Z",
                       "flags": None, "type": "text", "text": "Do cats purr only when happy?", "citations": []}],
-         "sender": "human", "created_at": "2025-07-06T03:10:13.609691Z", "updated_at": "2025-07-06T03:10:13.609691Z",
+         "sender": "human", "created_at": "2025-08-14T11:42:13.418833Z", "updated_at": "2025-08-14T11:42:13.418833Z",
          "attachments": [], "files": []},
         {"uuid": "6a0e1f2d-0000-4000-8000-000000000011", "text": THOUGHT + WORDS,
          "content": [
-             {"start_timestamp": "2025-07-06T03:10:15.073199Z", "stop_timestamp": "2025-07-06T03:10:20.019846Z",
+             {"start_timestamp": "2025-08-14T11:42:15.250871Z", "stop_timestamp": "2025-08-14T11:42:20.901334Z",
               "flags": None, "type": "thinking", "thinking": THOUGHT,
               "summaries": [{"summary": "Weighing what purring means"}, {"summary": "Answered briefly."}],
               "cut_off": False, "alternative_display_type": None},
-             {"start_timestamp": "2025-07-06T03:10:20.110128Z", "stop_timestamp": "2025-07-06T03:10:24.756743Z",
+             {"start_timestamp": "2025-08-14T11:42:20.987402Z", "stop_timestamp": "2025-08-14T11:42:24.640019Z",
               "flags": None, "type": "text", "text": WORDS, "citations": []}],
-         "sender": "assistant", "created_at": "2025-07-06T03:10:24.798798Z", "updated_at": "2025-07-06T03:10:24.798798Z",
+         "sender": "assistant", "created_at": "2025-08-14T11:42:24.702155Z", "updated_at": "2025-08-14T11:42:24.702155Z",
          "attachments": [], "files": []},
     ],
 }
@@ -63,14 +63,14 @@ def test_thinking_is_kept_once_and_apart_from_the_words_that_text_runs_together(
 def test_each_part_of_a_reply_has_the_time_its_block_started(tmp_path: Path):
     (doc,), _ = _parse(tmp_path, CONVERSATION)
     times = [t.ts.isoformat(timespec="milliseconds") for t in doc.turns]
-    assert times == ["2025-07-06T03:10:13.605+00:00", "2025-07-06T03:10:15.073+00:00",
-                     "2025-07-06T03:10:20.110+00:00"]
+    assert times == ["2025-08-14T11:42:13.412+00:00", "2025-08-14T11:42:15.250+00:00",
+                     "2025-08-14T11:42:20.987+00:00"]
     # Words before a tool call keep their own time, not the call's; blocks without a time take
     # the message's.
     reply = CONVERSATION["chat_messages"][1]
-    blocks = [{"type": "text", "text": "Let me look.", "start_timestamp": "2025-07-06T03:10:21Z"},
+    blocks = [{"type": "text", "text": "Let me look.", "start_timestamp": "2025-08-14T11:42:21Z"},
               {"type": "tool_use", "id": "toolu_9", "name": "web_search", "input": {"query": "cat purring"},
-               "start_timestamp": "2025-07-06T03:10:22Z"},
+               "start_timestamp": "2025-08-14T11:42:22Z"},
               {"type": "tool_result", "tool_use_id": "toolu_9", "name": "web_search", "content": [
                   {"type": "knowledge", "title": "Why cats purr", "url": "https://example.org/purr",
                    "text": "Purring at 25-150 Hz.", "metadata": {"site_domain": "example.org"}}]},
@@ -78,6 +78,6 @@ def test_each_part_of_a_reply_has_the_time_its_block_started(tmp_path: Path):
     (doc,), _ = _parse(tmp_path, {**CONVERSATION, "chat_messages": [
         CONVERSATION["chat_messages"][0], {**reply, "content": blocks}]})
     looked, tool, found = doc.turns[1:]
-    assert (looked.text, looked.ts.isoformat()) == ("Let me look.", "2025-07-06T03:10:21+00:00")
+    assert (looked.text, looked.ts.isoformat()) == ("Let me look.", "2025-08-14T11:42:21+00:00")
     assert tool.role == "tool" and "Why cats purr (https://example.org/purr)\nPurring at 25-150 Hz." in tool.text
-    assert (found.text, found.ts.isoformat(timespec="milliseconds")) == ("Found it.", "2025-07-06T03:10:24.798+00:00")
+    assert (found.text, found.ts.isoformat(timespec="milliseconds")) == ("Found it.", "2025-08-14T11:42:24.702+00:00")
