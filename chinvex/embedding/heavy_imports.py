@@ -46,17 +46,20 @@ def load(*names: str) -> None:
                 _loaded.add(name)
 
 
-def prefetch_search_stack(*, embedder: bool, reader_only: bool = False) -> None:
+def prefetch_search_stack(*, embedder: bool, reader_only: bool = False, vector_store: bool = True) -> None:
     """Get a cold process ready to search: the embedder's stack now, when the built-in
     embedder will be used, and the vector store's on a background thread, so that it overlaps
     with loading the model and running the lexical leg: chromadb for a Chroma server,
-    or for embedded stores only (`reader_only`) Chroma's bindings alone. Failures are left
+    or for embedded stores only (`reader_only`) Chroma's bindings alone, and nothing when no
+    store will be opened (`vector_store` false: vector matrices answer). Failures are left
     to the code that needs the module, which reports them in context."""
     if embedder:
         try:
             load(*EMBEDDER_STACK)
         except ImportError:
             pass
+    if not vector_store:
+        return
     stack = VECTOR_READER_STACK if reader_only else VECTOR_STORE_STACK
 
     def _import_vector_store() -> None:

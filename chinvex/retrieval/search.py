@@ -75,11 +75,16 @@ def prefetch_vector_store(configs: Sequence[ContextConfig]) -> None:
     store's in the background."""
     from chinvex.embedding.factory import provider_of
     from chinvex.embedding.heavy_imports import prefetch_search_stack
+    from chinvex.storage import chroma_warm
     from chinvex.storage.vector_open import read_only_process
 
     read_only_process()
+    # Chroma's bindings (a large library to load) are not needed when the cold start found every
+    # store's vector matrix current; a search that finds one stale after all loads them itself.
+    matrices_answer = all(not c.index.chroma_url and chroma_warm.skipped(c.index.chroma_dir) for c in configs)
     prefetch_search_stack(embedder=any(provider_of(c.embedding) == "builtin" for c in configs),
-                          reader_only=not any(c.index.chroma_url for c in configs))
+                          reader_only=not any(c.index.chroma_url for c in configs),
+                          vector_store=not matrices_answer)
 
 
 @dataclass

@@ -32,6 +32,7 @@ GATE_WAIT_SECONDS = 5.0
 
 _WARMED: dict[str, tuple[bytes, Any]] = {}
 _PENDING: dict[str, threading.Event] = {}
+_SKIPPED: set[str] = set()
 _LOCK = threading.Lock()
 
 
@@ -96,9 +97,16 @@ def skip(folder: str) -> None:
     """Nothing will be warmed for `folder` (its vector matrix answers instead,
     chinvex.storage.vector_matrix): `take` stops waiting for it."""
     with _LOCK:
+        _SKIPPED.add(_key(folder))
         event = _PENDING.pop(_key(folder), None)
     if event is not None:
         event.set()
+
+
+def skipped(folder: str) -> bool:
+    """Whether this process's cold start found `folder`'s vector matrix current (`skip`)."""
+    with _LOCK:
+        return _key(folder) in _SKIPPED
 
 
 def _as_left(folder: str, recorded: str | None) -> bool:

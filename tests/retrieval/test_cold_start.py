@@ -112,6 +112,35 @@ def test_the_search_takes_the_model_and_the_store_the_cold_start_loaded(home):
     assert proc.returncode == 0 and proc.stdout.strip() == "OK", proc.stderr
 
 
+NO_BINDINGS_WHEN_THE_MATRIX_ANSWERS = """
+import sys
+from chinvex import entry
+ended = []
+entry._exit_now = lambda code: ended.append(code)  # stay alive to look at what was imported
+sys.argv = ["chinvex", "search", "--context", "A", "--json", "otter pebble"]
+entry.main()
+assert ended[:1] == [0], ended
+import threading
+for thread in threading.enumerate():
+    if thread.name.startswith("chinvex-"):
+        thread.join(60)
+from chinvex.context.registry import Registry
+from chinvex.storage import chroma_warm
+assert chroma_warm.skipped(Registry().resolve("A").index.chroma_dir)  # its matrix answered
+loaded = sorted(name for name in sys.modules if name.startswith("chromadb"))
+assert not loaded, loaded
+print("OK")
+"""
+
+
+def test_a_cold_search_answered_by_the_vector_matrix_never_loads_chromas_bindings(home):
+    """The search reads the store's current vector matrix, so the prefetch of Chroma's bindings
+    (a large native library) would only take CPU from the model load."""
+    proc = subprocess.run([sys.executable, "-c", NO_BINDINGS_WHEN_THE_MATRIX_ANSWERS], capture_output=True,
+                          text=True, check=False, timeout=300, env={**os.environ, **home, "CHINVEX_NO_RELAY": "1"})
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("OK"), (proc.stdout[-500:], proc.stderr[-2000:])
+
+
 def _cold_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "chinvex-cold-start"]
 
