@@ -18,10 +18,11 @@ from chinvex_adapters.kit.sessionfile import SessionFileAdapter, conversation
 from chinvex_adapters.kit.sniff import head_bytes
 from chinvex_adapters.kit.turns import ConversationBuilder
 
-from .parser import SESSION_START, Session, edits_in_reply, output_facts, split_sessions
+from .parser import SESSION_START, Session, edits_in_reply, is_marker, output_facts, split_sessions
 
 AIDER_HISTORY = ".aider.chat.history.md"
 MAX_BYTES = 256 * 1024 * 1024
+NO_MARKER = "no '# aider chat started at' header, '#### ' prompt or '> ' output line"
 
 
 class AiderAdapter(SessionFileAdapter):
@@ -33,15 +34,24 @@ class AiderAdapter(SessionFileAdapter):
         name = rel.rsplit("/", 1)[-1]
         return name == AIDER_HISTORY or name.endswith("chat.history.md")
 
-    def recognises(self, path: Path) -> bool:
-        if path.name == AIDER_HISTORY:  # the name is Aider's own; it may lack a header
-            return True
+    def sniff(self, path: Path) -> str | None:
         head = head_bytes(path, 4096).decode("utf-8", "replace").lstrip("\ufeff")
         first = next((line for line in head.splitlines() if line.strip()), "")
-        return bool(SESSION_START.match(first.strip()))
-
-    def why_not(self, path: Path) -> str:
-        return "no '# aider chat started at' header"
+        if SESSION_START.match(first.strip()):
+            return None
+        if path.name != AIDER_HISTORY:
+            return "no '# aider chat started at' header"
+        # The name is Aider's own: a history may lack its header (cut at the front, or edited),
+        # but it holds some line only Aider writes.
+        size = path.stat().st_size
+        if size == 0:
+            return "an empty file"
+        if size > MAX_BYTES:
+            return None  # not read: parse_file says so
+        with path.open("rb") as handle:
+            if any(is_marker(raw.decode("utf-8", "replace")) for raw in handle):
+                return None
+        return NO_MARKER
 
     def parse_file(self, path: Path, report: ParseReport, candidate: SourceCandidate,
                    previous_state: dict[str, Any] | None) -> Iterator[ConversationDoc]:

@@ -63,6 +63,14 @@ def _ends_output(lines: list[str], line_no: int) -> bool:
     return not following.strip() or following.startswith((">", "####", "# aider chat started"))
 
 
+def is_marker(line: str) -> bool:
+    """A line only Aider writes: a session header, the user's input (`#### `), or the end of one
+    of its own outputs (`> ` ... ending in its hard break, two spaces)."""
+    line = line.rstrip("\r\n")
+    return (line.startswith("#### ") or line == "####" or bool(SESSION_START.match(line))
+            or (line.startswith("> ") and line.endswith("  ")))
+
+
 def split_sessions(text: str, counts: Counter[str]) -> list[Session]:
     """The sessions of a history, each as its blocks in order. Lines before the first header
     (a hand-edited file, or a history written without one) form a session without a start."""

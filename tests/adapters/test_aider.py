@@ -73,6 +73,32 @@ def test_input_history_is_not_a_chat_history():
         parse(AIDER / "zen-mcp-server" / ".aider.input.history")
 
 
+NO_MARKER = "not an Aider chat history (no '# aider chat started at' header, '#### ' prompt or '> ' output line)"
+
+
+@pytest.mark.parametrize(("content", "why"), [
+    (b"# Notes\n\nNothing but notes: no prompt, no reply.\n", NO_MARKER),
+    (b"Some text.\n\n> a quote, not Aider's output\n\n### A heading\n", NO_MARKER),
+    (b"", "not an Aider chat history (an empty file)"),
+])
+def test_a_file_of_aiders_name_holding_no_line_aider_writes_is_one_skip_line(tmp_path: Path, content: bytes,
+                                                                             why: str):
+    """Not one assistant turn made of whatever the file holds."""
+    history = tmp_path / ".aider.chat.history.md"
+    history.write_bytes(content)
+    with pytest.raises(UnrecognisedSource) as skipped:
+        parse(history)
+    assert str(skipped.value) == f"{history}: {why}"
+
+
+@pytest.mark.parametrize("line", ["#### fix the failing test", "> Applied edit to app.py  "])
+def test_a_history_without_a_header_is_read_when_a_line_is_aiders(tmp_path: Path, line: str):
+    history = tmp_path / ".aider.chat.history.md"
+    history.write_text("Some reply first, its session's header cut away.\n\n" + line + "\n")
+    docs, _ = parse(history)
+    assert len(docs) == 1 and docs[0].turns
+
+
 def test_truncated_history_keeps_what_is_complete(tmp_path: Path):
     cut = tmp_path / ".aider.chat.history.md"
     data = AIDER_DEV.read_bytes()
