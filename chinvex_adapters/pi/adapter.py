@@ -28,7 +28,7 @@ from chinvex_adapters.walked import walked_sources
 
 from .layout import not_transcript, openclaw_path, stem_id, walk_roots
 from .openclaw import SessionStores, store_title
-from .records import header_of, read_entries
+from .records import Entries, header_of
 from .transcript import PiReader
 
 
@@ -65,11 +65,14 @@ class PiAdapter(SessionFileAdapter):
             raise UnrecognisedSource(f"{path}: not a {self.label} ({why})")
         cwd = as_str(header.get("cwd"))
         reader = PiReader(report.counts, cwd)
+        entries = Entries(path, report.counts)
         try:
-            for entry in read_entries(path, report.counts):
+            for entry in entries:
                 reader.feed(entry)
         except OSError as exc:
             raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        if entries.partial_tail:
+            report.warnings.append(f"{path}: last line is incomplete (being written?); left unread")
         if reader.headers > 1:
             report.counts["headers_repeated"] += reader.headers - 1
         doc = self._doc(path, header, reader)

@@ -2,8 +2,8 @@
 
 Real files hold a few lines with two entries glued together (`…}}{"type":"message",…`, pi-mono's
 own session.jsonl): such a line is split with a raw_decode loop instead of being dropped. A
-half-written last line is left for the next run; a bad line in the middle is counted and
-skipped. The header sniff (`header_of`) reads only the first records.
+half-written last line is left for the next run (and said, `Entries.partial_tail`); a bad line
+in the middle is counted and skipped. The header sniff (`header_of`) reads only the first records.
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ def _split(line: bytes) -> list[Any] | None:
     return values if len(values) > 1 else None
 
 
-def _values(line: bytes, complete: bool, counts: Counter[str]) -> list[Any]:
+def _values(line: bytes, counts: Counter[str]) -> list[Any] | None:
+    """The JSON values of a line (None when it holds none: a bad or a half-written line)."""
     try:
         return [loads_lenient(line)]
     except (ValueError, RecursionError):
@@ -58,27 +59,39 @@ def _values(line: bytes, complete: bool, counts: Counter[str]) -> list[Any]:
     several = _split(line)
     if several is not None:
         counts["lines_with_several_entries"] += 1
-        return several
-    counts["lines_invalid_json" if complete else "partial_last_line"] += 1
-    return []
+    return several
 
 
-def read_entries(path: Path, counts: Counter[str]) -> Iterator[Entry]:
-    """Every JSON object of the file in order, streamed. OSError propagates (the caller words
-    it as a SourceError)."""
-    with path.open("rb") as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            line = raw.strip()
-            if not line:
-                continue
-            if len(line) > MAX_LINE_BYTES:
-                counts["lines_too_long"] += 1
-                continue
-            for value in _values(line, raw.endswith(b"\n"), counts):
-                if isinstance(value, dict):
-                    yield Entry(line_no, value)
-                else:
-                    counts["lines_not_object"] += 1
+class Entries:
+    """Every JSON object of the file in order, streamed by iterating. OSError propagates (the
+    caller words it as a SourceError). Once read, `partial_tail` says whether the last line
+    was half-written (left unread, as `kit.jsonl.read_jsonl` leaves it)."""
+
+    def __init__(self, path: Path, counts: Counter[str]) -> None:
+        self.path = path
+        self.counts = counts
+        self.partial_tail = False
+
+    def __iter__(self) -> Iterator[Entry]:
+        with self.path.open("rb") as handle:
+            for line_no, raw in enumerate(handle, start=1):
+                line = raw.strip()
+                if not line:
+                    continue
+                if len(line) > MAX_LINE_BYTES:
+                    self.counts["lines_too_long"] += 1
+                    continue
+                values = _values(line, self.counts)
+                if values is None:
+                    complete = raw.endswith(b"\n")
+                    self.counts["lines_invalid_json" if complete else "partial_last_line"] += 1
+                    self.partial_tail = self.partial_tail or not complete
+                    continue
+                for value in values:
+                    if isinstance(value, dict):
+                        yield Entry(line_no, value)
+                    else:
+                        self.counts["lines_not_object"] += 1
 
 
 def is_header(data: dict[str, Any]) -> bool:

@@ -242,6 +242,39 @@ def test_truncated_empty_and_foreign_files_are_one_line_each(tmp_path: Path):
     assert not isinstance(err.value, UnrecognisedSource)
 
 
+CUT_LINE = "last line is incomplete (being written?); left unread"
+
+
+@pytest.mark.parametrize(("sample", "place", "source"), [
+    (BRANCHED, Path("sessions/--Users-user-workspaces-pi-mono--"), "pi"),
+    (WEBCHAT, Path("agents/main/sessions"), "openclaw"),
+])
+def test_a_log_cut_inside_its_last_line_keeps_its_complete_lines_and_says_so_once(
+        tmp_path: Path, sample: Path, place: Path, source: str):
+    """As the other agents' logs: the run's report names the file, not only a count."""
+    data = sample.read_bytes()
+    newline = data.index(b"\n", len(data) // 2)
+    cut = tmp_path / place / sample.name
+    cut.parent.mkdir(parents=True)
+    cut.write_bytes(data[: newline + 1 + 20])  # 20 bytes into the line after the middle
+    doc, report = one(cut)
+    whole, _ = one(sample)
+    assert doc.source == source and 0 < len(doc.turns) < len(whole.turns)
+    assert report.counts["partial_last_line"] == 1
+    assert report.warnings == [f"{cut}: {CUT_LINE}"]
+
+
+def test_a_bad_line_before_the_last_is_counted_and_not_said_to_be_a_cut(tmp_path: Path):
+    lines = BRANCHED.read_bytes().split(b"\n")
+    lines.insert(3, b'{"type":"message","message":{"role":"user","content":')  # complete, not JSON
+    bad = tmp_path / "sessions" / "--w--" / BRANCHED.name
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"\n".join(lines))
+    _, report = one(bad)
+    assert report.counts["lines_invalid_json"] == 1 and not report.counts["partial_last_line"]
+    assert report.warnings == []
+
+
 def test_recognises_its_files_and_no_other_agents():
     for path in (BRANCHED, SWITCH, V3, WEBCHAT, TELEGRAM):
         assert ADAPTER.recognises(path), path
