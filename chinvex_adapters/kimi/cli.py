@@ -27,12 +27,11 @@ from chinvex.models import ConversationDoc, Turn
 from chinvex.models.sources import ParseReport, SourceError
 from chinvex.timeutil import to_utc
 from chinvex_adapters.kit.edits import MAX_EDIT_CHARS, FileEdit, resolve
-from chinvex_adapters.kit.jsonl import read_jsonl
 from chinvex_adapters.kit.sessionfile import conversation
 from chinvex_adapters.kit.text import as_str
 from chinvex_adapters.kit.turns import ConversationBuilder
 
-from .common import injected, mark_sidechain, merge, parts_of, read_side, tool_args
+from .common import Logs, injected, mark_sidechain, merge, parts_of, read_side, tool_args
 from .layout import context_files, rotation
 
 _CHECKPOINT = re.compile(r"^\s*<system>CHECKPOINT \d+</system>\s*$")
@@ -50,11 +49,11 @@ class WireTimes:
     events: int = 0
 
 
-def wire_times(path: Path, counts: Counter[str]) -> WireTimes:
+def wire_times(path: Path, logs: Logs) -> WireTimes:
     times = WireTimes()
     if not path.is_file():
         return times
-    for line in read_jsonl(path, counts).lines:
+    for line in logs.lines(path):
         data = line.data
         if data.get("type") == "metadata":
             times.protocol = as_str(data.get("protocol_version"))
@@ -171,11 +170,12 @@ class ContextReader:
                            is_error=failed, turn_id=tid)
 
 
-def read_contexts(files: list[Path], reader: ContextReader, counts: Counter[str]) -> None:
+def read_contexts(files: list[Path], reader: ContextReader, logs: Logs) -> None:
     """Every context file, oldest first, each without the lines it repeats from the previous."""
+    counts = logs.counts
     previous: list[dict[str, Any]] = []
     for path in files:
-        records = [line.data for line in read_jsonl(path, counts).lines]
+        records = [line.data for line in logs.lines(path)]
         same = 0
         while same < min(len(records), len(previous)) and records[same] == previous[same]:
             same += 1
@@ -237,15 +237,16 @@ def cli_session(path: Path) -> CliSession:
     return CliSession(path.parent, [path], path.name[: -len(".jsonl")], legacy=True)
 
 
-def _subagents(session: CliSession, counts: Counter[str],
+def _subagents(session: CliSession, logs: Logs,
                cwd: str | None) -> tuple[list[list[Turn]], dict[str, Any]]:
+    counts = logs.counts
     subs: list[list[Turn]] = []
     info: dict[str, Any] = {}
     for context in sorted(session.folder.glob("subagents/*/context.jsonl")) if not session.legacy else ():
         agent_id = context.parent.name
         meta = read_side(context.parent / "meta.json", counts, "subagent_meta")
-        reader = ContextReader(counts, cwd, wire_times(context.parent / "wire.jsonl", counts), f"{agent_id}/")
-        read_contexts([context], reader, counts)
+        reader = ContextReader(counts, cwd, wire_times(context.parent / "wire.jsonl", logs), f"{agent_id}/")
+        read_contexts([context], reader, logs)
         fallback = to_utc(meta.get("created_at"))
         subs.append(mark_sidechain(reader.b.finish(fallback), agent_id))
         info[agent_id] = {k: meta.get(k) for k in ("subagent_type", "description", "status") if meta.get(k)}
@@ -254,20 +255,22 @@ def _subagents(session: CliSession, counts: Counter[str],
 
 def read_cli_session(path: Path, report: ParseReport, work_dirs: WorkDirs) -> ConversationDoc | None:
     counts = report.counts
+    logs = Logs(counts)
     session = cli_session(path)
     bucket = session.folder if session.legacy else session.folder.parent  # sessions/<md5>/
     cwd = work_dirs.lookup(bucket.parent.parent, bucket.name, session.thread_id) \
         if bucket.parent.name == "sessions" else None
     state = {} if session.legacy else read_side(session.folder / "state.json", counts, "state_json")
     try:
-        times = wire_times(session.folder / "wire.jsonl", counts) if not session.legacy else WireTimes()
+        times = wire_times(session.folder / "wire.jsonl", logs) if not session.legacy else WireTimes()
         reader = ContextReader(counts, cwd, times)
-        read_contexts(session.contexts, reader, counts)
+        read_contexts(session.contexts, reader, logs)
         newest = max((p.stat().st_mtime for p in session.contexts), default=path.stat().st_mtime)
         fallback = datetime.fromtimestamp(newest, timezone.utc)
-        subs, sub_info = _subagents(session, counts, cwd)
+        subs, sub_info = _subagents(session, logs, cwd)
     except OSError as exc:
         raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    logs.report_cut(report)
     turns = merge(reader.b.finish(fallback), subs)
     meta: dict[str, Any] = {"layout": "kimi_cli_legacy" if session.legacy else "kimi_cli",
                             "wire_protocol": times.protocol, "context_tokens": reader.token_count,

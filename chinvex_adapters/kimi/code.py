@@ -19,12 +19,11 @@ from typing import Any
 
 from chinvex.models import ConversationDoc, Turn
 from chinvex.models.sources import ParseReport, SourceError
-from chinvex_adapters.kit.jsonl import read_jsonl
 from chinvex_adapters.kit.sessionfile import conversation
 from chinvex_adapters.kit.text import as_str
 from chinvex_adapters.kit.turns import ConversationBuilder, render_output
 
-from .common import injected, mark_sidechain, merge, parts_of, read_side, tool_args
+from .common import Logs, injected, mark_sidechain, merge, parts_of, read_side, tool_args
 from .layout import session_id_of
 
 USAGE_KEYS = ("inputOther", "output", "inputCacheRead", "inputCacheCreation")
@@ -44,10 +43,11 @@ class _Run:
 class WireAgent:
     """One agent's wire.jsonl as turns, with the facts the session keeps."""
 
-    def __init__(self, counts: Counter[str], cwd: str | None, prefix: str = "") -> None:
-        self.counts = counts
+    def __init__(self, logs: Logs, cwd: str | None, prefix: str = "") -> None:
+        self.logs = logs
+        self.counts = logs.counts
         self.prefix = prefix
-        self.b = ConversationBuilder(counts, cwd=cwd)
+        self.b = ConversationBuilder(self.counts, cwd=cwd)
         self.model: str | None = None
         self.cwd: str | None = None
         self.protocol: str | None = None
@@ -59,7 +59,7 @@ class WireAgent:
         self._run: _Run | None = None
 
     def read(self, path: Path) -> None:
-        lines = read_jsonl(path, self.counts).lines
+        lines = self.logs.lines(path)
         self.loop = any(line.data.get("type") == "context.append_loop_event" for line in lines)
         for line in lines:
             self._record(line.line_no, line.data)
@@ -240,8 +240,8 @@ def _outcome(result: Any) -> tuple[Any, bool]:
 
 # -- the session -------------------------------------------------------------------------------
 
-def _agent(path: Path, counts: Counter[str], cwd: str | None, prefix: str) -> WireAgent:
-    agent = WireAgent(counts, cwd, prefix)
+def _agent(path: Path, logs: Logs, cwd: str | None, prefix: str) -> WireAgent:
+    agent = WireAgent(logs, cwd, prefix)
     agent.read(path)
     return agent
 
@@ -250,10 +250,11 @@ def read_code_session(folder: Path | None, wire: Path, report: ParseReport) -> C
     """The conversation of the session whose main journal is `wire` (its sub-agents' journals
     beside it under `agents/`). A wire.jsonl outside a session folder is read alone."""
     counts = report.counts
+    logs = Logs(counts)
     state = read_side(folder / "state.json", counts, "state_json") if folder else {}
     cwd = as_str(state.get("workDir"))
     try:
-        main = _agent(wire, counts, cwd, "")
+        main = _agent(wire, logs, cwd, "")
     except OSError as exc:
         raise SourceError(f"{wire}: cannot read: {exc.strerror or exc}") from None
     cwd = cwd or main.cwd
@@ -265,7 +266,7 @@ def read_code_session(folder: Path | None, wire: Path, report: ParseReport) -> C
             continue
         agent_id = other.parent.name
         try:
-            sub = _agent(other, counts, cwd, f"{agent_id}/")
+            sub = _agent(other, logs, cwd, f"{agent_id}/")
         except OSError as exc:
             report.warnings.append(f"{other}: cannot read: {exc.strerror or exc}")
             continue
@@ -276,6 +277,7 @@ def read_code_session(folder: Path | None, wire: Path, report: ParseReport) -> C
         main.b.models.update(sub.b.models)
         main.usage.update(sub.usage)
     turns = merge(main.b.finish(), subs)
+    logs.report_cut(report)
     return _doc(folder, wire, state, main, turns, sub_agents, cwd)
 
 

@@ -1,7 +1,8 @@
 """What both Kimi agents share: message parts (text, `think`, media urls in snake or camel
 case), the injected reminders that are not the user's words, reading a side file
-(state.json, meta.json) without failing the session, and merging sub-agents' turns into
-their session's conversation by time.
+(state.json, meta.json) without failing the session, reading a session's JSONL logs (and
+saying which one was cut inside its last line), and merging sub-agents' turns into their
+session's conversation by time.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any
 import orjson
 
 from chinvex.models import Attachment, Turn
-from chinvex_adapters.kit.jsonl import loads_lenient
+from chinvex.models.sources import ParseReport
+from chinvex_adapters.kit.jsonl import Line, loads_lenient, read_jsonl
 
 MEDIA = {"image_url": ("image", ("image_url", "imageUrl")), "audio_url": ("audio", ("audio_url", "audioUrl")),
          "video_url": ("video", ("video_url", "videoUrl"))}
@@ -113,6 +115,27 @@ def read_side(path: Path, counts: Counter[str], what: str) -> dict[str, Any]:
         counts[f"{what}_unreadable"] += 1
         return {}
     return data
+
+
+class Logs:
+    """The JSONL files one session is read from (a wire journal, context files, sub-agents'
+    logs): their lines, and which of them end in a half-written line (left unread, said once
+    the session is read)."""
+
+    def __init__(self, counts: Counter[str]) -> None:
+        self.counts = counts
+        self.cut: list[Path] = []
+
+    def lines(self, path: Path) -> list[Line]:
+        """The JSON object lines of `path` (OSError propagates)."""
+        read = read_jsonl(path, self.counts)
+        if read.partial_tail:
+            self.cut.append(path)
+        return read.lines
+
+    def report_cut(self, report: ParseReport) -> None:
+        for path in self.cut:
+            report.warnings.append(f"{path}: last line is incomplete (being written?); left unread")
 
 
 def mark_sidechain(turns: Iterable[Turn], agent_id: str, extra: dict[str, Any] | None = None) -> list[Turn]:

@@ -305,6 +305,46 @@ def test_truncated_empty_and_foreign_files_are_one_line_each(tmp_path: Path):
     assert not isinstance(err.value, UnrecognisedSource)
 
 
+CUT_LINE = "last line is incomplete (being written?); left unread"
+
+
+def _cut_inside_a_line(path: Path) -> None:
+    """The file as a killed writer leaves it: 20 bytes into the line after its middle."""
+    data = path.read_bytes()
+    path.write_bytes(data[: data.index(b"\n", len(data) // 2) + 1 + 20])
+
+
+@pytest.mark.parametrize("agent", ["main", "agent-0"])
+def test_a_kimi_code_journal_cut_inside_its_last_line_is_said_once(tmp_path: Path, agent: str):
+    """The session's own journal or its sub-agent's: its complete lines are read, and the run's
+    report names the file (as for the other agents' logs), not only a count."""
+    session = tmp_path / "sessions" / "wd_x_0123456789ab" / TOOLS.name
+    shutil.copytree(TOOLS, session)
+    cut = session / "agents" / agent / "wire.jsonl"
+    _cut_inside_a_line(cut)
+    doc, report = one(session / "agents" / "main" / "wire.jsonl")
+    assert doc.thread_id == TOOLS_ID and report.counts["partial_last_line"] == 1
+    assert report.warnings == [f"{cut}: {CUT_LINE}"]
+    whole, _ = one(TOOLS / "agents" / "main" / "wire.jsonl")
+    assert 0 < len(doc.turns) < len(whole.turns)
+
+
+@pytest.mark.parametrize("name", ["context.jsonl", "wire.jsonl", "subagents/a1b2/context.jsonl"])
+def test_a_kimi_cli_log_cut_inside_its_last_line_is_said_once(tmp_path: Path, name: str):
+    folder = kimi_cli_share(tmp_path / "share")
+    cut = folder / name
+    _cut_inside_a_line(cut)
+    doc, report = one(folder / "context.jsonl")
+    assert doc.thread_id == CLI_ID and report.counts["partial_last_line"] == 1
+    assert report.warnings == [f"{cut}: {CUT_LINE}"]
+
+
+def test_a_complete_kimi_session_is_read_without_a_warning(tmp_path: Path):
+    _, report = one(TOOLS / "agents" / "main" / "wire.jsonl")
+    _, cli = one(kimi_cli_share(tmp_path / "share") / "context.jsonl")
+    assert report.warnings == cli.warnings == [] and not report.counts["partial_last_line"]
+
+
 def test_recognises_its_files_and_no_other_agents(tmp_path: Path):
     folder = kimi_cli_share(tmp_path / "share")
     mine = sorted(CODE_STORE.rglob("wire.jsonl")) + [folder / "context.jsonl", folder / "context_1.jsonl",
