@@ -132,16 +132,6 @@ MARKDOWN = {"Aider", "SpecStory"}
 """Histories in markdown: a cut one is a shorter conversation, nothing in it says it was cut (so
 is a cut Cursor .txt transcript, which gets no cut copy here)."""
 LABELS = [s.label for s in HOME_SAMPLES] + ["claude.ai export", "ChatGPT export", "Aider", "SpecStory"]
-GAP = pytest.mark.xfail(strict=True, reason="a gap of the adapter, reported; passes once it is closed")
-SHAPE_GAPS = {"Aider": GAP}
-"""chinvex_adapters/aider reads a `.aider.chat.history.md` holding no Aider marker (no `# aider
-chat started at` header, no `#### ` prompt) as one assistant turn instead of skipping it."""
-SILENT_CUT = {"pi": GAP, "OpenClaw": GAP, "Kimi Code": GAP}
-"""The pi/OpenClaw and Kimi adapters keep the complete lines of a cut log and count the cut one
-(`partial_last_line`) without saying so in the ingest's report, as the others do ("last line is
-incomplete (being written?); left unread")."""
-
-
 def _damaged_name(path: Path, how: str) -> str:
     """A name the store still lists: a name holding a uuid (Amp's `T-<uuid>.json`, Roo's task
     folders, Copilot's session folders ...) gets another uuid; other names get the damage
@@ -340,7 +330,7 @@ def _damaged(run: Run, label: str, how: str) -> Path:
     return place
 
 
-@pytest.mark.parametrize("label", [pytest.param(x, marks=SHAPE_GAPS.get(x, ())) for x in LABELS])
+@pytest.mark.parametrize("label", LABELS)
 def test_a_misshaped_file_of_each_format_is_one_skip_line_and_not_indexed(run: Run, label: str):
     place = _damaged(run, label, "shape")
     lines = run.lines_about(place)
@@ -367,8 +357,7 @@ def test_a_cut_file_of_each_format_is_one_line_or_keeps_its_complete_records(run
     assert {label for label, how in run.damaged.values() if how == "cut"} == set(LABELS) - {"Cursor agent transcript"}
 
 
-@pytest.mark.parametrize("label", [pytest.param(x, marks=SILENT_CUT.get(x, ())) for x in LABELS
-                                   if x not in MARKDOWN | {"Cursor agent transcript"}])
+@pytest.mark.parametrize("label", [x for x in LABELS if x not in MARKDOWN | {"Cursor agent transcript"}])
 def test_a_cut_json_or_jsonl_file_is_said_in_one_line(run: Run, label: str):
     place = _damaged(run, label, "cut")
     lines = run.lines_about(place)
