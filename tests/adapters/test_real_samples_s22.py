@@ -5,6 +5,11 @@ Cline 3.14/3.15 task folders (`saoudrizwan.claude-dev/tasks/<ms id>/`), copied b
 VS Code's globalStorage into jasonleonardvolk/Tori (MIT): XML tool calls in the API history,
 API messages without times (the times come from ui_messages.json), plan/act mode switches,
 `write_to_file`, commands, an MCP call, `attempt_completion`, resumed tasks.
+
+A Kimi CLI (Python, 0.42 dev build) session in the earliest layout,
+`~/.kimi/sessions/<md5(work dir)>/<uuid>.jsonl`, from an SWE-bench run the Kimi CLI developers
+committed to a pull request of MoonshotAI/kimi-cli (Apache-2.0): a real model's tool calls with
+JSON-string arguments, `_checkpoint` / `_usage` bookkeeping lines, file edits.
 """
 
 from __future__ import annotations
@@ -13,16 +18,20 @@ import json
 from pathlib import Path
 
 from chinvex_adapters.cline.adapter import ClineAdapter
+from chinvex_adapters.kimi.adapter import KimiAdapter
 from helpers import FIXTURES, parse_file, tool_turns
 
 TORI = FIXTURES / "cline" / "cline-jasonleonardvolk-tori" / "saoudrizwan.claude-dev" / "tasks"
 ESLINT = TORI / "1746979936610"
 MCP = TORI / "1746818422143"
+KIMI_ID = "531d195b-6436-426e-b010-4bf723a992de"
+KIMI_LEGACY = (FIXTURES / "kimi" / "kimi-cli-pr127" / "sessions" / "00d5060aaec3fda180930ea52304b87b"
+               / f"{KIMI_ID}.jsonl")
 ADAPTER = ClineAdapter()
 
 
-def one(path: Path):
-    docs, report = parse_file(ADAPTER, path)
+def one(path: Path, adapter=ADAPTER):
+    docs, report = parse_file(adapter, path)
     assert len(docs) == 1, report
     return docs[0], report
 
@@ -187,3 +196,71 @@ def test_ui_messages_alone_rebuild_the_cline_task(tmp_path: Path):
     assert '"parser": "@babel/eslint-parser"' in created[0].meta["edits"][0]["new_text"]
     assert doc.created_at.isoformat().startswith("2025-05-11T16:12:16")
     assert any(a.startswith("I've created the `.eslintrc.json` file") for a in words(doc, "assistant"))
+
+
+# -- Kimi CLI (Python), legacy <uuid>.jsonl session ------------------------------------------------
+
+def _kimi_lines() -> list[dict]:
+    return [json.loads(line) for line in KIMI_LEGACY.read_text(encoding="utf-8").splitlines()]
+
+
+def test_kimi_cli_legacy_session_from_a_real_run():
+    adapter = KimiAdapter()
+    assert adapter.recognises(KIMI_LEGACY)
+    doc, report = one(KIMI_LEGACY, adapter)
+    lines = _kimi_lines()
+    assert doc.source == "kimi" and doc.thread_id == KIMI_ID
+    assert doc.metadata["layout"] == "kimi_cli_legacy"
+    # Bookkeeping: 29 `_checkpoint` lines (ids 0-28), the last `_usage` is 20384; none is a turn.
+    assert doc.metadata["checkpoints"] == 29 == sum(1 for d in lines if d["role"] == "_checkpoint")
+    assert doc.metadata["context_tokens"] == 20384
+    assert not any("token_count" in t.text or "_checkpoint" in t.text for t in doc.turns)
+
+    users = words(doc, "user")
+    assert users == [lines[1]["content"]]
+    assert users[0].startswith("You will be provided with a partial code base and an issue statement")
+    assert "`ColumnTransformer.set_output` ignores the `remainder` if it's an estimator" in users[0]
+
+    # No wire.jsonl beside the earliest layout: every turn takes the file's mtime.
+    assert doc.metadata["times_from"] == "file mtime (no wire.jsonl)"
+    mtime = KIMI_LEGACY.stat().st_mtime
+    assert {t.ts for t in doc.turns} == {doc.created_at} and abs(doc.created_at.timestamp() - mtime) < 1e-5
+
+    calls = [c for d in lines if d["role"] == "assistant" for c in d.get("tool_calls") or []]
+    assert report.counts["tool_calls"] == len(calls) == 27
+    names = [t.tool.name for t in doc.turns if t.role == "tool"]
+    assert names == [c["function"]["name"] for c in calls]
+    assert {n: names.count(n) for n in set(names)} == {"Bash": 17, "WriteFile": 4, "StrReplaceFile": 2,
+                                                        "Think": 2, "ReadContext": 2}
+    # Every call has its result (27 `tool` lines), joined by tool_call_id.
+    results = {d["tool_call_id"]: d for d in lines if d["role"] == "tool"}
+    assert len(results) == 27
+    tools = [t for t in doc.turns if t.role == "tool"]
+    assert [t.meta["tool_use_id"] for t in tools] == [c["id"] for c in calls]
+    assert all("\n\nResult:\n" in t.text for t in tools)
+    assert "tool_results_unmatched" not in report.counts
+    first_run = next(t for t in tools if t.tool.name == "Bash")
+    assert "command: cd /testbed && python reproduce_issue.py" in first_run.text
+    assert "With remainder=VarianceThreshold (current broken behavior):" in first_run.text
+    read = tools[names.index("ReadContext")]
+    assert "# ColumnTransformer Implementation Analysis Report" in read.text
+
+    # Edits: WriteFile (path + content) and StrReplaceFile (edit.old / edit.new), from the
+    # JSON-string arguments.
+    assert report.counts["file_edits"] == 6
+    assert doc.metadata["files_edited"] == [
+        "/testbed/reproduce_issue.py", "/testbed/sklearn/compose/_column_transformer.py", "/testbed/test_fix.py",
+        "/testbed/test_remainder_set_output_fix.py", "/testbed/test_edge_cases.py"]
+    replaces = [json.loads(c["function"]["arguments"]) for c in calls if c["function"]["name"] == "StrReplaceFile"]
+    edits = [t.meta["edits"][0] for t in tools if t.tool.name == "StrReplaceFile"]
+    assert [(e["path"], e["op"], e["old_text"], e["new_text"]) for e in edits] == [
+        (r["path"], "edit", r["edit"]["old"], r["edit"]["new"]) for r in replaces]
+    assert "Handle remainder transformer if it's an estimator" in edits[0]["new_text"]
+    write = next(t for t in tools if t.tool.name == "WriteFile")
+    written = json.loads(calls[names.index("WriteFile")]["function"]["arguments"])
+    assert write.meta["edits"] == [{"path": "/testbed/reproduce_issue.py", "op": "write",
+                                    "abs_path": "/testbed/reproduce_issue.py", "new_text": written["content"]}]
+
+    answers = words(doc, "assistant")
+    assert answers[0].startswith("I'll help you resolve this issue with `ColumnTransformer.set_output`")
+    assert answers[-1].startswith("Perfect! The fix is working correctly. Let me summarize what was done:")
