@@ -266,7 +266,7 @@ def _enumerate(root: Path) -> list:
 def test_one_candidate_per_task_with_the_size_and_time_of_all_its_files(tmp_path: Path):
     items = _enumerate(SAMPLES)
     found = {Path(c.source_uri).parent.name: c for c in items if isinstance(c, SourceCandidate)}
-    assert set(found) == {LEAF_ID, ORCH_ID, "1784094124598_rruoq"}
+    assert set(found) == {LEAF_ID, ORCH_ID, "1784094124598_rruoq", "1746979936610", "1746818422143"}
     assert found[LEAF_ID].size_bytes == sum(p.stat().st_size for p in LEAF.iterdir())
     assert found["1784094124598_rruoq"].source_uri == str(SDK)
     assert found["1784094124598_rruoq"].size_bytes == sum(p.stat().st_size for p in SDK_DIR.iterdir())
