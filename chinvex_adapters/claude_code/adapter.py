@@ -29,6 +29,7 @@ from chinvex.models.sources import (
     SourceError,
     UnrecognisedSource,
 )
+from chinvex_adapters.kit.jsonl import partial_tail_warning
 from chinvex_adapters.kit.sniff import first_objects
 from chinvex_adapters.kit.text import as_str, clean_text, json_safe, one_line
 from chinvex_adapters.kit.textfile import DEFAULT_MAX_FILE_BYTES
@@ -307,7 +308,7 @@ def parse_transcript(
     if selection.off_branch_content:
         counts["records_off_branch"] += selection.off_branch_content
     if read.partial_tail:
-        report.warnings.append(f"{path}: last line is incomplete (being written?); left unread")
+        report.warnings.append(partial_tail_warning(path))
     if not turns:
         counts["sessions_without_turns"] += 1
         report.warnings.append(f"{path}: no conversation turns in this transcript")

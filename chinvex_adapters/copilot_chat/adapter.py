@@ -17,6 +17,7 @@ from typing import Any
 from chinvex.models import ConversationDoc
 from chinvex.models.sources import AdapterOptions, ParsedDoc, ParseReport, SkippedSource, SourceCandidate
 from chinvex.timeutil import to_utc
+from chinvex_adapters.kit.jsonl import partial_tail_warning
 from chinvex_adapters.kit.sessionfile import SessionFileAdapter, conversation
 from chinvex_adapters.kit.text import as_str
 from chinvex_adapters.kit.walk import WalkEntry
@@ -96,7 +97,7 @@ class CopilotChatAdapter(SessionFileAdapter):
                     report.warnings.append(f"{path}: request {as_str(request.get('requestId')) or '?'} "
                                            f"skipped ({type(exc).__name__})")
         if loaded.partial_tail:
-            report.warnings.append(f"{path}: last line is incomplete (being written?); left unread")
+            report.warnings.append(partial_tail_warning(path))
         turns = built.b.finish(created)
         if not any(t.role in ("user", "assistant") for t in turns):
             report.counts["sessions_empty"] += 1

@@ -27,7 +27,7 @@ from chinvex.models.sources import (
 )
 from chinvex.timeutil import to_utc
 from chinvex_adapters.kit.jsonfile import expect_object, read_json
-from chinvex_adapters.kit.jsonl import read_jsonl
+from chinvex_adapters.kit.jsonl import partial_tail_warning, read_jsonl
 from chinvex_adapters.kit.sessionfile import SessionFileAdapter, conversation
 from chinvex_adapters.kit.sniff import first_objects, head_bytes, json_shape
 from chinvex_adapters.kit.text import as_str
@@ -134,7 +134,7 @@ class CopilotCliAdapter(SessionFileAdapter):
                     report.warnings.append(f"{path}: event {as_str(event.get('id')) or '?'} "
                                            f"({event.get('type')}) skipped ({type(exc).__name__})")
         if read.partial_tail:
-            report.warnings.append(f"{path}: last line is incomplete (being written?); left unread")
+            report.warnings.append(partial_tail_warning(path))
         workspace = read_workspace(path.parent / WORKSPACE, report.counts) if path.name == EVENTS else {}
         facts = built.facts
         cwd = built.cwd or as_str(workspace.get("cwd"))

@@ -15,7 +15,7 @@ from typing import Any
 
 from chinvex.models import ConversationDoc, Turn
 from chinvex.models.sources import ParseReport, SourceError, UnrecognisedSource
-from chinvex_adapters.kit.jsonl import read_jsonl
+from chinvex_adapters.kit.jsonl import partial_tail_warning, read_jsonl
 from chinvex_adapters.kit.sessionfile import conversation
 from chinvex_adapters.kit.sniff import first_objects, head_bytes
 from chinvex_adapters.kit.text import searchable, truncate_middle
@@ -228,7 +228,7 @@ def _entries(path: Path, report: ParseReport) -> tuple[list[tuple[int, str, Any]
         else:
             report.counts[f"lines_unknown_type:{str(kind or role)[:40]}"] += 1
     if read.partial_tail:
-        report.warnings.append(f"{path}: last line is incomplete (being written?); left unread")
+        report.warnings.append(partial_tail_warning(path))
     return entries, ended
 
 

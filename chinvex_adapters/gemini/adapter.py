@@ -18,6 +18,7 @@ from typing import Any
 from chinvex.models import ConversationDoc
 from chinvex.models.sources import ParsedDoc, ParseReport, SourceCandidate
 from chinvex.timeutil import to_utc
+from chinvex_adapters.kit.jsonl import partial_tail_warning
 from chinvex_adapters.kit.sessionfile import SessionFileAdapter, conversation
 from chinvex_adapters.kit.text import as_str, one_line
 from chinvex_adapters.kit.walk import WalkEntry
@@ -74,7 +75,7 @@ class GeminiAdapter(SessionFileAdapter):
                     report.warnings.append(f"{path}: message {as_str(message.get('id')) or '?'} "
                                            f"skipped ({type(exc).__name__})")
         if session.partial_tail:
-            report.warnings.append(f"{path}: last line is incomplete (being written?); left unread")
+            report.warnings.append(partial_tail_warning(path))
         turns = built.b.finish(to_utc(facts.get("startTime")))
         if not any(t.role in ("user", "assistant") for t in turns):
             report.counts["sessions_without_messages"] += 1  # e.g. only a hook's warning

@@ -16,7 +16,7 @@ from typing import Any
 from chinvex.models import ConversationDoc
 from chinvex.models.sources import ParseReport, SourceError, UnrecognisedSource
 from chinvex_adapters.kit.jsonfile import read_json
-from chinvex_adapters.kit.jsonl import read_jsonl
+from chinvex_adapters.kit.jsonl import partial_tail_warning, read_jsonl
 from chinvex_adapters.kit.sniff import first_objects, head_bytes, json_shape
 from chinvex_adapters.kit.text import as_str
 
@@ -103,7 +103,7 @@ def read_legacy(path: Path, report: ParseReport) -> ConversationDoc | None:
     if not meta and not any(is_message(m) for m in messages[:8]):
         raise UnrecognisedSource(f"{path}: not a {LEGACY_LABEL} (neither session metadata nor goose messages)")
     if read.partial_tail:
-        report.warnings.append(f"{path}: last line is incomplete (being written?); left unread")
+        report.warnings.append(partial_tail_warning(path))
     stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
     thread_id = as_str(meta.get("id")) or stem
     return session_doc(meta, messages, thread_id=thread_id, source_uri=str(path), store="legacy jsonl",

@@ -20,7 +20,7 @@ import orjson
 
 from chinvex.models import Attachment, Turn
 from chinvex.models.sources import ParseReport
-from chinvex_adapters.kit.jsonl import Line, loads_lenient, read_jsonl
+from chinvex_adapters.kit.jsonl import Line, loads_lenient, partial_tail_warning, read_jsonl
 
 MEDIA = {"image_url": ("image", ("image_url", "imageUrl")), "audio_url": ("audio", ("audio_url", "audioUrl")),
          "video_url": ("video", ("video_url", "videoUrl"))}
@@ -135,7 +135,7 @@ class Logs:
 
     def report_cut(self, report: ParseReport) -> None:
         for path in self.cut:
-            report.warnings.append(f"{path}: last line is incomplete (being written?); left unread")
+            report.warnings.append(partial_tail_warning(path))
 
 
 def mark_sidechain(turns: Iterable[Turn], agent_id: str, extra: dict[str, Any] | None = None) -> list[Turn]:

@@ -39,6 +39,13 @@ class Line:
     data: dict[str, Any]
 
 
+def partial_tail_warning(path: Path | str) -> str:
+    """The run report's line for a log whose last line was cut (the agent may be writing it):
+    its complete lines were read, the rest waits for the next run. One wording for every log
+    adapter, so that users and tests meet one sentence."""
+    return f"{path}: last line is incomplete (being written?); left unread"
+
+
 @dataclass
 class JsonlRead:
     lines: list[Line] = field(default_factory=list)

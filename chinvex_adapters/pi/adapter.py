@@ -21,6 +21,7 @@ from chinvex.models.sources import (
     SourceError,
     UnrecognisedSource,
 )
+from chinvex_adapters.kit.jsonl import partial_tail_warning
 from chinvex_adapters.kit.sessionfile import SessionFileAdapter, conversation
 from chinvex_adapters.kit.text import as_str
 from chinvex_adapters.kit.walk import WalkEntry, walk
@@ -72,7 +73,7 @@ class PiAdapter(SessionFileAdapter):
         except OSError as exc:
             raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
         if entries.partial_tail:
-            report.warnings.append(f"{path}: last line is incomplete (being written?); left unread")
+            report.warnings.append(partial_tail_warning(path))
         if reader.headers > 1:
             report.counts["headers_repeated"] += reader.headers - 1
         doc = self._doc(path, header, reader)

@@ -19,6 +19,7 @@ from chinvex.models.sources import (
     SourceCandidate,
     UnrecognisedSource,
 )
+from chinvex_adapters.kit.jsonl import partial_tail_warning
 from chinvex_adapters.kit.sessionfile import SessionFileAdapter, conversation
 from chinvex_adapters.kit.text import as_str, one_line
 from chinvex_adapters.kit.walk import WalkEntry
@@ -71,7 +72,7 @@ class QwenAdapter(SessionFileAdapter):
                                            f"({type(exc).__name__})")
         turns = built.finish()
         if found.partial_tail:
-            report.warnings.append(f"{path}: last line is incomplete (being written?); left unread")
+            report.warnings.append(partial_tail_warning(path))
         if not any(t.role in ("user", "assistant") for t in turns):
             report.counts["sessions_without_messages"] += 1
             return
