@@ -64,6 +64,7 @@ PI = S / ("pi/pi-mono/agent/sessions/--Users-user-workspaces-pi-mono--/"
 CODEX = next((S / "codex-rollout/generated-0.169.0/legacy/sessions").rglob("rollout-*.jsonl"))
 KIMI = S / "kimi/agent-sessions/kimi-code/sessions/wd_project_ac3bb318f98e/session_1bcbe023-4f7e-4971-9dc9-43b8756045b0"
 ROO = S / "cline/roo-jsboige-test-leaf-a1/tasks/b423bff7-6fec-40fe-a00e-bb2a0ebb52f4"
+CLINE_TASK = S / "cline/cline-jasonleonardvolk-tori/saoudrizwan.claude-dev/tasks/1746979936610"
 CLINE_SDK = S / "cline/cline-sdk-cline-repo/data/sessions/1784094124598_rruoq"
 COPILOT_CLI = S / "copilot_cli/vibecodingtracker/session-state/96ef38f0-9d09-45c3-8124-6448c36090ed"
 COPILOT_CHAT = S / "vscode_copilot/git-ai/chatSessions"
@@ -94,6 +95,9 @@ HOME_SAMPLES = [
            (("", "cut"), ("", "shape"))),
     Sample("Cline SDK session", "cline", CLINE_SDK, Path(".cline/data/sessions") / CLINE_SDK.name,
            ((f"{CLINE_SDK.name}.messages.json", "cut"), (f"{CLINE_SDK.name}.messages.json", "shape"))),
+    Sample("Cline task folder", "cline", CLINE_TASK,
+           CODE_USER / "globalStorage/saoudrizwan.claude-dev/tasks" / CLINE_TASK.name,
+           (("api_conversation_history.json", "cut"), ("api_conversation_history.json", "shape"))),
     Sample("Roo Code task folder", "roo", ROO, CODE_USER / "globalStorage/rooveterinaryinc.roo-cline/tasks" / ROO.name,
            (("api_conversation_history.json", "cut"), ("api_conversation_history.json", "shape"))),
     Sample("OpenCode storage", "opencode", S / "opencode/jwp23-dotfiles/storage-1.0.107/storage",
