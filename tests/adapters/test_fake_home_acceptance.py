@@ -63,6 +63,8 @@ PI = S / ("pi/pi-mono/agent/sessions/--Users-user-workspaces-pi-mono--/"
           "2025-12-09T00-53-29-825Z_ffae836b-9420-4060-ac13-7745215f90ff.jsonl")
 CODEX = next((S / "codex-rollout/generated-0.169.0/legacy/sessions").rglob("rollout-*.jsonl"))
 KIMI = S / "kimi/agent-sessions/kimi-code/sessions/wd_project_ac3bb318f98e/session_1bcbe023-4f7e-4971-9dc9-43b8756045b0"
+KIMI_CLI = S / ("kimi/kimi-cli-pr127/sessions/00d5060aaec3fda180930ea52304b87b/"
+                "531d195b-6436-426e-b010-4bf723a992de.jsonl")
 ROO = S / "cline/roo-jsboige-test-leaf-a1/tasks/b423bff7-6fec-40fe-a00e-bb2a0ebb52f4"
 CLINE_TASK = S / "cline/cline-jasonleonardvolk-tori/saoudrizwan.claude-dev/tasks/1746979936610"
 CLINE_SDK = S / "cline/cline-sdk-cline-repo/data/sessions/1784094124598_rruoq"
@@ -108,6 +110,9 @@ HOME_SAMPLES = [
            (("", "cut"), ("", "shape"))),
     Sample("Kimi Code", "kimi", KIMI, Path(".kimi-code/sessions/wd_project_ac3bb318f98e") / KIMI.name,
            (("agents/main/wire.jsonl", "cut"), ("agents/main/wire.jsonl", "shape"))),
+    Sample("Kimi CLI 0.42 session", "kimi", KIMI_CLI,
+           Path(".kimi/sessions/00d5060aaec3fda180930ea52304b87b") / KIMI_CLI.name,
+           (("", "cut"), ("", "shape"))),
     Sample("Cursor agent transcript", "cursor", CURSOR,
            Path(".cursor/projects/Users-user-microgptJS/agent-transcripts") / CURSOR.name, (("", "shape"),)),
     Sample("Amp thread", "amp", AMP, Path(".local/share/amp/threads") / AMP.name, (("", "cut"), ("", "shape"))),
