@@ -86,25 +86,25 @@ def _add_message(b: ConversationBuilder, message: dict[str, Any], counts: Counte
             b.message(role, "\n\n".join([text, *pasted]).strip(), ts=ts, turn_id=mid, attachments=refs)
         return
     words: list[str] = []
-    words_ts: list[Any] = []
+    words_start: Any = None
 
     def flush(*, last: bool = False) -> None:
         """The words so far as one turn, at the time their first block started (else the
         message's); the message's files go with its last words."""
-        nonlocal refs
+        nonlocal refs, words_start
         if words or (last and refs):
-            b.message(role, "\n\n".join(words), ts=next(iter(words_ts), ts), turn_id=mid,
+            b.message(role, "\n\n".join(words), ts=words_start or ts, turn_id=mid,
                       attachments=refs if last else [])
             words.clear()
-            words_ts.clear()
+            words_start = None
             if last:
                 refs = []
 
     def add_words(block: dict[str, Any]) -> None:
+        nonlocal words_start
         if isinstance(block.get("text"), str):
             words.append(block["text"])
-            if block.get("start_timestamp"):
-                words_ts.append(block["start_timestamp"])
+            words_start = words_start or block.get("start_timestamp") or None
 
     for block in blocks:
         if not isinstance(block, dict):
