@@ -16,7 +16,7 @@ from typing import Any
 
 from chinvex.models import Attachment, ToolCall, Turn
 from chinvex.timeutil import to_utc
-from chinvex_adapters.kit.text import clean_text, fill_times, searchable, truncate_middle
+from chinvex_adapters.kit.text import as_str, clean_text, fill_times, searchable, truncate_middle
 from chinvex_adapters.kit.edits import FileEdit, edits_from_call
 
 TOOL_INPUT_VALUE = (1200, 300)
@@ -85,7 +85,7 @@ def render_output(value: Any) -> str:
             if found:
                 return found
         elif kind == "image" and not value.get("text"):
-            name = _text_field(value, "file_name") or _text_field(value, "file_uuid")
+            name = as_str(value.get("file_name")) or as_str(value.get("file_uuid"))
             if name:
                 return f"[image: {name}]"
         for key in ("text", "output", "content", "result", "llmContent", "stdout"):
@@ -100,15 +100,10 @@ def render_output(value: Any) -> str:
     return dump(value)
 
 
-def _text_field(value: dict[str, Any], key: str) -> str:
-    found = value.get(key)
-    return found.strip() if isinstance(found, str) else ""
-
-
 def _knowledge(value: dict[str, Any]) -> str:
     """A claude.ai web search or fetch hit: `title (url)` on one line, then its text; the
     metadata (site name, favicon) is left out. Empty when it has none of the three."""
-    title, url = _text_field(value, "title"), _text_field(value, "url")
+    title, url = as_str(value.get("title")) or "", as_str(value.get("url")) or ""
     head = f"{title} ({url})" if title and url else title or url
     body = render_output(value.get("text")) if isinstance(value.get("text"), str | list) else ""
     return "\n".join(p for p in (head, body) if p)
