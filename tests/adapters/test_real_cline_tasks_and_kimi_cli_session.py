@@ -1,5 +1,5 @@
-"""Adapters on real sample files added in session 22 (provenance: the PROVENANCE.md of each
-kind's folder under tests/fixtures/samples).
+"""The Cline and Kimi adapters on real task and session files (provenance: the PROVENANCE.md of
+each kind's folder under tests/fixtures/samples).
 
 Cline 3.14/3.15 task folders (`saoudrizwan.claude-dev/tasks/<ms id>/`), copied by a user out of
 VS Code's globalStorage into jasonleonardvolk/Tori (MIT): XML tool calls in the API history,
