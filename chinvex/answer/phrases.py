@@ -33,13 +33,14 @@ MAX_PHRASE_WORDS = 8
 MAX_PREMODIFIERS = 3
 MAX_CALLED_GAP = 80
 """Characters between the asked noun and "called …" for the name to be the noun's."""
-_EDGE = frozenset("""i i'm i've i'd i'll me my mine myself we we're we've our us you you're your he his him she her
+_EDGE = frozenset("""i i'm i've i'd i'll me my mine myself we we're we've we'd we'll our us you you're you've you'd
+    you'll your he he's his him she she's her they've they'd they'll
     they they're their them it it's its this that these those there here the a an some any and or but so then
     also just really finally recently lately actually totally already still even always never ever usually
     often now too very much more most quite pretty is are was were be been being am do does did have has
     had having 've 's 'm 're get got gets getting go went going gonna to of in on at for with from by about
-    into onto over through like as than what which who when where how why if because while since
-    yeah yes wow oh hey well ok okay hi thanks thank called named titled up down out off away back around
+    into onto over through like as than before after during what which who when where how why if because
+    while since yeah yes wow oh hey well ok okay hi thanks thank called named titled up down out off away back around
     together again every each all not don't doesn't didn't haven't hasn't can't won't isn't wasn't""".split())
 """Words that are never the first or last word of an answer phrase."""
 _PRE_SKIP = frozenset("""new old cool great awesome amazing nice good big little small huge first last own
@@ -98,7 +99,8 @@ def answer_phrase(question: Question, text: str, terms: frozenset[str], stemmer:
     said = [i for i, s in enumerate(stems) if s & terms]
     if not said:
         return None
-    return _between(text, words, said) or _subject_before(text[:words[said[0]].start()])
+    head = text[:words[said[0]].start()]
+    return _between(text, words, said) or _subject_before(head) or _object_before(head)
 
 
 def _between(text: str, words: list[re.Match[str]], said: list[int]) -> str | None:
@@ -143,6 +145,30 @@ def _subject_before(head: str) -> str | None:
     return _trimmed(" ".join(words)) or None
 
 
+_SUBJECT = re.compile(r"\b(?:i|we|he|she|they)\s+(?:(?:just|finally|also|really|recently|actually|even|already|"
+                      r"always|never|first|then|totally|once)\s+)*(?P<verb>[a-z]+(?:['’][a-z]+)?)\s+(?P<object>.+)$",
+                      re.IGNORECASE)
+_PREPOSITIONS = re.compile(r"\s(?:for|to|at|in|on|with|from|about|of|into|onto|by|near|after|before|during|"
+                           r"around|over|under|through|since|until)\s", re.IGNORECASE)
+
+
+def _object_before(head: str) -> str | None:
+    """What a person did to something, said before the question's words, when the person is
+    the subject ("I just finished this cute little bookmark for one of the ladies…" -> "cute
+    little bookmark" for "What did Joanna make for one of the ladies?"): the object of their
+    verb, up to the first preposition. Not a verb of being or an auxiliary ("I was…", "I have
+    to…")."""
+    found = _SUBJECT.search(_from_boundary(head))
+    if not found or _bare(found.group("verb")) in _EDGE:
+        return None
+    obj = found.group("object")
+    cut = _PREPOSITIONS.search(" " + obj)
+    phrase = _trimmed((" " + obj)[:cut.start()] if cut else obj)
+    if not phrase or all(_bare(w) in _PRE_SKIP for w in phrase.split()):
+        return None
+    return phrase
+
+
 def _around_noun(text: str, words: list[re.Match[str]], stems: list[frozenset[str]],
                  noun_stems: frozenset[str], terms: frozenset[str]) -> str | None:
     """The asked noun with the words naming its kind in front ("picnic date", "electronic and
@@ -184,6 +210,11 @@ def _from_boundary(head: str) -> str:
     return head[cuts[-1].end():] if cuts else head
 
 
+_PAST_TENSE = re.compile(r"^[a-z]{3,}(?<!e)ed$")
+"""A lone word of this form is a verb's past or participle ("loved", "printed", "tried"), never the
+thing a "what" question asks for ("breed", "seed" end in -eed and are kept)."""
+
+
 def _trimmed(phrase: str) -> str:
     """`phrase` without function words or a time expression at its edges ("yesterday for a
     writing gig" -> "writing gig", "a gaming party two weekends later" -> "gaming party"); ""
@@ -196,6 +227,8 @@ def _trimmed(phrase: str) -> str:
             words.pop()
     if not words or len(words) > MAX_PHRASE_WORDS or all(not _bare(w).strip("+&-") for w in words):
         return ""
+    if len(words) == 1 and _PAST_TENSE.match(_bare(words[0])):
+        return ""  # "…and they loved it" -> "loved": what was done, not the thing asked for
     return " ".join(words).strip(" \"“”'‘’-–—")
 
 

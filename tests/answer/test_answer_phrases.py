@@ -56,8 +56,8 @@ def test_what_stands_before_them_only_as_their_subject():
 def test_particles_times_and_pronouns_are_not_an_answer():
     assert _phrase("What does Nate rely on for cheer and joy?", "but my turtles always cheer me up.") == "turtles"
     assert _phrase("What did the game do for Nate's mood?", "It cheered me up.") is None
-    assert _phrase("What did Nate take to the beach in Tampa?", "I took my turtles to the beach in Tampa yesterday!") \
-        is None
+    assert _phrase("What did Melanie do after the road trip to relax?",
+                   "It was a nice way to relax after the road trip.") != "after"
 
 
 def test_the_nouns_a_question_names_its_answer_by():
@@ -90,3 +90,21 @@ def test_the_fullest_phrase_between_the_question_words_and_no_time_at_its_edges(
                    "I'm organizing a gaming party two weekends later - it'll be hectic but fun!") == "gaming party"
     # a name with a colon in it is one word, not a clause boundary
     assert _phrase("What game did John play?", "I played CS:GO all night") == "CS:GO"
+
+
+def test_what_the_speaker_did_before_the_question_words_is_the_object_of_their_verb():
+    # the question's words come after the answer: the object of "I <verb>", up to a preposition
+    assert _phrase("What did Joanna make for one of the ladies at her writing club?",
+                   "I just finished this cute little bookmark for one of the ladies at my writing club!") == \
+        "cute little bookmark"
+    assert _phrase("What did Nate take to the beach in Tampa?", "I took my turtles to the beach in Tampa yesterday!") \
+        == "turtles"
+    # a verb of being or an auxiliary has no object to give
+    assert _phrase("What did Jon do at the studio opening?", "I have been at the studio opening.") is None
+
+
+def test_a_lone_past_tense_verb_is_not_the_thing_asked_for():
+    assert _phrase("What flavor of ice cream did Nate make for his friend?",
+                   "I made my friend some ice cream and they loved it!") != "loved"
+    assert _phrase("What genre is Joanna's first screenplay?",
+                   "I finally finished my first full screenplay and printed it last Friday.") != "printed"
