@@ -31,14 +31,15 @@ from chinvex.models.sources import (
 from chinvex.files.walk import WalkedFile
 from chinvex_adapters.kit.sessionfile import SOURCE_TYPE, a
 
-from . import ide
+from . import ide, legacy
 from .clidoc import store_doc
 from .db import is_sqlite, one_line, read_only, tables
 from .layout import classify, db_stat, walk_root
 from .transcripts import is_jsonl_transcript, is_txt_transcript, parse_jsonl, parse_txt
 from .workspaces import composer_folders
 
-STORE_RANK = {"ide_db": 3, "cli_store": 2, "agent_transcript": 1}
+STORE_RANK = {"ide_db": 3, "cli_store": 2, "agent_transcript": 1, "ide_workspace_db": 0}
+"""A workspace database's copy of a composer (Cursor before 0.43) loses to the global one."""
 
 
 class CursorAdapter(AdapterDefaults):
@@ -68,6 +69,8 @@ class CursorAdapter(AdapterDefaults):
                 yield SkippedSource(str(entry.path), self.source_type, "ignored", place.detail)
             elif place.kind == "ide":
                 yield from self._composers(entry.path, root_str)
+            elif place.kind == "workspace":
+                yield self._workspace_db(entry, root_str)
             else:
                 size, mtime = (db_stat(entry.path, entry.size_bytes, entry.mtime_ns) if place.kind == "cli"
                                else (entry.size_bytes, entry.mtime_ns))
@@ -94,6 +97,22 @@ class CursorAdapter(AdapterDefaults):
         folders = composer_folders(db) if rows else {}
         for row in rows:
             yield self._composer(db, root, row, folders.get(row.composer_id))
+
+    def _workspace_db(self, entry: WalkedFile, root: str) -> SourceCandidate | SkippedSource:
+        """A workspace's own state.vscdb is a source only while it holds chats of Cursor before
+        0.43 (legacy.py); newer ones only name composers that globalStorage holds."""
+        try:
+            with read_only(entry.path, "a Cursor workspace state.vscdb") as conn:
+                holds = legacy.has_legacy_chats(conn)
+        except (SourceError, sqlite3.Error) as exc:
+            return SkippedSource(str(entry.path), self.source_type, "unreadable", one_line(exc))
+        if not holds:
+            return SkippedSource(str(entry.path), self.source_type, "ignored",
+                                 "a per-workspace state.vscdb without chats (Cursor keeps them in globalStorage)")
+        size, mtime = db_stat(entry.path, entry.size_bytes, entry.mtime_ns)
+        return SourceCandidate(source_uri=str(entry.path), source_type=self.source_type, adapter=self.name,
+                               root=root, path=entry.path, size_bytes=size, mtime_ns=mtime,
+                               extra={"store": "workspace"})
 
     def _composer(self, db: Path, root: str, row: ide.ComposerRow,
                   folder: str | None) -> SourceCandidate | SkippedSource:
@@ -125,7 +144,7 @@ class CursorAdapter(AdapterDefaults):
         path = Path(candidate.path or candidate.source_uri).absolute()
         if not path.exists():
             raise SourceError(f"{path}: disappeared before it could be read")
-        if extra.get("store") == "cli" or is_sqlite(path) or self.recognises(path):
+        if extra.get("store") in ("cli", "workspace") or is_sqlite(path) or self.recognises(path):
             yield from self.parse_file(path, report, candidate, previous_state)
             return
         from chinvex_adapters.agents import identify
@@ -163,19 +182,28 @@ class CursorAdapter(AdapterDefaults):
                 report.state = {"database": "cli"}  # never compared by content hash: the WAL changes it
                 doc = store_doc(conn, path, report, stamp)
                 docs = [doc] if doc is not None else []
-            elif "cursorDiskKV" in names:
-                for row in ide.list_composers(conn):
-                    if row.valid and not row.messages:
-                        continue  # an empty composer (a draft)
-                    try:
-                        doc = ide.composer_doc(conn, path, row.composer_id, report)
-                    except UnrecognisedSource:
-                        report.counts["composers_unreadable"] += 1
-                        continue
-                    docs.extend([doc] if doc is not None else [])
+            elif "cursorDiskKV" in names or legacy.has_legacy_chats(conn):
+                if "cursorDiskKV" in names:
+                    docs = self._global_composers(conn, path, report)
+                docs += legacy.legacy_docs(conn, path, report, skip_ids={d.thread_id for d in docs})
             else:
-                raise UnrecognisedSource(f"{path}: not a Cursor database (no blobs/meta or cursorDiskKV table)")
+                raise UnrecognisedSource(f"{path}: not a Cursor database (no blobs/meta or cursorDiskKV table, "
+                                         "and no chats of Cursor before 0.43)")
         yield from docs
+
+    @staticmethod
+    def _global_composers(conn: sqlite3.Connection, path: Path, report: ParseReport) -> list[ConversationDoc]:
+        docs: list[ConversationDoc] = []
+        for row in ide.list_composers(conn):
+            if row.valid and not row.messages:
+                continue  # an empty composer (a draft)
+            try:
+                doc = ide.composer_doc(conn, path, row.composer_id, report)
+            except UnrecognisedSource:
+                report.counts["composers_unreadable"] += 1
+                continue
+            docs.extend([doc] if doc is not None else [])
+        return docs
 
     # -- routing by content (chinvex_adapters.agents) -------------------------------------
     def recognises(self, path: Path) -> bool:
@@ -195,9 +223,9 @@ class CursorAdapter(AdapterDefaults):
         try:
             with read_only(path, "a Cursor database") as conn:
                 names = tables(conn)
+                return {"blobs", "meta"} <= names or "cursorDiskKV" in names or legacy.has_legacy_chats(conn)
         except (SourceError, sqlite3.Error):
             return False
-        return {"blobs", "meta"} <= names or "cursorDiskKV" in names
 
     def why_not(self, path: Path) -> str:
         try:

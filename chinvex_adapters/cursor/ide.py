@@ -189,9 +189,20 @@ def composer_doc(conn: sqlite3.Connection, db: Path, composer_id: str, report: P
     if not isinstance(composer, dict):
         raise UnrecognisedSource(f"{uri}: not a readable Cursor composer (its composerData is not a JSON object)")
     bubbles = read_bubbles(conn, composer, composer_id, report.counts)
+    return doc_of_composer(composer, composer_id, bubbles, db, report, cwd_hint, content_of=content_reader(conn))
+
+
+def doc_of_composer(composer: dict[str, Any], composer_id: str, bubbles: list[dict[str, Any]], db: Path,
+                    report: ParseReport,
+                    cwd_hint: str | None = None, *, content_of: Any = None,
+                    store: str = "ide_db") -> ConversationDoc | None:
+    """A composer already read (its JSON object and its bubbles in order) as a conversation.
+    Shared by the global database's composers and the ones Cursor before 0.43 kept inline in a
+    workspace's own state.vscdb (`legacy.py`), which have no rows to look file contents up in."""
+    uri = f"{db}#{composer_id}"
     cwd = _workspace(composer) or cwd_hint
     b = ConversationBuilder(report.counts, cwd=cwd)
-    ctx = BubbleContext(content_of=content_reader(conn))
+    ctx = BubbleContext(content_of=content_of or (lambda _cid: None))
     for n, bubble in enumerate(bubbles):
         try:
             add_bubble(b, bubble, n, ctx)
@@ -208,7 +219,7 @@ def composer_doc(conn: sqlite3.Connection, db: Path, composer_id: str, report: P
         model = config["modelName"]
     doc = conversation(agent="cursor", source_uri=uri, thread_id=composer_id, turns=turns,
                        title=as_str(composer.get("name")), cwd=cwd, model=model,
-                       models=list(b.models), metadata=_metadata(composer, db, ctx))
+                       models=list(b.models), metadata={**_metadata(composer, db, ctx), "store": store})
     if doc is None:
         report.counts["composers_without_messages"] += 1
     return doc

@@ -29,12 +29,12 @@ PRUNED = {
     "terminals": "terminal captures that prompts refer to, not transcripts",
     "assets": "images pasted into prompts (kept as references of their turns)",
     "mcps": "MCP tool descriptors, not transcripts",
-    "workspacestorage": "per-workspace state (Cursor keeps its chats in globalStorage/state.vscdb)",
     "history": "the editor's local file history, not conversations",
     "node_modules": "not transcripts",
     "logs": "logs, not transcripts",
 }
-"""Folders of a Cursor root that are never entered (one skip line each)."""
+"""Folders of a Cursor root that are never entered (one skip line each). In `globalStorage`
+and in each `workspaceStorage/<hash>/` only the folder's own files are read."""
 
 SIDE_FILES = {
     "cli-config.json": "the CLI's settings and credentials: never read",
@@ -71,6 +71,12 @@ def ide_stores(w: Where) -> list[Path]:
     return [u / "globalStorage" for u in users]
 
 
+def workspace_stores(w: Where) -> list[Path]:
+    """`<Cursor user dir>/workspaceStorage`: the chats of Cursor before 0.43 (legacy.py)."""
+    users = [u for u in w.vscode_users(("Cursor",)) if ".vscode-server" not in u.parts]
+    return [u / "workspaceStorage" for u in users]
+
+
 # -- what a file is ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -95,7 +101,9 @@ def classify(path: Path, rel: str = "") -> Place:
         parent = path.parent.name.lower()
         if parent == "globalstorage" or not rel or "/" not in rel:
             return Place("ide")
-        return Place("skip", "a per-workspace state.vscdb (Cursor keeps chats in globalStorage)")
+        if path.parent.parent.name.lower() == "workspacestorage":
+            return Place("workspace")
+        return Place("skip", "a state.vscdb outside globalStorage and workspaceStorage")
     parts = path.parts
     if TRANSCRIPTS_DIR in parts[:-1] or not rel or "/" not in rel:
         if low.endswith(".txt"):
@@ -168,6 +176,8 @@ def _folder_rule(path: Path, rel: str, entry: os.DirEntry[str]) -> WalkedFile | 
         return WalkedFile(path, rel, skip="ignored", detail=reason)
     if path.parent.name.lower() == "globalstorage":
         return False
+    if path.parent.parent.name.lower() == "workspacestorage":
+        return False  # a workspace's own files only: its subfolders are extensions' storage
     return None
 
 

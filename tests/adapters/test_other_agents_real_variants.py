@@ -1,0 +1,121 @@
+"""Adapters of the other agents on real files of shapes their own tests had not met (provenance:
+the PROVENANCE.md in each sample's folder under tests/fixtures/samples/<agent>/<source>/).
+
+Cursor before 0.43 (November 2024): a real per-workspace `state.vscdb`
+(`%APPDATA%/Cursor/User/workspaceStorage/<hash>/state.vscdb`) that slevin48/cursor-history
+(MIT) committed. Its chats live in the `ItemTable` only (`workbench.panel.aichat.view.aichat.
+chatdata` tabs and `composer.composerData` composers with inline bubbles); there is no
+`cursorDiskKV` table, which the reader used to require, so the whole file was refused.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+from chinvex.models.sources import AdapterOptions, SkippedSource, SourceCandidate
+from chinvex_adapters.cursor.adapter import CursorAdapter
+from helpers import FIXTURES, parse_file
+
+CURSOR_WS_HASH = "6ae6eb0531606929850a78b0a04649f1"
+CURSOR_WS_DB = (FIXTURES / "cursor" / "slevin48-cursor-history" / "User" / "workspaceStorage" / CURSOR_WS_HASH
+                / "state.vscdb")
+CHAT_KEY = "workbench.panel.aichat.view.aichat.chatdata"
+COMPOSERS_KEY = "composer.composerData"
+
+
+def _item(db: Path, key: str) -> dict:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return json.loads(conn.execute("SELECT value FROM ItemTable WHERE key=?", (key,)).fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _lf(text: str) -> str:
+    return text.replace("\r\n", "\n").strip()
+
+
+def _user_texts(doc) -> list[str]:
+    return [t.text for t in doc.turns if t.role == "user"]
+
+
+def test_cursor_workspace_db_before_0_43_gives_its_chat_tabs_and_composers():
+    docs, report = parse_file(CursorAdapter(), CURSOR_WS_DB)
+    kinds = Counter(d.metadata.get("legacy_kind", "composer") for d in docs)
+    # 5 Chat panel tabs and 26 composers that hold bubbles (of 26 listed).
+    assert kinds == {"chat_tab": 5, "composer": 26}
+    assert report.counts["legacy_workspace_conversations"] == 31
+    assert all(d.metadata["store"] == "ide_workspace_db" for d in docs)
+    by_id = {d.thread_id: d for d in docs}
+
+    tab = by_id["2aa483d1-573c-4039-ae4e-7415e28d2605"]
+    assert tab.title == "Ionic App Sidebar Customization Guide"
+    users = _user_texts(tab)
+    assert len(users) == 16
+    assert users[0].startswith("We are building an ionic app for android\nadd the following elements to the sidebar:")
+    assert users[4].startswith("remove the green line appearing in the command window when entering a command.")
+    assistants = [t for t in tab.turns if t.role == "assistant"]
+    assert len(assistants) == 16 and all(t.meta.get("model") == "claude-3.5-sonnet" for t in assistants)
+    assert assistants[0].text.startswith("I'll help you modify the sidebar to match your requirements.")
+    # Chat bubbles carry no time: the tab's lastSendTime (1731818231743 ms) stands for them.
+    assert tab.turns[0].ts.isoformat() == "2024-11-17T04:37:11.743000+00:00"
+
+    composer = by_id["a76419da-5045-4dcb-a1d4-307eab526a30"]
+    assert composer.title == "create settings page that enables to enter OpenAI API key,"
+    assert [t.role for t in composer.turns] == ["user", "assistant"] * 7
+    assert _user_texts(composer)[4] == "change menu name parameters to settings"
+    assert composer.turns[0].ts.isoformat() == "2024-11-17T03:55:37.024000+00:00"  # createdAt
+
+    # Every prompt the database holds comes through, in a conversation of its own tab or composer
+    # (pasted Windows terminal output has CRLF line ends, which the text cleaning makes LF).
+    stored = [_lf(b["text"]) for t in _item(CURSOR_WS_DB, CHAT_KEY)["tabs"] for b in t["bubbles"]
+              if b.get("type") == "user" and b.get("text", "").strip()]
+    stored += [_lf(b["text"]) for c in _item(CURSOR_WS_DB, COMPOSERS_KEY)["allComposers"]
+               for b in c["conversation"] if b.get("type") == 1 and b.get("text", "").strip()]
+    got = [t.text.strip() for d in docs for t in d.turns if t.role == "user"]
+    assert len(stored) == 63 and sorted(got) == sorted(stored)
+
+
+def _modern_workspace(folder: Path) -> None:
+    """A workspace database of a later Cursor: composers listed by id only (their bubbles are in
+    globalStorage), in the shape of the real file's own key."""
+    folder.mkdir(parents=True)
+    conn = sqlite3.connect(folder / "state.vscdb")
+    conn.execute("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+    conn.execute("INSERT INTO ItemTable VALUES (?, ?)", (COMPOSERS_KEY, json.dumps(
+        {"allComposers": [{"composerId": "0b5e9d52-93a4-4b61-9a0e-6f1c1f3c1a77", "name": "later"}],
+         "selectedComposerId": "0b5e9d52-93a4-4b61-9a0e-6f1c1f3c1a77"})))
+    conn.commit()
+    conn.close()
+
+
+def test_cursor_workspace_storage_is_listed_and_read_with_its_folder(tmp_path: Path):
+    storage = tmp_path / "Cursor" / "User" / "workspaceStorage"
+    old = storage / CURSOR_WS_HASH
+    old.mkdir(parents=True)
+    shutil.copy(CURSOR_WS_DB, old / "state.vscdb")
+    # workspace.json was not committed upstream; this one names the folder the database's own
+    # paths point at (c:\Users\user\Documents\mobilechat).
+    (old / "workspace.json").write_text(json.dumps({"folder": "file:///c%3A/Users/user/Documents/mobilechat"}))
+    (old / "anysphere.cursor-retrieval").mkdir()
+    (old / "anysphere.cursor-retrieval" / "embeddings.jsonl").write_text('{"role": "user"}\n')
+    _modern_workspace(storage / "f00d")
+
+    adapter = CursorAdapter()
+    items = list(adapter.enumerate(storage, AdapterOptions(context_name="t")))
+    cands = [i for i in items if isinstance(i, SourceCandidate)]
+    skipped = {Path(i.source_uri).parent.name: i for i in items if isinstance(i, SkippedSource)
+               if Path(i.source_uri).name == "state.vscdb"}
+    assert [c.path for c in cands] == [old / "state.vscdb"]
+    assert skipped["f00d"].reason == "ignored" and "without chats" in skipped["f00d"].detail
+    assert not any("anysphere.cursor-retrieval" in i.source_uri for i in items)  # an extension's folder
+
+    assert adapter.recognises(old / "state.vscdb") and not adapter.recognises(storage / "f00d" / "state.vscdb")
+    from chinvex.models.sources import ParseReport
+
+    docs = list(adapter.parse(cands[0], ParseReport(), None))
+    assert len(docs) == 31 and {d.metadata["cwd"] for d in docs} == {"c:/Users/user/Documents/mobilechat"}
