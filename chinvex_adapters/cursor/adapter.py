@@ -119,6 +119,8 @@ class CursorAdapter(AdapterDefaults):
         uri = f"{db}#{row.composer_id}"
         if row.valid and row.messages == 0:
             return SkippedSource(uri, self.source_type, "ignored", "an empty composer (a draft)")
+        if row.deleted:
+            return SkippedSource(uri, self.source_type, "ignored", "a deleted composer (its row holds no value)")
         mtime = int(row.updated_ms * 1_000_000) if isinstance(row.updated_ms, int | float) \
             and not isinstance(row.updated_ms, bool) else None
         return SourceCandidate(source_uri=uri, source_type=self.source_type, adapter=self.name,
@@ -197,6 +199,9 @@ class CursorAdapter(AdapterDefaults):
         for row in ide.list_composers(conn):
             if row.valid and not row.messages:
                 continue  # an empty composer (a draft)
+            if row.deleted:
+                report.counts["composers_deleted"] += 1
+                continue
             try:
                 doc = ide.composer_doc(conn, path, row.composer_id, report)
             except UnrecognisedSource:

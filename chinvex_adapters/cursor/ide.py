@@ -59,6 +59,13 @@ class ComposerRow:
         return iso_z(ts) if ts is not None else f"size:{self.size}"
 
     @property
+    def deleted(self) -> bool:
+        """A row whose value is NULL (or empty): real global databases keep such rows for
+        composers the user deleted (one had 16 beside 17 live ones). There is nothing to read;
+        it is not an unreadable conversation."""
+        return not self.valid and self.size == 0
+
+    @property
     def last_turn(self) -> str:
         return f"{self.messages}:{self.last_bubble or ''}"
 

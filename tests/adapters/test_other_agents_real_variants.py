@@ -119,3 +119,39 @@ def test_cursor_workspace_storage_is_listed_and_read_with_its_folder(tmp_path: P
 
     docs = list(adapter.parse(cands[0], ParseReport(), None))
     assert len(docs) == 31 and {d.metadata["cwd"] for d in docs} == {"c:/Users/user/Documents/mobilechat"}
+
+
+def test_cursor_deleted_composer_rows_are_skipped_not_unreadable(tmp_path: Path):
+    """A real global state.vscdb of Cursor 1.x (AdamEps/urpg_app, no licence: read locally,
+    not copied) has 33 `composerData:<id>` rows of which 16 hold SQL NULL, composers the user
+    deleted. Each became a candidate that failed as 'not a readable Cursor composer'. This
+    database is written here in that shape: one live composer, one NULL row."""
+    db = tmp_path / "globalStorage" / "state.vscdb"
+    db.parent.mkdir()
+    live, gone = "21bcf92c-5808-47db-8faa-d847cfad6512", "c1d511c9-7afb-4287-a713-58e89c272a99"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+    conn.execute("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+    headers = [{"bubbleId": "u1", "type": 1}, {"bubbleId": "a1", "type": 2}]
+    conn.executemany("INSERT INTO cursorDiskKV VALUES (?, ?)", [
+        (f"composerData:{live}", json.dumps({"_v": 3, "composerId": live, "name": "Issues with loading past chats",
+                                             "fullConversationHeadersOnly": headers, "createdAt": 1757725421401,
+                                             "lastUpdatedAt": 1757725521401})),
+        (f"composerData:{gone}", None),
+        (f"bubbleId:{live}:u1", json.dumps({"_v": 2, "type": 1, "bubbleId": "u1",
+                                            "text": "Past chats IN CURSOR aren't working."})),
+        (f"bubbleId:{live}:a1", json.dumps({"_v": 2, "type": 2, "bubbleId": "a1",
+                                            "text": "Cursor's chat history is not loading."})),
+    ])
+    conn.commit()
+    conn.close()
+    adapter = CursorAdapter()
+    items = list(adapter.enumerate(db.parent, AdapterOptions(context_name="t")))
+    cands = [i for i in items if isinstance(i, SourceCandidate)]
+    skipped = [i for i in items if isinstance(i, SkippedSource)]
+    assert [c.thread_id for c in cands] == [live]
+    assert [(s.source_uri, s.reason) for s in skipped] == [(f"{db}#{gone}", "ignored")]
+    assert "deleted" in skipped[0].detail
+    docs, report = parse_file(adapter, db)
+    assert [d.thread_id for d in docs] == [live] and [t.text for t in docs[0].turns][0].startswith("Past chats")
+    assert report.counts["composers_deleted"] == 1 and report.counts["composers_unreadable"] == 0
