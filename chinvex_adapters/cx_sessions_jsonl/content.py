@@ -118,6 +118,27 @@ def scrub(text: str) -> tuple[str, int]:
     return text, n_urls + n_runs
 
 
+_TERMINAL_ESCAPE = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]"  # CSI: colours (SGR), cursor moves, erases
+    r"|\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC: window titles, hyperlinks
+    r"|[()*+#%][0-~]"  # charset selection (`ESC(B`)
+    r"|[@-Z\\-_])"  # two-byte escapes
+)
+
+
+def strip_terminal_escapes(text: str) -> str:
+    """`text` without terminal escape sequences.
+
+    Shell output captured from a terminal keeps its colour codes: PowerShell 7 on Windows
+    writes `ESC[32;1mMode ESC[0m` around every table header and error line, and `ls --color`,
+    test runners and compilers do the same. Left in, the codes glue to the words next to them
+    (`[32;1mMode`), so the words are not found and the text reads as noise.
+    """
+    if "\x1b" not in text:
+        return text
+    return _TERMINAL_ESCAPE.sub("", text)
+
+
 def truncate_middle(text: str, limit: int) -> tuple[str, bool]:
     """Keep the head and the tail (errors and summaries live at both ends of tool output)."""
     if len(text) <= limit:

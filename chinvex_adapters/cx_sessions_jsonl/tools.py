@@ -34,6 +34,7 @@ from .content import (
     join_texts,
     json_scalar,
     scrub,
+    strip_terminal_escapes,
     truncate_middle,
 )
 
@@ -163,9 +164,53 @@ def output_from_value(value: Any) -> tuple[str | None, int | None, list[Attachme
         return compact_json(small_input(value)), None, []
     if isinstance(value, list):
         texts, atts = content_parts(value)
+        texts, chunk_code = unwrap_code_mode_chunks(texts)
         text = join_texts(texts)
-        return text, exit_code_from_text(text), atts
+        return text, chunk_code if chunk_code is not None else exit_code_from_text(text), atts
     return str(value), None, []
+
+
+def unwrap_code_mode_chunks(texts: list[str]) -> tuple[list[str], int | None]:
+    """The command output inside a code-mode `exec` result, and its exit code.
+
+    In code mode (Codex >= ~0.14x) the model writes a script for a freeform `exec` tool; a
+    script that prints a nested tool's result whole (`text(await tools.exec_command(...))`)
+    leaves that result as one `input_text` part holding a JSON object
+    `{"chunk_id", "wall_time_seconds", "exit_code", "original_token_count", "output"}`. Kept
+    as JSON, the output's newlines and quotes stay escaped (`\\n`, `\\"`) and the words run
+    together for search, so such a part is replaced by its `output`; the last non-zero exit code
+    (else the last one) is returned. Any other part is kept as it is.
+    """
+    out: list[str] = []
+    codes: list[int] = []
+    for text in texts:
+        chunk = _code_mode_chunk(text)
+        if chunk is None:
+            out.append(text)
+            continue
+        output, code = chunk
+        if output:
+            out.append(output)
+        if code is not None:
+            codes.append(code)
+    if not codes:
+        return out, None
+    failed = [c for c in codes if c != 0]
+    return out, (failed or codes)[-1]
+
+
+def _code_mode_chunk(text: str) -> tuple[str, int | None] | None:
+    """(output, exit code) if `text` is exactly one code-mode chunk object, else None."""
+    stripped = text.strip()
+    if not (stripped.startswith('{"chunk_id"') and stripped.endswith("}")):
+        return None
+    try:
+        parsed = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("output"), str):
+        return None
+    return parsed["output"].rstrip("\n"), as_int(parsed.get("exit_code"))
 
 
 
@@ -241,7 +286,7 @@ def render_slot(slot: ToolSlot, fallback_name: str | None = None) -> RenderedToo
         lines.append(in_text)
     out_truncated = False
     if slot.output_text is not None and slot.output_text.strip():
-        out, n = scrub(slot.output_text)
+        out, n = scrub(strip_terminal_escapes(slot.output_text))
         scrubbed += n
         out, out_truncated = truncate_middle(out, TOOL_OUTPUT_LIMIT)
         label = "Output" + (f" (exit code {slot.exit_code})" if slot.exit_code is not None else "")
