@@ -2,7 +2,8 @@
 per session file, legacy whole-file `.json` and current append-only `.jsonl` alike (sub-agent
 chats too, under their parent session's folder).
 
-The thread id is the session id recorded in the file, so a legacy `.json` that a newer CLI
+The thread id is the session id recorded in the file (except the A2A server's fixed
+`a2a-server`, see `shared_id_thread`), so a legacy `.json` that a newer CLI
 resumed into a `.jsonl` of the same name is ONE document: `precedence_key` lets the copy
 updated last (then the one with more turns, then the `.jsonl`) write it. The project folder is
 not in the file: it comes from the store (`.project_root`, `projects.json`) or from a path
@@ -83,6 +84,7 @@ class GeminiAdapter(SessionFileAdapter):
         session_id = as_str(facts.get("sessionId")) or path.name.split(".", 1)[0]
         parent = parent_session(path)
         thread_id = f"{parent}/{session_id}" if parent and parent == session_id else session_id
+        thread_id = shared_id_thread(thread_id, path)
         title = (as_str(facts.get("summary")) or one_line(built.first_prompt or "")
                  or (built.topics[0] if built.topics else None))
         model = built.models.most_common(1)[0][0] if built.models else None
@@ -91,6 +93,28 @@ class GeminiAdapter(SessionFileAdapter):
                            title=title, cwd=cwd, model=model, models=list(built.models), metadata=metadata)
         if doc is not None:
             yield doc
+
+
+A2A_SERVER_SESSION_ID = "a2a-server"
+"""The session id Gemini CLI's A2A server (`packages/a2a-server`, which Cloud Shell's Gemini
+chat runs on) writes into EVERY chat it records: its files are named
+`session-<minute>-a2a-serv.jsonl`, one per task, all with `"sessionId": "a2a-server"`."""
+
+
+def shared_id_thread(thread_id: str, path: Path) -> str:
+    """The thread id of a chat whose recorded session id is shared by other chats.
+
+    Taken as it is, the A2A server's fixed id gives every one of its chats (a hundred in one
+    project folder is common) the same document id, so all but one of them would be dropped
+    as older copies of the same session. Such a chat is told apart by its project folder and
+    file name, which the writer never reuses for another task; any other id is returned as it
+    is.
+    """
+    if thread_id != A2A_SERVER_SESSION_ID:
+        return thread_id
+    folder = project_dir(path)
+    stem = path.name.split(".", 1)[0]
+    return "/".join(x for x in (thread_id, folder.name if folder is not None else None, stem) if x)
 
 
 def _metadata(path: Path, session: Session, built: GeminiTurns, parent: str | None,
