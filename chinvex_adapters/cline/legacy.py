@@ -93,7 +93,9 @@ def read_task(primary: Path, report: ParseReport, *, shape: str | None,
     if api:
         _api_turns(api, ui, reader, report.counts)
     elif ui is not None:
-        UiReader(b, first_is_task=True, say=reader.say).add(ui.records)
+        # No API history, so no second copy of the user's words to drop: the same words twice
+        # in a row are two prompts (a real task: "yo", an API failure and a resume, "yo" again).
+        UiReader(b, first_is_task=True).add(ui.records)
     tool = tool_of_path(primary) or tool_of_task_id(files.task_id) or _tool_by_content(env, ui)
     turns = b.finish(_fallback_time(files.task_id, primary))
     model = b.models.most_common(1)[0][0] if b.models else None

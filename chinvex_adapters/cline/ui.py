@@ -133,6 +133,8 @@ class UiReader:
         self.b = b
         self.first_is_task = first_is_task
         self.say = say or (lambda text, ts, tid: b.message("user", text, ts=ts, turn_id=tid) and None)
+        self._output: list[str] = []  # the running command's output chunks
+        self._output_ts: Any = None
 
     def add(self, records: list[dict[str, Any]]) -> None:
         for record in records:
@@ -140,6 +142,21 @@ class UiReader:
                 self._one(record)
             except (TypeError, ValueError, AttributeError):
                 self.b.counts["ui_records_malformed"] += 1
+        self._end_output()
+
+    def _command_output(self, text: str, ts: Any) -> None:
+        """One chunk of a command's output. Cline streams a command's output as several
+        `command_output` records (a real task had 62 for 28 commands); they are one result, as
+        the extension shows them (joined by new lines), not one result per chunk, of which all
+        but the first would find no call."""
+        if text.strip():
+            self._output.append(text)
+        self._output_ts = ts if ts is not None else self._output_ts
+
+    def _end_output(self) -> None:
+        if self._output:
+            self.b.tool_result("\n".join(self._output), name="execute_command", ts=self._output_ts)
+        self._output, self._output_ts = [], None
 
     def _one(self, record: dict[str, Any]) -> None:
         b, ts = self.b, record.get("ts")
@@ -148,6 +165,10 @@ class UiReader:
         is_say = record.get("type") == "say"
         if (is_say and kind in SKIPPED_SAYS) or (not is_say and kind in SKIPPED_ASKS):
             return
+        if kind == "command_output":
+            self._command_output(text, ts)
+            return
+        self._end_output()
         if kind in ("text", "task") and is_say:
             role = "user" if self.first_is_task else "assistant"
             self.first_is_task = False
@@ -170,9 +191,6 @@ class UiReader:
             self._tool(_json(text), ts)
         elif kind == "command":
             b.tool_call("execute_command", {"command": text}, ts=ts, turn_id=f"ui{ts}")
-        elif kind == "command_output":
-            if text.strip():
-                b.tool_result(text, name="execute_command", ts=ts)
         elif kind in ("use_mcp_server",):
             data = _json(text)
             b.tool_call("use_mcp_tool", data if isinstance(data, dict) else text, ts=ts, turn_id=f"ui{ts}")

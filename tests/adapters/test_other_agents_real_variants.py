@@ -155,3 +155,61 @@ def test_cursor_deleted_composer_rows_are_skipped_not_unreadable(tmp_path: Path)
     docs, report = parse_file(adapter, db)
     assert [d.thread_id for d in docs] == [live] and [t.text for t in docs[0].turns][0].startswith("Past chats")
     assert report.counts["composers_deleted"] == 1 and report.counts["composers_unreadable"] == 0
+
+
+def _cline_ui_only_task(root: Path, records: list[dict]) -> Path:
+    task = root / "saoudrizwan.claude-dev" / "tasks" / "1760534080239"
+    task.mkdir(parents=True)
+    path = task / "ui_messages.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    return path
+
+
+def test_cline_ui_only_task_streamed_command_output_is_one_result(tmp_path: Path):
+    """Cline streams a command's output as several `ask: command_output` records. In a real task
+    folder of which only ui_messages.json was committed (Jeehunter/mcp-vscode-server, no
+    licence: read locally, not copied), 62 chunks for 28 commands gave 17 tool results that found
+    no call. Written here in that shape: one command, output in three chunks (the first empty,
+    as in the real file) around a request record."""
+    from chinvex_adapters.cline.adapter import ClineAdapter
+
+    ts = 1760534182682
+    path = _cline_ui_only_task(tmp_path, [
+        {"ts": ts - 9000, "type": "say", "say": "text", "text": "create the MCP server project"},
+        {"ts": ts, "type": "say", "say": "command", "text": "npx @modelcontextprotocol/create-server vscode"},
+        {"ts": ts + 615, "type": "ask", "ask": "command_output", "text": ""},
+        {"ts": ts + 2452, "type": "ask", "ask": "command_output", "text": "Need to install the following packages"},
+        {"ts": ts + 3000, "type": "say", "say": "api_req_started", "text": "{}"},
+        {"ts": ts + 9880, "type": "ask", "ask": "command_output", "text": "? What is the name of your server?"},
+        {"ts": ts + 20000, "type": "say", "say": "text", "text": "The project was created."},
+    ])
+    docs, report = parse_file(ClineAdapter(), path)
+    tools = [t for t in docs[0].turns if t.role == "tool"]
+    assert len(tools) == 1 and tools[0].tool.name == "execute_command"
+    assert "Need to install the following packages\n? What is the name of your server?" in tools[0].text
+    assert report.counts["tool_results_unmatched"] == 0
+    assert [t.text for t in docs[0].turns if t.role == "assistant"] == ["The project was created."]
+
+
+def test_cline_ui_only_task_keeps_a_prompt_said_twice(tmp_path: Path):
+    """Without API history there is no second copy of the user's words to drop. A real
+    ui_messages.json (haram-333/fineye, no licence: read locally, not copied) has "yo", an API
+    failure and a resume, then "yo" again three minutes later; the second was dropped as a
+    repeat. Written here in that shape."""
+    from chinvex_adapters.cline.adapter import ClineAdapter
+
+    ts = 1767647682018
+    path = _cline_ui_only_task(tmp_path, [
+        {"ts": ts - 60000, "type": "say", "say": "text", "text": "look at this project"},
+        {"ts": ts - 50000, "type": "say", "say": "completion_result", "text": "It is an OCR app."},
+        {"ts": ts - 7000, "type": "ask", "ask": "resume_task", "text": ""},
+        {"ts": ts, "type": "say", "say": "user_feedback", "text": "yo"},
+        {"ts": ts + 43000, "type": "ask", "ask": "api_req_failed", "text": "{\"message\":\"Failed to create stream\"}"},
+        {"ts": ts + 183000, "type": "ask", "ask": "resume_task", "text": ""},
+        {"ts": ts + 190391, "type": "say", "say": "user_feedback", "text": "yo"},
+    ])
+    docs, report = parse_file(ClineAdapter(), path)
+    users = [t for t in docs[0].turns if t.role == "user"]
+    assert [t.text for t in users] == ["look at this project", "yo", "yo"]
+    assert users[2].ts.isoformat() == "2026-01-05T21:17:52.409000+00:00"
+    assert report.counts["user_repeats_dropped"] == 0
