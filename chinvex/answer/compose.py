@@ -160,7 +160,7 @@ class Composed:
 
 
 def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None,
-             asked_about: frozenset[str] = frozenset()) -> str:
+             asked_about: frozenset[str] = frozenset(), present: bool = False) -> str:
     """One answer sentence for a chosen candidate (`text`: its clause, or for code what its
     docstring says), without its citation. A "when" answer is the date alone, a "what book"
     answer the titles its clause names. A turn's words
@@ -169,7 +169,7 @@ def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None
     unit = candidate.unit
     if candidate.kind == "code":
         return _code_sentence(candidate, text)
-    when = _when(unit.text, expects, said_on)
+    when = _when(unit.text, expects, said_on, present)
     if when is not None:
         return when
     named = (titles(text) or titles(candidate.preceding or "")) if expects == "title" else []
@@ -184,18 +184,38 @@ def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None
 _SAID_BY = "By "
 
 
-def _when(text: str, expects: str, said_on: date | None) -> str | None:
+def _when(text: str, expects: str, said_on: date | None, present: bool = False) -> str | None:
     """The answer to a "when" question from words said on `said_on`: the day their time
     expression points to ("yesterday" -> "7 May 2023"), or "By <that day>" when they carry
-    none (what someone says they did, they did by the day they said it)."""
+    none (what someone says they did, they did by the day they said it). A time of day the
+    words state is the answer when they name no day: alone for what happens at that time
+    (`present`: "When is the standup?" -> "8:00"), else on the day they were said ("When did
+    payments recover?" -> "14:49 on 14 March 2026")."""
     if expects != "date":
         return None
+    written = written_date(text)
+    found = resolve(text, said_on) if said_on is not None else None
+    clock = _CLOCK.search(text) if found is None and written is None else None
+    if clock is not None:
+        at = clock.group(0)
+        return at if present or said_on is None else f"{at} on {day_text(said_on)}"
     if said_on is None:
-        return written_date(text)
-    found = resolve(text, said_on)
+        return written
     if found is None:
-        return written_date(text) or f"{_SAID_BY}{day_text(said_on)}"
+        return written or f"{_SAID_BY}{day_text(said_on)}"
     return found.meaning[0].upper() + found.meaning[1:]
+
+
+_CLOCK = re.compile(r"\b(?:(?:[01]?\d|2[0-3]):[0-5]\d(?:\s*[ap]\.?m\b\.?)?(?:\s*(?:UTC|GMT|[A-Z]{2,4}T))?"
+                    r"|(?:1[0-2]|0?[1-9])\s*[ap]\.?m\b\.?)", re.IGNORECASE)
+"""A time of day: "8:00", "14:49 UTC", "9:30 pm", "8 a.m."."""
+_PRESENT = frozenset({"is", "are", "does", "do"})
+
+
+def asks_present(question: Question | None) -> bool:
+    """Does a "when" question ask about what happens now or regularly ("When is…", "When does…")?"""
+    words = question.text.lower().split()[:2] if question is not None else []
+    return len(words) == 2 and words[1] in _PRESENT
 
 
 def quote(candidate: Candidate) -> str:
@@ -307,7 +327,7 @@ def _sentences(chosen: list[Candidate], terms: frozenset[str], expects: str, ste
                 text = (_whole(answer_phrase(question, text, terms, stemmer), text)
                         or _whole(answer_phrase(question, candidate.unit.text, terms, stemmer), candidate.unit.text)
                         or text)
-        said = sentence(candidate, text, expects, said_on(candidate), asked_about)
+        said = sentence(candidate, text, expects, said_on(candidate), asked_about, asks_present(question))
         if said.casefold() in seen:
             continue
         seen.add(said.casefold())
@@ -426,7 +446,7 @@ def _spans_of(chosen: list[Candidate], question: Question, terms: frozenset[str]
         unit = candidate.unit
         speaker = unit.speaker if unit.kind == "dialogue" else None
         if question.expects == "date":
-            said = _when(unit.text, "date", said_on(candidate))
+            said = _when(unit.text, "date", said_on(candidate), asks_present(question))
         else:
             said = span(question, unit.text, speaker, terms, stemmer, asked_about)
         if said:

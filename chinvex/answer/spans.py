@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from chinvex.answer.answer_types import DURATION
+from chinvex.answer.answer_types import DURATION, PLACE_WORDS
 from chinvex.answer.question import Question
 from chinvex.answer.text import Stemmer, base_word
 from chinvex.retrieval.lexical import index_text
@@ -45,16 +45,10 @@ _ORDINAL = {"first": "one", "second": "two", "third": "three", "fourth": "four",
 _PREPOSITION = r"(?:in|at|to|from|near|on|inside|under|behind|beneath|by|around|into)"
 _DETERMINER = r"(?:(?:the|a|an|my|his|her|our|their|your|this|that|some)\s+)"
 _NAME_RUN = r"[A-Z][\w'’.-]*(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w'’.-]*)*"
-_PLACE_WORDS = (r"(?:park|beach|museum|city|town|country|cafe|café|restaurant|school|church|shelter|cent(?:er|re)|"
-                r"studio|store|shop|lake|mountains?|library|gallery|home|house|office|hospital|festival|"
-                r"conference|camp|forest|woods|trail|island|coast|river|street|club|gym|bar|market|hotel|"
-                r"airport|university|college|zoo|garden|department|company|farm|breeder|pond|backyard|yard|"
-                r"kitchen|room|bedroom|slipper|car|field|stadium|theater|theatre|hall|bookstore|shelter|"
-                r"neighbou?rhood|village|county|state|province|region|abroad|downtown|folder|directory|file|"
-                r"module|repo(?:sitory)?)")
 _PLACE_NAME = re.compile(rf"\b{_PREPOSITION}\s+(?:the\s+)?(?P<span>{_NAME_RUN})")
 _PLACE_PHRASE = re.compile(
-    rf"\b(?P<prep>{_PREPOSITION})\s+(?P<span>{_DETERMINER}?(?:[\w'’-]+\s+){{0,3}}?{_PLACE_WORDS}\b"
+    rf"\b(?P<prep>{_PREPOSITION})\s+(?P<span>{_DETERMINER}?(?:[\w'’-]+\s+){{0,3}}?{PLACE_WORDS}\b"
+    rf"(?-i:\s+(?!(?:I|A)\b)[A-Z0-9][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)?"  # its name: "in room Orion"
     rf"(?:\s+(?:of|in|for)\s+(?:an?\s+|the\s+)?(?:[\w'’-]+\s+){{0,2}}?[\w'’-]+)?)", re.IGNORECASE)
 _RELATIVE = re.compile(
     r"\b(?P<span>(?:my|his|her|our|their)\s+(?:\w+\s+)?(?:mom|mum|dad|mother|father|parents?|sister|brother|"
@@ -193,10 +187,14 @@ _TRAILING_TIME = re.compile(
     r"recently|lately|together|again|too|once)\b[.!]*$", re.IGNORECASE)
 
 
+_CHECKBOX = re.compile(r"^(?:[-*+]\s+)?\[[ xX]\]\s+")
+"""A checklist item's box: the item is what follows it."""
+
+
 def item(clause_text: str) -> str:
     """One item of a list answer from the clause that names it: without who did it and when
     ("My family and I went camping at the beach last week" -> "went camping at the beach")."""
-    text = clause_text.strip().strip("“”\"").rstrip(".!")
+    text = _CHECKBOX.sub("", clause_text.strip().strip("“”\"").rstrip(".!"))
     stripped = _SUBJECT.sub("", text, count=1)
     for _ in range(3):
         shorter = _TRAILING_TIME.sub("", stripped)

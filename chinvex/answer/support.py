@@ -56,7 +56,7 @@ from chinvex.answer.question_names import (
 from chinvex.answer.roles import grounds, role_of, role_weight
 from chinvex.answer.statements import IDENTIFIER, code_prose, statements
 from chinvex.answer.text import Stemmer, TermWeights
-from chinvex.answer.units import Unit
+from chinvex.answer.units import Unit, checkbox_words
 from chinvex.retrieval.lexical import index_text
 
 MIN_SUPPORT = {"dialogue": 0.35, "prose": 0.45, "code": 0.45}
@@ -111,6 +111,10 @@ _PLAN = re.compile(r"\b(?:going\s+to|gonna|will|\w+'ll|plan(?:s|ning)?\s+(?:to|o
                    r"hop(?:e|ing)\s+to|want\s+to|next\s+(?:week|month|year|weekend)|can't\s+wait|soon|tomorrow)\b",
                    re.IGNORECASE)
 
+CHECKBOX_FUNCTION_WORDS = frozenset({"done"})
+"""Words of a checklist's state that are function words elsewhere ("What have you done?"): a
+term of the question only when the evidence holds a checklist."""
+
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
@@ -160,6 +164,9 @@ def _read_question(question: Question, units: list[Unit], stemmer: Stemmer,
              and any(asked_person(w, s) for s in speakers)]
     participants = frozenset(s for s in speakers if any(asked_person(w, s) for w in named))
     topic = [w for w in words if w not in named]
+    if any(u.form == "checklist" for u in units):
+        # "Which follow-ups are done?": before a checklist, "done" asks about the ticked boxes
+        topic += [w for w in re.findall(r"[A-Za-z]+", question.text) if w.lower() in CHECKBOX_FUNCTION_WORDS]
     terms = stemmer.stems(index_text(" ".join(topic))) if topic else frozenset()
     other_names = tuple(n for n in question_names(question.text)
                         if not any(asked_person(part, s) for part in n.split() for s in speakers))
@@ -213,6 +220,12 @@ def _read_evidence(analysis: Analysis, evidence: list[Evidence], kinds: list[str
     chunk_grounds = [grounds(path, item.source_type, tests) for item, path in zip(evidence, paths)]
     roles = [chunk_roles[u.chunk] for u in units]
     said_stems, defined, names_asked = statements(units, roles, terms, stemmer, names_said=question.expects == "name")
+    if analysis.forms & {"checklist"}:
+        # a checklist item's box says whether it is open or done, as its words would
+        boxes = [stemmer.stems(index_text(checkbox_words(u.text))) & terms if u.form == "checklist" else frozenset()
+                 for u in units]
+        unit_stems = [s | b for s, b in zip(unit_stems, boxes)]
+        said_stems = [s | b for s, b in zip(said_stems, boxes)]
     holding = [holds(question.expects, u.text) for u in units]  # the kind of answer asked for
     if question.expects == "title" and question.kind_noun:
         # a title names the kind of thing asked for: "I'm reading “The Lean Startup”" says a book

@@ -69,6 +69,18 @@ def sentences(text: str) -> list[str]:
 
 
 _CHECKLIST = re.compile(r"^\s*(?:[-*+]\s+)?\[[ xX]\]\s")
+_CHECKBOX_STATES = {
+    " ": "open remaining left pending todo unchecked unfinished outstanding incomplete undone",
+    "x": "done completed complete finished checked closed resolved ticked",
+}
+"""What a checklist item's box says of it, in the words a question asks with ("Which follow-ups
+are still open?", "What is done?"): an unticked box states that the item is open."""
+
+
+def checkbox_words(text: str) -> str:
+    """The state words a checklist item's box states ("" for text that is no checklist item)."""
+    found = re.match(r"^\s*(?:[-*+]\s+)?\[([ xX])\]\s", text)
+    return _CHECKBOX_STATES[found.group(1).lower()] if found else ""
 _PATCH = re.compile(r"^\s*(?:diff\s+--git\s|@@\s.*@@|\+\+\+\s|---\s+a/|index\s+[0-9a-f]{6,}\.\.)")
 _LISTING = re.compile(r"^\s*(?:[├└│|`]\S*[─-]*\s*\S+|[dl-][rwx-]{9}\s.*|(?:\.{0,2}/)?(?:[\w.@-]+/)+[\w.@-]*"
                       r"|[\w@-]+(?:\.[\w-]+)+(?:\s{2,}[\w@-]+(?:\.[\w-]+)+)*)\s*$")

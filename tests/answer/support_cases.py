@@ -43,7 +43,8 @@ def composed_answer(question: str, results: list[SearchResult], said_on: date | 
     try:
         assert verdict.ok, verdict.reason
         stated = statements_only(verdict.ranked, forms_asked(analysis.terms, stemmer))
-        chosen = pick(verdict.best if verdict.best in stated else stated[0], stated)
+        chosen = pick(verdict.best if verdict.best in stated else stated[0], stated,
+                      several=analysis.question.many)
         return compose(chosen, terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
                        weights=weights, said_on=lambda c: said_on, asked_about=analysis.participants,
                        question=analysis.question)

@@ -24,6 +24,8 @@ from chinvex.answer.support import analyse, judge
 from chinvex.answer.text import Stemmer, TermWeights
 
 MAX_SENTENCES = 3
+MAX_ITEMS = 8
+"""Checklist items a list answer gathers (`pick`)."""
 SECOND_SHARE = 0.9
 """A further sentence joins the answer when its score is at least this share of the best one's."""
 
@@ -52,7 +54,8 @@ class ExtractiveGenerator:
                 forms = sorted({c.unit.form for c in verdict.ranked})
                 return Generated(text=REFUSAL, notes=notes,
                                  reason=f"The passages that say this are not statements ({', '.join(forms)}).")
-            chosen = pick(verdict.best if verdict.best in stated else stated[0], stated)
+            chosen = pick(verdict.best if verdict.best in stated else stated[0], stated,
+                          several=analysis.question.many)
             composed = compose(chosen, terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
                                weights=weights, said_on=lambda c: _said_on(request, c),
                                asked_about=analysis.participants, question=analysis.question)
@@ -68,15 +71,21 @@ def statements_only(ranked: list[Candidate], asked: frozenset[str]) -> list[Cand
     return [c for c in ranked if not c.unit.form or c.unit.form in asked]
 
 
-def pick(best: Candidate, ranked: list[Candidate]) -> list[Candidate]:
-    """The best sentence, then up to two more from other chunks that score nearly as well."""
+def pick(best: Candidate, ranked: list[Candidate], several: bool = False) -> list[Candidate]:
+    """The best sentence, then up to two more from other chunks that score nearly as well. A
+    question asking for several things answered from a checklist ("Which follow-ups are still
+    open?") gathers its items from one chunk too, where a checklist lists them side by side (up to
+    `MAX_ITEMS`). Sentences of prose or chat stay one per chunk: on LoCoMo, gathering them from
+    one chunk too lowered the F1 of list answers (bench/RESULTS.md, session 23)."""
     from chinvex.answer.support import MIN_SUPPORT
 
+    items = several and best.unit.form == "checklist"
     chosen = [best]
     for candidate in ranked:
-        if len(chosen) >= MAX_SENTENCES:
+        if len(chosen) >= (MAX_ITEMS if items else MAX_SENTENCES):
             break
-        if candidate is best or any(c.item.chunk_id == candidate.item.chunk_id for c in chosen):
+        same_list = items and candidate.unit.form == "checklist"
+        if candidate is best or (not same_list and any(c.item.chunk_id == candidate.item.chunk_id for c in chosen)):
             continue
         if candidate.score >= SECOND_SHARE * best.score and candidate.support >= MIN_SUPPORT[candidate.kind]:
             chosen.append(candidate)
