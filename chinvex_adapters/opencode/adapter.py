@@ -39,7 +39,7 @@ from chinvex_adapters.kit.sessionfile import SOURCE_TYPE, SessionFileAdapter
 from chinvex_adapters.kit.walk import WalkEntry
 
 from . import db, tree
-from .layout import Found, scan, session_files
+from .layout import Found, agent_of, scan, session_files
 from .sniff import export_doc, file_kind
 from .transcript import build
 
@@ -165,7 +165,7 @@ class OpenCodeAdapter(SessionFileAdapter):
                 return None
             doc = build(info, db.session_messages(conn, session_id, report.counts), report.counts,
                         source_uri=f"{path}#{session_id}", thread_id=session_id, store="sqlite",
-                        location={"db": str(path)})
+                        location={"db": str(path)}, agent=agent_of(path))
         return _counted(doc, report)
 
     def _tree_session(self, path: Path, storage: Path, report: ParseReport) -> ConversationDoc | None:
@@ -175,7 +175,7 @@ class OpenCodeAdapter(SessionFileAdapter):
             info["project"] = project
         doc = build(info, tree.session_messages(storage, info["id"], report.counts), report.counts,
                     source_uri=str(path), thread_id=info["id"], store="json",
-                    location={"storage": str(storage)})
+                    location={"storage": str(storage)}, agent=agent_of(storage))
         # A state keeps the pipeline from fingerprinting this file by its own hash: the
         # session's other files change without it.
         report.state = {"messages": doc.metadata.get("messages") if doc else 0,

@@ -67,6 +67,30 @@ def opencode_stores(w: Where) -> list[Path]:
     return found
 
 
+def kilo_stores(w: Where) -> list[Path]:
+    """Kilo Code (VS Code extension and `kilo` CLI), an OpenCode fork with OpenCode's schema:
+    `$XDG_DATA_HOME/kilo`, else `~/.local/share/kilo` (Windows too), holding `kilo.db`
+    (`kilo-<channel>.db` for other channels, or the `opencode-<channel>.db` an older install
+    left there), and the database `KILO_DB` names (a relative name is inside the data folder).
+    The old Roo-shaped task folders of Kilo Code are read by the cline adapter."""
+    dirs = [base / "kilo" for base in w.xdg("XDG_DATA_HOME", ".local/share")]
+    found = list(dirs)
+    named = w.env.get("KILO_DB", "").strip()
+    if named and named != ":memory:":
+        path = Path(named).expanduser()
+        found += [path] if path.is_absolute() else [d / path for d in dirs]
+    return found
+
+
+def agent_of(store: Path) -> str:
+    """Whose sessions a database or `storage/` folder holds: "kilo" for Kilo Code's (a
+    `kilo*.db`, or anything in a data folder named `kilo`), else "opencode"."""
+    name = store.name.lower()
+    if store.parent.name.lower() == "kilo" or (name.startswith("kilo") and name.endswith(".db")):
+        return "kilo"
+    return "opencode"
+
+
 @dataclass
 class Found:
     """What a root holds: JSON stores, databases, and what was passed over (and why)."""

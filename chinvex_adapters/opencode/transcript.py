@@ -270,7 +270,7 @@ class SessionReader:
 
     # -- the document --------------------------------------------------------------------
     def document(self, *, source_uri: str, thread_id: str, store: str,
-                 location: dict[str, Any]) -> ConversationDoc | None:
+                 location: dict[str, Any], agent: str = AGENT) -> ConversationDoc | None:
         info = self.info
         times = _dict(info.get("time"))
         turns = self.b.finish(to_utc(times.get("created")))
@@ -281,7 +281,7 @@ class SessionReader:
             title = None
         cwd = self.cwd
         model = self.b.models.most_common(1)[0][0] if self.b.models else None
-        return conversation(agent=AGENT, source_uri=source_uri, thread_id=thread_id, turns=turns,
+        return conversation(agent=agent, source_uri=source_uri, thread_id=thread_id, turns=turns,
                             title=title, cwd=cwd, model=model, models=list(self.b.models), metadata=meta)
 
     def _metadata(self, store: str, location: dict[str, Any]) -> dict[str, Any]:
@@ -321,9 +321,11 @@ class SessionReader:
 
 
 def build(info: dict[str, Any], messages: Iterable[Message], counts: Counter[str], *, source_uri: str,
-          thread_id: str, store: str, location: dict[str, Any]) -> ConversationDoc | None:
-    """The conversation of one session (None when it holds no turn)."""
+          thread_id: str, store: str, location: dict[str, Any], agent: str = AGENT) -> ConversationDoc | None:
+    """The conversation of one session (None when it holds no turn); `agent` is "kilo" for a
+    store of Kilo Code, the OpenCode fork that keeps OpenCode's schema (layout.agent_of)."""
     reader = SessionReader(info, counts)
     for message, parts in messages:
         reader.add(message, parts)
-    return reader.document(source_uri=source_uri, thread_id=thread_id, store=store, location=location)
+    return reader.document(source_uri=source_uri, thread_id=thread_id, store=store, location=location,
+                           agent=agent)

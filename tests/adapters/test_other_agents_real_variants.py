@@ -213,3 +213,43 @@ def test_cline_ui_only_task_keeps_a_prompt_said_twice(tmp_path: Path):
     assert [t.text for t in users] == ["look at this project", "yo", "yo"]
     assert users[2].ts.isoformat() == "2026-01-05T21:17:52.409000+00:00"
     assert report.counts["user_repeats_dropped"] == 0
+
+
+OPENCODE_DB = FIXTURES / "opencode" / "jwp23-dotfiles" / "sqlite-migrated-by-1.3.2" / "opencode.db"
+
+
+def test_kilo_code_database_is_located_and_read_as_kilo(tmp_path: Path):
+    """Kilo Code (the VS Code extension since it became an OpenCode fork, and the `kilo` CLI)
+    keeps its sessions in `~/.local/share/kilo/kilo.db` with OpenCode's schema (its docs:
+    `kilo db path`; `KILO_DB` overrides). No store listed that folder, so none of its
+    sessions was found. No real kilo.db with a licence was found: this test puts the real
+    OpenCode 1.3.2 database of the opencode samples where Kilo keeps its own."""
+    from chinvex_adapters.kit.registry import Where
+    from chinvex_adapters.opencode import STORES
+    from chinvex_adapters.opencode.adapter import OpenCodeAdapter
+
+    home = tmp_path / "home"
+    kilo_dir = home / ".local" / "share" / "kilo"
+    kilo_dir.mkdir(parents=True)
+    shutil.copy(OPENCODE_DB, kilo_dir / "kilo.db")
+    (kilo_dir / "auth.json").write_text('{"kilo": {"type": "oauth", "access": "x"}}')
+    stores = {s.label: s for s in STORES}
+    kilo = stores["Kilo Code (kilo.db)"]
+    assert kilo.agent == "kilo" and kilo.reader == "opencode"
+    assert kilo.locate(Where(home, {})) == [kilo_dir]
+    assert kilo.locate(Where(home, {"KILO_DB": "kilo-dev.db"}))[-1] == kilo_dir / "kilo-dev.db"
+
+    adapter = OpenCodeAdapter()
+    items = list(adapter.enumerate(kilo_dir, AdapterOptions(context_name="t")))
+    cands = [i for i in items if isinstance(i, SourceCandidate)]
+    assert len(cands) == 2 and not any("auth.json" in i.source_uri for i in cands)
+    from chinvex.models.sources import ParseReport
+
+    docs = [d for c in cands for d in adapter.parse(c, ParseReport(), None)]
+    assert {d.source for d in docs} == {"kilo"} and {d.metadata["format"] for d in docs} == {"kilo"}
+    assert {d.title for d in docs} == {"Adding /story command to README"}
+    assert sum(1 for d in docs for t in d.turns if t.role == "user") == 5
+
+    # The same database in OpenCode's own folder stays OpenCode's.
+    docs, _ = parse_file(adapter, OPENCODE_DB)
+    assert {d.source for d in docs} == {"opencode"}
