@@ -213,6 +213,10 @@ class CodexRolloutAdapter(AdapterDefaults):
                      or f"file-{sha256_hex(os.path.abspath(path))[:32]}")
         name = thread_name(path, candidate.root or None, thread_id) or ctx["thread_name"]
         title = name or (truncate_title(ctx["first_user_text"]) if ctx["first_user_text"] else None)
+        turns = parser.turns
+        if is_guardian_review(meta):
+            turns = review_requests_as_system(turns)
+            title = name or GUARDIAN_TITLE
         era = ctx["era"]
         history_mode = meta.get("history_mode")
         if era == "C" and history_mode == "paginated":
@@ -251,10 +255,42 @@ class CodexRolloutAdapter(AdapterDefaults):
             title=title,
             created_at=ctx["created_at"],
             updated_at=ctx["updated_at"],
-            turns=parser.turns,
+            turns=turns,
             links=links,
             metadata=metadata,
         )
+
+
+GUARDIAN_TITLE = "Automatic approval review"
+
+
+def is_guardian_review(meta: dict[str, Any]) -> bool:
+    """Whether the rollout is one of Codex's automatic approval reviews ("auto-review", the
+    guardian): `thread_source: "guardian_review"`, `source: {"subagent": {"other": "guardian"}}`.
+
+    Codex (>= ~0.12x with `approvals_reviewer = "auto_review"`) starts such a thread beside the
+    user's session for each batch of risky commands and writes it to its own rollout.
+    """
+    return (meta.get("thread_source") == "guardian_review"
+            or meta.get("source_kind") in ("subagent:guardian", "subagent:other:guardian"))
+
+
+def review_requests_as_system(turns: list[Any]) -> list[Any]:
+    """A guardian thread's turns, its `user` messages given to `system`.
+
+    Nobody typed those messages: Codex writes them, and each one copies the reviewed session's
+    transcript ("The following is the Codex agent history whose request action you are
+    assessing ... [1] user: ...") followed by the planned command. Kept as user turns, every
+    review would repeat the user's own words as if said again, and title itself with the
+    boilerplate. Their text stays searchable; the reviewer's verdicts stay assistant turns.
+    """
+    out = []
+    for turn in turns:
+        if turn.role == "user":
+            turn = turn.model_copy(update={"role": "system",
+                                           "meta": {**turn.meta, "kind": "review_request"}})
+        out.append(turn)
+    return out
 
 
 def _state_problem(prev: dict[str, Any], parser_version: str, size: int, compressed: bool) -> str | None:

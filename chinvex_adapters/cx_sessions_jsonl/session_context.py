@@ -83,7 +83,12 @@ def source_kind(source: Any) -> str | None:
         if isinstance(value, str):
             return f"subagent:{value}"
         inner = as_dict(value)
-        return f"subagent:{next(iter(inner))}" if inner else "subagent"
+        if not inner:
+            return "subagent"
+        (kind, detail), = list(inner.items())[:1]
+        if kind == "other" and isinstance(detail, str) and detail:
+            return f"subagent:other:{detail}"  # {"other": "guardian"}: the approval reviewer
+        return f"subagent:{kind}"
     return str(key)
 
 
