@@ -44,6 +44,7 @@ SIDE_FILES = {
     "state.vscdb.backup": "the editor's backup of state.vscdb (the live database is read)",
     "storage.json": "the editor's settings, not conversations",
     "meta.json": "an ACP session's index entry",
+    "workspace.json": "the folder a workspace opened (read with its state.vscdb)",
 }
 
 _DB_COMPANION = re.compile(r"-(?:wal|shm|journal)$")
