@@ -126,6 +126,23 @@ _TERMINAL_ESCAPE = re.compile(
 )
 
 
+_CONTROL_RUN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]+")
+
+
+def clean_terminal_output(text: str) -> str:
+    """Tool output as text: terminal escapes removed (`strip_terminal_escapes`), and every run
+    of other control characters (NUL, BEL, a lone ESC, ...) made one space.
+
+    `cat` of a binary file (an Unreal `.uasset`, a SQLite database) puts NUL-separated names
+    and raw bytes into the output; a space keeps the names apart as words, and no NUL or other
+    control character reaches the index. Tabs and line breaks are kept.
+    """
+    text = strip_terminal_escapes(text)
+    if text.isprintable() or not _CONTROL_RUN.search(text):
+        return text
+    return _CONTROL_RUN.sub(" ", text)
+
+
 def strip_terminal_escapes(text: str) -> str:
     """`text` without terminal escape sequences.
 

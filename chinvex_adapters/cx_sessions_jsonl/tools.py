@@ -33,8 +33,8 @@ from .content import (
     exit_code_from_text,
     join_texts,
     json_scalar,
+    clean_terminal_output,
     scrub,
-    strip_terminal_escapes,
     truncate_middle,
 )
 
@@ -286,7 +286,7 @@ def render_slot(slot: ToolSlot, fallback_name: str | None = None) -> RenderedToo
         lines.append(in_text)
     out_truncated = False
     if slot.output_text is not None and slot.output_text.strip():
-        out, n = scrub(strip_terminal_escapes(slot.output_text))
+        out, n = scrub(clean_terminal_output(slot.output_text))
         scrubbed += n
         out, out_truncated = truncate_middle(out, TOOL_OUTPUT_LIMIT)
         label = "Output" + (f" (exit code {slot.exit_code})" if slot.exit_code is not None else "")

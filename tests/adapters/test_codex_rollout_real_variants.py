@@ -9,6 +9,9 @@ the ones `tests/adapters/cx_sessions_jsonl/` covers.
   seokhyeonhong/motion-jepa `.codex/sessions/2026/08/01/*.jsonl` (Codex 0.146.0; that
   repository has no licence, so nothing of it is copied here: ids, commands and outputs
   below are ours).
+- `cat` of a binary file: an output of NUL-separated names and raw bytes, as in
+  doudouqie66/CommonTools `.codex/sessions/2026/07/*` (Codex 0.14x reading Unreal `.uasset`
+  files; no licence), written here with our own names.
 - Automatic approval reviews (the "guardian", `thread_source: "guardian_review"`): likewise
   written here in the shape of the real ones read in adinaMiron/sculaLuMiron
   `.codex/sessions/2026/10/09/rollout-2026-10-09T09-40-05-01a11f63-*.jsonl` (Codex 1.19.2; no
@@ -70,6 +73,31 @@ def test_powershell_colour_codes_are_stripped_from_tool_output():
     assert "[32;1m" not in listing
     error = tool_turns(doc)[2].text
     assert "ResourceUnavailable:" in error and "[31;1m" not in error
+
+
+def test_binary_output_keeps_its_names_apart_and_loses_its_control_bytes(tmp_path):
+    tid = "019f0000-0000-7000-8000-0000000b1a0b"
+    dump = ("Chunk ID: 1a2b3c\nProcess exited with code 0\nOutput:\n\u00c1\u0083*\x9e\x00\x00\x00\x00"
+            "GMDataManager\x002\x19\ufffd\x15\x00\x00\x00GMDataSource_AirRoute\x00\x1b\x00\x00"
+            "StructProperty\x00\r\nAsset\\Blueprint\\Play\x07\n")
+    lines = [
+        {"timestamp": "2026-07-20T10:00:00.000Z", "type": "session_meta",
+         "payload": {"id": tid, "timestamp": "2026-07-20T10:00:00.000Z", "cwd": "C:\\proj",
+                     "originator": "codex_vscode", "cli_version": "0.142.5", "source": "vscode"}},
+        {"timestamp": "2026-07-20T10:00:01.000Z", "type": "event_msg",
+         "payload": {"type": "user_message", "message": "which data sources does the asset use?"}},
+        {"timestamp": "2026-07-20T10:00:02.000Z", "type": "response_item",
+         "payload": {"type": "function_call", "name": "shell_command", "call_id": "call_bin",
+                     "arguments": json.dumps({"command": "Get-Content -Raw Content/GM.uasset"})}},
+        {"timestamp": "2026-07-20T10:00:03.000Z", "type": "response_item",
+         "payload": {"type": "function_call_output", "call_id": "call_bin", "output": dump}},
+    ]
+    path = tmp_path / f"rollout-2026-07-20T10-00-00-{tid}.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
+    (tool,) = tool_turns(one(path))
+    assert "GMDataManager 2" in tool.text and "GMDataSource_AirRoute StructProperty" in tool.text
+    assert not any(ch in tool.text for ch in "\x00\x07\x1b\x19\x15")
+    assert "\nAsset\\Blueprint\\Play" in tool.text  # line breaks survive
 
 
 # -- code-mode `exec` results ---------------------------------------------------------------------
