@@ -253,3 +253,28 @@ def test_kilo_code_database_is_located_and_read_as_kilo(tmp_path: Path):
     # The same database in OpenCode's own folder stays OpenCode's.
     docs, _ = parse_file(adapter, OPENCODE_DB)
     assert {d.source for d in docs} == {"opencode"}
+
+
+def test_ingest_reads_the_chats_of_a_cursor_workspace_database(tmp_path: Path, chinvex_home: Path,
+                                                             monkeypatch):
+    """End to end: `sessions auto` finds workspaceStorage, the real 2024 database is one source
+    of 31 conversations, and `chinvex get` finds a Chat panel tab by its id."""
+    from helpers import assert_no_traceback, run_cli, run_cli_in_process
+
+    home = tmp_path / "home"
+    workspace = home / ".config" / "Cursor" / "User" / "workspaceStorage" / CURSOR_WS_HASH
+    workspace.mkdir(parents=True)
+    shutil.copy(CURSOR_WS_DB, workspace / "state.vscdb")
+    (workspace / "workspace.json").write_text(json.dumps({"folder": "file:///c%3A/Users/user/Documents/mobilechat"}))
+    _modern_workspace(workspace.parent / "f00d")
+    monkeypatch.setenv("HOME", str(home))
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "APPDATA", "CURSOR_CONFIG_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    assert run_cli_in_process("context", "create", "X", "--sessions", "auto").code == 0
+    result = run_cli_in_process("ingest", "--context", "X", "--json")
+    assert_no_traceback(result)
+    assert result.code == 0 and result.json["errors"] == [] and result.json["sources"]["indexed"] == 1, result
+    tab = run_cli("get", "2aa483d1-573c-4039-ae4e-7415e28d2605", "--context", "X", "--json", env={"HOME": str(home)})
+    assert tab.code == 0 and tab.json["title"] == "Ionic App Sidebar Customization Guide", tab
+    assert tab.json["turns"][0]["text"].startswith("We are building an ionic app for android")
+    assert sum(1 for t in tab.json["turns"] if t["role"] == "user") == 16
