@@ -27,6 +27,16 @@ SPEECH = {"attempt_completion": "result", "plan_mode_respond": "response",
 _IN_RESULT_WORDS = ("<feedback>", "<answer>", "<user_message>")
 
 
+RESULT_HEADER_NAMES = {"subagents": "use_subagents"}
+"""Result headers that do not name their tool as the call does: Cline answers a
+`use_subagents` call with a text `[subagents] Result:` (a real Cline task of April 2026)."""
+
+
+def called_name(header_name: str) -> str:
+    """The tool name a result header stands for, so that the result finds its call."""
+    return RESULT_HEADER_NAMES.get(header_name, header_name)
+
+
 def _text_of(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -184,7 +194,7 @@ class ApiReader:
 
     def _flush(self, result: list[Any] | None, ts: Any) -> None:
         if result is not None:
-            self.b.tool_result("\n".join(p for p in result[1] if p), name=result[0], ts=ts)
+            self.b.tool_result("\n".join(p for p in result[1] if p), name=called_name(result[0]), ts=ts)
 
     def _tool_result(self, block: dict[str, Any], ts: Any, tid: str) -> None:
         output = tool_output(block.get("content"))

@@ -278,3 +278,32 @@ def test_ingest_reads_the_chats_of_a_cursor_workspace_database(tmp_path: Path, c
     assert tab.code == 0 and tab.json["title"] == "Ionic App Sidebar Customization Guide", tab
     assert tab.json["turns"][0]["text"].startswith("We are building an ionic app for android")
     assert sum(1 for t in tab.json["turns"] if t["role"] == "user") == 16
+
+
+def test_cline_subagents_result_finds_its_use_subagents_call(tmp_path: Path):
+    """Cline (April 2026, native tool calls) answers a `use_subagents` tool_use with a user text
+    `[subagents] Result:` whose name is not the call's. In a real task (mike4567/MRA04242026,
+    no licence: read locally, not copied) the result became a tool turn of its own and the call
+    kept no result. Written here in that shape."""
+    from chinvex_adapters.cline.adapter import ClineAdapter
+
+    task = tmp_path / "saoudrizwan.claude-dev" / "tasks" / "1777073160794"
+    task.mkdir(parents=True)
+    ts = 1777073160794
+    history = [
+        {"role": "user", "ts": ts, "content": [{"type": "text", "text": "<task>\nReview the GCP setup of this app\n</task>"}]},
+        {"role": "assistant", "ts": ts + 12700, "content": [{
+            "type": "tool_use", "id": "tooluse_QaAk", "call_id": "tooluse_QaAk", "name": "use_subagents",
+            "input": {"prompt_1": "Analyze the terraform files", "prompt_2": "List the GCP resources"}}]},
+        {"role": "user", "ts": ts + 99343, "content": [
+            {"type": "text", "text": "[subagents] Result:\nSubagent results:\nTotal: 2\nSucceeded: 2\n\n[1] COMPLETED - "
+                                     "terraform declares a Cloud SQL instance"},
+            {"type": "text", "text": "<environment_details>\n# Current Time\n4/24/2026\n</environment_details>"}]},
+        {"role": "assistant", "ts": ts + 105000, "content": [{"type": "text", "text": "The app runs on Cloud SQL."}]},
+    ]
+    (task / "api_conversation_history.json").write_text(json.dumps(history), encoding="utf-8")
+    docs, report = parse_file(ClineAdapter(), task / "api_conversation_history.json")
+    tools = [t for t in docs[0].turns if t.role == "tool"]
+    assert [t.tool.name for t in tools] == ["use_subagents"]
+    assert "terraform declares a Cloud SQL instance" in tools[0].text and "Analyze the terraform files" in tools[0].text
+    assert report.counts["tool_results_unmatched"] == 0
