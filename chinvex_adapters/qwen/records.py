@@ -14,13 +14,15 @@ turns and telemetry written late leave branches, and the walk drops answers the 
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chinvex.files.text import repair_json_escapes
 from chinvex.models.sources import SourceError
-from chinvex_adapters.kit.jsonl import read_jsonl
+from chinvex_adapters.kit.jsonl import JsonlRead, Line, read_jsonl
 from chinvex_adapters.kit.sniff import first_objects
 
 TYPES = frozenset({"user", "assistant", "tool_result", "system"})
@@ -59,6 +61,8 @@ def sniff(path: Path) -> str | None:
     if not path.name.endswith(".jsonl"):
         return "not a .jsonl file"
     records = first_objects(path, 8)
+    if not any(envelope(r) for r in records):
+        records += _head_glued_objects(path)
     if not records:
         return "no JSON object lines"
     if any("projectHash" in r or "$set" in r or "$rewindTo" in r for r in records):
@@ -86,6 +90,8 @@ def read(path: Path, counts: Counter[str]) -> Read:
     """The records to show, in file order. OSError: SourceError."""
     try:
         found = read_jsonl(path, counts)
+        if found.invalid:
+            _recover_glued_lines(path, found, counts)
     except OSError as exc:
         raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
     records: list[dict[str, Any]] = []
@@ -124,3 +130,76 @@ def _rewound(records: list[dict[str, Any]]) -> set[int]:
             continue  # re-rooted to a record this file does not hold: nothing is known to go
         dropped.update(j for j in range(start, i) if records[j].get("type") in CONTENT_TYPES)
     return dropped
+
+
+def glued_objects(line: bytes) -> list[dict[str, Any]]:
+    """The records of one physical line that holds several written back to back (`{...}{...}`).
+
+    Qwen Code appends one record plus `\\n` per write; an append cut short (the process killed
+    mid-write, qwen-code #3606/#3681) leaves the next record on the same line, and Qwen's own
+    reader (`jsonl-utils.ts`, `recoverObjectsFromLine`) recovers them. Read as one line the whole
+    line is invalid JSON and every record on it was lost. Each top-level `{...}` (found by
+    bracket depth, outside strings) that parses as an object is returned, in order; fragments
+    that do not parse, and bytes between objects, are skipped.
+    """
+    text = repair_json_escapes(line).decode("utf-8", "replace")
+    out: list[dict[str, Any]] = []
+    depth, start, in_string, escaped = 0, -1, False, False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = depth > 0
+        elif ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                try:
+                    value = json.loads(text[start:i + 1])
+                except (ValueError, RecursionError):
+                    value = None
+                if isinstance(value, dict):
+                    out.append(value)
+    return out
+
+
+def _recover_glued_lines(path: Path, found: JsonlRead, counts: Counter[str]) -> None:
+    """Add to `found` the records of its complete lines that were invalid as one object but hold
+    several glued together (`glued_objects`), at their place in file order."""
+    read_lines = {line.line_no for line in found.lines}
+    recovered: list[Line] = []
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            if line_no in read_lines or not raw.endswith(b"\n") or b"}{" not in raw.replace(b" ", b""):
+                continue
+            for data in glued_objects(raw.strip()):
+                recovered.append(Line(line_no, data))
+    if recovered:
+        counts["records_recovered_from_glued_lines"] += len(recovered)
+        found.lines = sorted(found.lines + recovered, key=lambda line: line.line_no)
+
+
+def _head_glued_objects(path: Path, max_lines: int = 8, limit: int = 4 * 1024 * 1024) -> list[dict[str, Any]]:
+    """The records of the first lines of `path` that are glued (see `glued_objects`), for
+    telling a Qwen chat whose first records were glued from other JSONL."""
+    out: list[dict[str, Any]] = []
+    read_bytes = 0
+    try:
+        with path.open("rb") as handle:
+            for n, raw in enumerate(handle):
+                read_bytes += len(raw)
+                if b"}{" in raw.replace(b" ", b""):
+                    out.extend(glued_objects(raw.strip()))
+                if n + 1 >= max_lines or read_bytes >= limit:
+                    break
+    except OSError:
+        return out
+    return out

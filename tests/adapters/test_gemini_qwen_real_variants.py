@@ -9,6 +9,9 @@ real ones it names (ids, paths and words below are ours):
   1919114514yasenpai-maker/focus-quest `.gemini/tmp/code-oss-for-cloud-shell/chats/` (over a
   hundred such files) and Cleanskiier27/gcloud `.gemini/tmp/cleanskiier27/chats/`; neither
   repository has a licence.
+- Qwen Code appends one record per write; an append cut short leaves two records glued on one
+  line (`{...}{...}`), the corruption qwen-code's own reader recovers (`jsonl-utils.ts`,
+  issues #3606/#3681), and that jazzyalex/agent-sessions keeps a hand-made fixture of.
 - Qwen Code 0.22 writes a `provenance` key on every record (`real_user`, `assistant_output`,
   `tool_result`, `system`); shape from the verbatim captures in ai.eight24family conch's
   `Top5AgentsParserTest` (licence unknown).
@@ -113,3 +116,36 @@ def test_qwen_022_records_with_provenance_keep_user_tool_and_answers(tmp_path):
     assert tool.tool.name == "glob" and "notes.txt" in tool.text and "*.txt" in tool.text
     assert doc.turns[-1].text == "The folder holds hello.txt and notes.txt."
     assert doc.metadata["version"] == "0.22.2"
+
+
+def _qwen_record(uuid: str, parent: str | None, kind: str, text: str, sid: str) -> dict:
+    role = "model" if kind == "assistant" else "user"
+    return {"uuid": uuid, "parentUuid": parent, "sessionId": sid, "timestamp": "2026-08-17T14:00:00.000Z",
+            "type": kind, "cwd": "/work/glued", "version": "0.21.13",
+            "message": {"role": role, "parts": [{"text": text}]}}
+
+
+def test_qwen_records_glued_on_one_line_are_all_read_in_order(tmp_path):
+    sid = "019f0000-0000-7000-8000-0000000000aa"
+    first = _qwen_record("r1", None, "user", "rename the config loader", sid)
+    second = _qwen_record("r2", "r1", "assistant", "Renamed it to load_settings.", sid)
+    third = _qwen_record("r3", "r2", "user", 'now update the {"callers"} too', sid)
+    fourth = _qwen_record("r4", "r3", "assistant", "Updated all four callers.", sid)
+    path = tmp_path / "projects" / "-work-glued" / "chats" / f"{sid}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(first) + "\n" + json.dumps(second) + json.dumps(third) + "\n"
+                    + json.dumps(fourth) + "\n", "utf-8")
+    docs, report = parse_file(QwenAdapter(), path)
+    assert [t.text for t in docs[0].turns] == ["rename the config loader", "Renamed it to load_settings.",
+                                                'now update the {"callers"} too', "Updated all four callers."]
+    assert report.counts["records_recovered_from_glued_lines"] == 2
+
+
+def test_a_qwen_chat_whose_first_records_are_glued_is_still_recognised(tmp_path):
+    sid = "019f0000-0000-7000-8000-0000000000bb"
+    path = tmp_path / "projects" / "-work-glued" / "chats" / f"{sid}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(_qwen_record("r1", None, "user", "list the scripts", sid))
+                    + json.dumps(_qwen_record("r2", "r1", "assistant", "There are three.", sid)) + "\n", "utf-8")
+    assert QwenAdapter().sniff(path) is None
+    assert [t.role for t in one(QwenAdapter(), path).turns] == ["user", "assistant"]
