@@ -10,6 +10,7 @@ beside it; its parent comes from the folder (2.1.x layout) or from its records (
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -238,6 +239,66 @@ def _title(
     return None, info
 
 
+_COMMAND_TAG = re.compile(r"<command-(name|message|args)>(.*?)</command-\1>", re.S)
+_BASH_INPUT = re.compile(r"^<bash-input>(.*?)</bash-input>", re.S)
+# Context the IDE extension or the harness puts before the user's words in the same message.
+_INJECTED_CONTEXT = re.compile(r"^\s*<(ide_opened_file|ide_selection|system-reminder)>.*?</\1>\s*", re.S)
+# What Claude Code writes as a user message for a local command's output or the caveat before
+# it: never what the session is about.
+_LOCAL_OUTPUT = ("<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",
+                 "<bash-stdout>", "<bash-stderr>")
+
+
+def _command_line(text: str) -> tuple[str, bool] | None:
+    """A slash-command user message (`<command-name>/review</command-name>
+    <command-message>review</command-message><command-args>284</command-args>`, tags in either
+    order; 1.0.x wrote the name without its slash) as the command line the user typed,
+    `/review 284`, and whether it had arguments. None when the text is not one."""
+    tags = {name: value.strip() for name, value in _COMMAND_TAG.findall(text)}
+    name = tags.get("name") or tags.get("message", "").split(" ")[0]
+    if not name:
+        return None
+    name = name if name.startswith("/") else f"/{name}"
+    args = tags.get("args", "")
+    return one_line(f"{name} {args}" if args else name), bool(args)
+
+
+def _strip_injected_context(text: str) -> str:
+    """A user message without the IDE's `<ide_opened_file>` / `<ide_selection>` notes and
+    `<system-reminder>`s that come before what the user typed."""
+    while (match := _INJECTED_CONTEXT.match(text)) is not None:
+        text = text[match.end():]
+    return text.strip()
+
+
+def _title_from_user_turns(turns: list[Any]) -> str | None:
+    """The title of a session with no title record: its first user request.
+
+    A slash command with arguments (`/systematic-debugging the stop hooks are slow`) is a
+    request; a bare one (`/clear`, `/ide`, `/exit`) or a shell escape is what the user ran
+    before asking, so a later plain request wins and the bare command is the title only when
+    nothing else was typed. A local command's output or caveat is never the title. Without
+    this, about one session in twelve was titled by raw tags (`<command-name>/clear</command-name>`)."""
+    fallback: str | None = None
+    for turn in turns:
+        text = _strip_injected_context(turn.text) if turn.role == "user" else ""
+        if not text or text.startswith(_LOCAL_OUTPUT):
+            continue
+        command = _command_line(text) if text.startswith("<command-") else None
+        if command is not None:
+            line, has_args = command
+            if has_args:
+                return line
+            fallback = fallback or line
+            continue
+        bash = _BASH_INPUT.match(text)
+        if bash:
+            fallback = fallback or one_line(f"! {bash.group(1).strip()}")
+            continue
+        return one_line(text) or None
+    return fallback
+
+
 def _session_metadata(records: list[Record], builder: TurnBuilder, selection: Selection, read: ReadResult, *,
                       include_thinking: bool, extra: dict[str, Any]) -> dict[str, Any]:
     """What the document says about the session beyond its turns: versions, branch, models,
@@ -265,7 +326,9 @@ def _session_metadata(records: list[Record], builder: TurnBuilder, selection: Se
     metadata["thinking_included"] = include_thinking
     metadata["branch"] = {"chains": selection.chains, "branch_points": selection.branch_points,
                           "off_branch_records": selection.off_branch_content,
-                          "rescued_tool_results": selection.rescued_tool_results}
+                          "rescued_tool_results": selection.rescued_tool_results,
+                          "rejoined_message_lines": selection.rejoined_message_lines,
+                          "queued_prompts": selection.queued_prompts}
     if read.partial_tail:
         metadata["partial_last_line"] = True
     return metadata
@@ -318,8 +381,7 @@ def parse_transcript(
     branch_uuids = {u for pos in selection.positions if isinstance(u := records[pos].data.get("uuid"), str)}
     title, title_info = _title(records, branch_uuids, counts)
     if title is None:
-        first_user = next((t.text for t in turns if t.role == "user" and t.text.strip()), "")
-        title = one_line(first_user) or None
+        title = _title_from_user_turns(turns)
     stamps = [t.ts for t in turns if t.ts]
     metadata = _session_metadata(records, builder, selection, read, include_thinking=include_thinking,
                                  extra={**info, **title_info})

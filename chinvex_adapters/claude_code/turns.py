@@ -9,6 +9,8 @@
   written down. Signatures and `redacted_thinking` never are.
 - Post-compaction summaries (`isCompactSummary`) become one system turn each distinct text.
 - Injected user records (`isMeta`: caveats, command output) and interrupt markers are skipped.
+- A prompt queued while the agent worked and read by the model mid-turn (tree.queued_prompts)
+  is a user turn marked `queued`.
 - Images and documents become `Attachment`s; their base64 never reaches a turn.
 """
 
@@ -110,6 +112,8 @@ class TurnBuilder:
             self._user(record)
         elif kind == "assistant":
             self._assistant(record)
+        elif kind == "queue-operation":  # chosen by tree.queued_prompts
+            self._queued(record)
         elif kind == "tool_use":  # drift: a call written as its own record
             self._call(record, {"id": record.data.get("id") or record.data.get("uuid"),
                                 "name": record.data.get("name"), "input": record.data.get("input")})
@@ -169,6 +173,17 @@ class TurnBuilder:
             meta["sidechain"] = True
         self.turns.append(Turn(turn_id=self._turn_id(record), ts=self._ts(record), role="user",
                                text=searchable(text), attachments=attachments, meta=meta))
+
+    def _queued(self, record: Record) -> None:
+        """A prompt the user typed while the agent worked and that the model read mid-turn:
+        a user turn (marked `queued`) where it was queued. It can fall between the lines of
+        one assistant message, which still form one turn."""
+        text = record.data.get("content")
+        if not isinstance(text, str) or not text.strip():
+            return
+        self.counts["queued_prompts_kept"] += 1
+        self.turns.append(Turn(turn_id=self._turn_id(record), ts=self._ts(record), role="user",
+                               text=searchable(text.strip("\n")), meta={"queued": True}))
 
     # -- assistant -----------------------------------------------------------------------
     def _assistant(self, record: Record) -> None:
