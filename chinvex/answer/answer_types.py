@@ -28,7 +28,7 @@ DATE = re.compile(
 )
 NUMBER = re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{_COUNT_WORD}|dozens?|hundreds|thousands|once|twice)\b", re.IGNORECASE)
 DURATION = re.compile(
-    rf"\b(?:(?:\d+|{_COUNT_WORD}|a|an)\s+(?:more\s+)?{_SPAN}|since\s+(?:(?:19|20)\d\d|{_MONTH}|i|we|\w+ing)\b|"
+    rf"\b(?:\d+(?:\.\d+)?\s*(?:seconds?|secs?|milliseconds?|ms)\b|(?:\d+|{_COUNT_WORD}|a|an)\s+(?:more\s+)?{_SPAN}|since\s+(?:(?:19|20)\d\d|{_MONTH}|i|we|\w+ing)\b|"
     rf"for\s+(?:ages|years|months|weeks|a\s+while|a\s+long\s+time)|all\s+(?:my|his|her|our|their)\s+life)",
     re.IGNORECASE,
 )

@@ -57,6 +57,14 @@ class Analysis:
     term_words: dict[str, str] = field(default_factory=dict)
     """Each term (stem) -> the question's word it comes from, in the question's order (what a
     refusal names)."""
+    optional: frozenset[str] = frozenset()
+    """Terms a sentence gains by saying but need not say: the words a question asks by ("long"
+    and "last" in "How long did it last?"; Question.asked_by). They weigh `OPTIONAL_SHARE` in the
+    whole the shares of the question are shares of, and a sentence's shares are capped at 1."""
+    sentence_cosine: float | None = None
+    """The best cosine between the question and a sentence that may answer, read (service) only
+    when every chunk retrieved is far from the question: a note of several topics embeds far
+    from a question one of its sentences answers."""
     forms: frozenset[str] = frozenset()
     """The forms of text that is not a statement the question asks about (statements.forms_asked):
     a tool call, a patch or a checklist answers only such a question, whichever generator cites it."""

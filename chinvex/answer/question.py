@@ -80,6 +80,11 @@ class Question:
     """(wh, expects) of each further thing asked after "and" ("…and how long did it last?")."""
     many: bool = False
     """It asks for several things ("What activities…", "Which cities…"): the answer gathers them."""
+    asked_by: tuple[str, ...] = ()
+    """The words a question asks by rather than about: the measure of "how long / old / far…" and
+    the verb of a duration ("last", "take"). A passage need not say them ("failed for 47
+    minutes" answers "How long did the outage last?"), though one that does ("lasted 47 minutes",
+    "for a long time", "three years old") says more of the question."""
 
 
 def analyse_question(text: str) -> Question:
@@ -99,11 +104,12 @@ def analyse_question(text: str) -> Question:
         elif noun in _TITLE_NOUNS:
             expects = "title"
     also = _also(low)
-    words = tuple(w for w in content_words(text) if not _asks_with(w.lower(), tokens, expects, also))
+    words = tuple(content_words(text))
     return Question(text=text, wh=wh, expects=expects, words=words, kind_noun=kind_noun,
                     about_tests=bool(_TEST_WORDS.search(text)), period=_period(text),
                     how_to=bool(_HOW_TO.search(text)),
-                    future=bool(_FUTURE.search(text)), also=also, many=_many(low, wh))
+                    future=bool(_FUTURE.search(text)), also=also, many=_many(low, wh),
+                    asked_by=tuple(w for w in words if _asks_with(w.lower(), tokens, expects, also)))
 
 
 def _kind(tokens: list[str]) -> tuple[str, str]:
@@ -135,17 +141,15 @@ def _kind(tokens: list[str]) -> tuple[str, str]:
     return "topic", "thing"
 
 
+_MEASURES = frozenset("long far big old large small tall heavy fast".split())
 _DURATION_VERBS = frozenset("last lasts lasted take takes took taken".split())
-"""The verbs a duration is asked with ("How long did the outage last?", "How long does it take to
-build?"): they ask how long, and the passage stating it rarely repeats them ("The outage lasted"
-is as rare as "it failed for 47 minutes"). Not the measure word itself: "a long time", "three years
-old" say it (LoCoMo, held out: dropping "long" and "old" too lost more answers than it gained)."""
 
 
 def _asks_with(word: str, tokens: list[str], expects: str, also: tuple[tuple[str, str], ...]) -> bool:
-    """Is `word` part of how the question asks rather than what it asks about: the verb of a
-    duration ("last", "take")? A passage stating "failed for 47 minutes" answers "How long did
-    the outage last?" without "last"."""
+    """Is `word` part of how the question asks rather than what it asks about: the measure after
+    "how" ("long", "old"), or the verb of a duration ("last", "take")?"""
+    if word in _MEASURES and any(a == "how" and b == word for a, b in zip(tokens, tokens[1:])):
+        return True
     durations = expects == "duration" or any(kind == "duration" for _, kind in also)
     return durations and word in _DURATION_VERBS
 

@@ -23,7 +23,7 @@ from chinvex.answer.grounding import REFUSAL, validate
 from chinvex.answer.question import analyse_question
 from chinvex.answer.confidence import default_min_confidence
 from chinvex.answer.judgement import Verdict
-from chinvex.answer.support import RELATED_COSINE, analyse, judge
+from chinvex.answer.support import RELATED_COSINE, analyse, far_chunks, judge, sentences_to_embed
 from chinvex.embedding.factory import provider_of
 from chinvex.answer.dates import header_date, parse_date
 from chinvex.answer.text import DocumentFrequencies, Stemmer, TermWeights
@@ -113,6 +113,8 @@ def answer_and_verdict(config: ContextConfig, query: str, *, k: int = 8, grounde
             request.analysis, request.weights_used = analyse(
                 asked, evidence, stemmer, request.weights, request.said_on)
             request.analysis.min_confidence = threshold  # a generator judging on its own uses it too
+            if far_chunks(evidence, request.min_cosine):
+                request.analysis.sentence_cosine = _sentence_cosine(searcher, config, query, request.analysis)
             try:
                 generated = generator_impl.generate(request)
             except GeneratorError as exc:
@@ -162,6 +164,25 @@ def _gate(response, generated: Generated, request: GenerationRequest, pack, grou
                         errors=[error]), verdict
     return response(grounded=False, answer=text.strip(), confidence=sure, citations=citations,
                     evidence_pack=pack, errors=[error]), verdict
+
+
+def _sentence_cosine(searcher: Searcher, config: ContextConfig, query: str, analysis) -> float | None:
+    """The best cosine between the question and the sentences that may answer it (support.
+    sentences_to_embed), by the context's embedder; None when there are none or it fails (the
+    chunks' closeness then decides alone)."""
+    texts = sentences_to_embed(analysis)
+    if not texts:
+        return None
+    try:
+        vectors = searcher.embedder(config).embed_documents([query, *texts])
+    except (ChinvexError, OSError, RuntimeError, ValueError):
+        return None
+    import numpy as np
+
+    norms = np.linalg.norm(vectors, axis=1)
+    if not norms[0] or not norms[1:].all():
+        return None
+    return float(max((vectors[1:] @ vectors[0]) / (norms[1:] * norms[0])))
 
 
 ANSWER_POOL = 24

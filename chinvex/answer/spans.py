@@ -34,7 +34,7 @@ _MEASURE = re.compile(rf"\b(?:about\s+|around\s+|over\s+|almost\s+|nearly\s+|onl
                       re.IGNORECASE)
 """A number with its unit ("47 minutes (14:02 to 14:49 UTC)", "a few years", "two hours")."""
 _RATE = re.compile(
-    rf"\b(?:(?:{_COUNT}|multiple|many|several)\s+times?|once|twice|every\s+(?:other\s+)?\w+|daily|weekly|monthly|"
+    rf"\b(?:(?:{_COUNT}|multiple|many|several)\s+times?|once|twice|every\s+(?:other\s+)?(?:\d+\s+|(?:two|three|four|five|six|ten|few)\s+)?\w+|daily|weekly|monthly|"
     rf"yearly|annually|nightly)(?:\s+(?:a|an|per|each|every)\s+(?:day|week|month|year|night|weekend))?"
     rf"(?:\s+or\s+(?:{_COUNT}\s+times?|once|twice)(?:\s+(?:a|an|per|each|every)\s+(?:day|week|month|year))?)?\b",
     re.IGNORECASE)

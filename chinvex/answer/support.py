@@ -76,6 +76,17 @@ of LoCoMo's answerable questions (bench/answers.py measures both). The provider'
 have other scales and get no such gate.
 A sentence that says the question clearly (support of at least `CONFIDENT`) is answered anyway:
 a long chunk's embedding can sit far from a short question one of its turns answers."""
+RELATED_SENTENCE_COSINE = 0.4
+"""The cosine (built-in model) of the question and a sentence that may answer above which that
+sentence is about the question though its whole chunk is not (`Analysis.sentence_cosine`): "How
+long does a rollback take?" and "Deploys go through Argo CD; rollbacks take about 90 seconds."
+in a meeting note of four topics. Higher than the chunks' point, since a short text sits nearer
+to a short question; off-topic questions stay refused (bench/answers.py)."""
+SENTENCES_EMBEDDED = 3
+"""How many of the sentences that may answer (best first) are embedded for that check."""
+OPTIONAL_SHARE = 0.5
+"""How much of the question an optional term is (`Analysis.optional`, "long" of "How long…"): a
+sentence not saying it still says most of the question, one saying it says more."""
 CONTEXT_SHARE = 0.5
 """What the words around a sentence (previous sentence, the question it replies to, the file or
 heading path) add to its support, relative to its own words."""
@@ -176,8 +187,9 @@ def _read_question(question: Question, units: list[Unit], stemmer: Stemmer,
     subject = tuple((phrase, stems) for phrase in subject_of(question.text, speakers)
                     if (stems := stemmer.stems(index_text(phrase)) & terms))
     term_words = {stem: word for word in topic for stem in sorted(stemmer.stems(index_text(word)) & terms)}
+    optional = stemmer.stems(index_text(" ".join(question.asked_by))) & terms if question.asked_by else frozenset()
     return (Analysis(question, terms, participants, other_names, [], subject, forms=forms_asked(terms, stemmer),
-                     term_words=term_words), name_stems, code_terms)
+                     term_words=term_words, optional=optional), name_stems, code_terms)
 
 
 @dataclass
@@ -209,7 +221,7 @@ def _read_evidence(analysis: Analysis, evidence: list[Evidence], kinds: list[str
     question, terms = analysis.question, analysis.terms
     unit_stems = stemmer.stem_sets([u.analysed for u in units])
     weights = weights_for(frozenset(terms).union(*unit_stems))
-    total = weights.weight(terms) or 1.0
+    total = (weights.weight(terms - analysis.optional) + OPTIONAL_SHARE * weights.weight(analysis.optional)) or 1.0
 
     headers = stemmer.stem_sets([index_text(_header(item)) for item in evidence])
     on_subject = _mentions_subject(len(evidence), units, unit_stems, analysis.subject)
@@ -253,7 +265,7 @@ def _candidate(analysis: Analysis, r: _Reading, i: int, name_stems: list[tuple[f
     item = r.evidence[u.chunk]
     kind = r.kinds[u.chunk]
     said = stems & (r.said_stems[i] | r.defined[i] | code_terms)
-    own = (weights.weight(terms & said) + IDENTIFIER_SHARE * weights.weight(terms & (stems - said))) / total
+    own = min(1.0, (weights.weight(terms & said) + IDENTIFIER_SHARE * weights.weight(terms & (stems - said))) / total)
     context: set[str] = set()
     if i > 0 and units[i - 1].chunk == u.chunk and units[i - 1].block == u.block:
         context |= unit_stems[i - 1]
@@ -324,7 +336,8 @@ def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Cand
     everywhere = [c for c in analysis.candidates if _may_answer(analysis, c)]
     fitting = [c for c in everywhere if restrict is None or restrict(c)]
     cosines = [e.result.scores.vector for e in evidence if e.result.scores.vector is not None]
-    unrelated = min_cosine is not None and bool(cosines) and max(cosines) < min_cosine
+    unrelated = min_cosine is not None and bool(cosines) and max(cosines) < min_cosine and \
+        (analysis.sentence_cosine is None or analysis.sentence_cosine < RELATED_SENTENCE_COSINE)
     strongest = max(everywhere, key=lambda c: (c.support if c.own >= MIN_OWN else 0.0, c.score), default=None)
     have = strongest.support if strongest is not None and strongest.own >= MIN_OWN else 0.0
     rival = _rival(analysis, analysis.candidates)
@@ -354,10 +367,23 @@ def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Cand
     return Verdict(True, best, None, [best, *rest], confidence=p, features=features, pool=fitting, floor=floor)
 
 
+def far_chunks(evidence: list[Evidence], min_cosine: float | None) -> bool:
+    """Is every chunk retrieved far from the question in meaning (below the embedder's point)?"""
+    cosines = [e.result.scores.vector for e in evidence if e.result.scores.vector is not None]
+    return min_cosine is not None and bool(cosines) and max(cosines) < min_cosine
+
+
+def sentences_to_embed(analysis: Analysis) -> list[str]:
+    """The sentences that may answer whose closeness to the question is read when the chunks are
+    far (`Analysis.sentence_cosine`): the best few by score."""
+    fitting = [c for c in analysis.candidates if _may_answer(analysis, c)]
+    return [c.unit.text for c in fitting[:SENTENCES_EMBEDDED]]
+
+
 def _may_answer(analysis: Analysis, c: Candidate) -> bool:
     """A sentence about the right person, with every name, on the subject, holding the kind of
     answer where it must; a prose or code one also stating enough of the question in words."""
-    need_said = min(MIN_SAID_TERMS, len(analysis.terms))
+    need_said = min(MIN_SAID_TERMS, len(analysis.terms - analysis.optional))
     return (c.about and c.names and c.on_subject and (c.typed or analysis.question.expects not in STRICT_TYPES)
             and (not c.unit.form or c.unit.form in analysis.forms)
             and (c.kind == "dialogue" or (c.said >= need_said and _passes_floor(c))))

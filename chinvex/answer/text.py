@@ -16,6 +16,7 @@ import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from chinvex.answer.irregular import with_base_forms
 from chinvex.storage import fts_tokens
 from chinvex.storage.search_reads import chunk_count, data_version
 
@@ -101,7 +102,8 @@ def _near_date(lows: list[str], i: int) -> bool:
 
 
 class Stemmer:
-    """Stem sets of many texts at once, through FTS5's porter tokenizer.
+    """Stem sets of many texts at once, through FTS5's porter tokenizer, an irregular verb's past
+    forms holding its base form's stem too ("found" holds "find").
 
     One instance per thread (it owns an in-memory SQLite connection); creating one costs well
     under a millisecond.
@@ -114,7 +116,8 @@ class Stemmer:
     def stem_sets(self, texts: Sequence[str]) -> list[frozenset[str]]:
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
-            found = fts_tokens.stems_of(self._conn, missing)
+            # "found" is read as "find" too: porter stems do not join irregular verbs (irregular.py)
+            found = fts_tokens.stems_of(self._conn, [with_base_forms(t, words(t)) for t in missing])
             for text, stems in zip(missing, found):
                 self._cache[text] = frozenset(stems)
         return [self._cache[t] for t in texts]

@@ -26,6 +26,17 @@ The daily standup is at 8:00 in room Orion. We deploy with version 2.3.1 of the 
 """
 
 
+SYNC = """# Weekly sync, 2 March 2026
+
+Attendees: Priya, Tom, Aiko
+
+- Tom will upgrade Django from 4.2 to 5.1 by the end of March.
+- Aiko found that the search endpoint times out when the query has more than 20 filters; she will add a limit.
+- We agreed to rotate the Stripe webhook secret every 90 days.
+- Deploys go through Argo CD; rollbacks take about 90 seconds.
+"""
+
+
 @pytest.fixture(scope="module")
 def notes(tmp_path_factory):
     from chinvex.context.registry import Registry
@@ -34,6 +45,7 @@ def notes(tmp_path_factory):
     home = tmp_path_factory.mktemp("notes_home")
     folder = tmp_path_factory.mktemp("notes")
     (folder / "incident.md").write_text(INCIDENT, "utf-8")
+    (folder / "sync.md").write_text(SYNC, "utf-8")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CHINVEX_HOME", str(home))
         Registry().create("work", includes={"note_roots": [str(folder)]})
@@ -101,3 +113,19 @@ def test_what_the_notes_do_not_say_is_still_refused(notes):
     for question in ("Who is the CEO of Acme?", "How long did the database migration last?"):
         response = _ask(notes, question)
         assert not response.grounded, (question, response.answer)
+
+
+def test_an_irregular_past_form_answers_a_question_asked_with_its_base_form(notes):
+    # porter stems keep "found" and "find" apart; the note tells it in the past
+    response = _ask(notes, "What did Aiko find?")
+    assert response.grounded, response.errors
+    assert "search endpoint times out" in _text(response)
+
+
+def test_a_rate_keeps_its_unit_and_a_duration_may_be_in_seconds(notes):
+    often = _ask(notes, "How often do we rotate the Stripe webhook secret?")
+    assert often.grounded, often.errors
+    assert _text(often) == "every 90 days"  # not "every 90"
+    rollback = _ask(notes, "How long does a rollback take?")
+    assert rollback.grounded, rollback.errors
+    assert _text(rollback) == "about 90 seconds"

@@ -89,6 +89,9 @@ def pick(best: Candidate, ranked: list[Candidate], several: bool = False) -> lis
             continue
         if candidate.score >= SECOND_SHARE * best.score and candidate.support >= MIN_SUPPORT[candidate.kind]:
             chosen.append(candidate)
+    if items:  # a checklist's items in the order it lists them
+        listed = sorted((c for c in chosen if c.unit.form == "checklist"), key=lambda c: (c.unit.chunk, c.unit.order))
+        chosen = listed + [c for c in chosen if c.unit.form != "checklist"]
     return chosen
 
 
