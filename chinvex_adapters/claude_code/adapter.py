@@ -81,7 +81,7 @@ def _skip_category(record: Record) -> str:
 class ClaudeCodeAdapter(AdapterDefaults):
     name = "claude_code"
     source_type = SOURCE_TYPE
-    parser_version = "claude_code_v2"  # v2: file edits as data
+    parser_version = "claude_code_v3"  # v2: file edits as data; v3: parallel tool calls, glued lines, queued prompts kept
     include_key = "claude_session_roots"
 
     def enumerate(

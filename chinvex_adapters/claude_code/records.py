@@ -11,7 +11,6 @@ cut short and the next append lands behind it) are both read.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -71,60 +70,10 @@ def _strip_payloads(record: dict[str, Any]) -> None:
         record["toolUseResult"] = result[:20_000]
 
 
-def glued_records(line: bytes) -> list[dict[str, Any]] | None:
-    """The records of a line that holds several JSON objects back to back (`{...}{...}`), or
-    None when it is not exactly that (one object, garbage, a cut object, a non-object)."""
-    text = line.decode("utf-8", "replace")
-    decoder = json.JSONDecoder()
-    found: list[dict[str, Any]] = []
-    at = 0
-    while at < len(text):
-        if text[at].isspace():
-            at += 1
-            continue
-        try:
-            value, at = decoder.raw_decode(text, at)
-        except ValueError:
-            return None
-        if not isinstance(value, dict):
-            return None
-        found.append(value)
-    return found if len(found) > 1 else None
-
-
-def _split_glued_lines(path: Path, kept: set[int], counts: Counter[str]) -> dict[int, list[dict[str, Any]]]:
-    """Second reading, only of a file where some complete line was not JSON: such a line that is
-    two or more records glued together gives its records back. In real 2.1.x transcripts the
-    first of the pair is often an assistant message; dropping it cut the conversation in two
-    (its children's parent was missing) and lost its words."""
-    recovered: dict[int, list[dict[str, Any]]] = {}
-    with path.open("rb") as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            if line_no in kept or not raw.endswith(b"\n") or not raw.strip():
-                continue
-            records = glued_records(raw.strip())
-            if records is None:
-                continue
-            for record in records:
-                _strip_payloads(record)
-            recovered[line_no] = records
-            counts["lines_invalid_json"] -= 1
-            counts["lines_glued_split"] += 1
-    if counts["lines_invalid_json"] <= 0:
-        del counts["lines_invalid_json"]
-    return recovered
-
-
 def read_records(path: Path, counts: Counter[str]) -> ReadResult:
+    # a line of two records glued by a cut append gives both (kit.jsonl.glued_objects)
     read = read_jsonl(path, counts, max_line_bytes=sys.maxsize, each=_strip_payloads)
-    rows = [(line.line_no, line.data) for line in read.lines]
-    invalid = read.invalid
-    if invalid:
-        recovered = _split_glued_lines(path, {line_no for line_no, _ in rows}, counts)
-        invalid -= len(recovered)
-        rows += [(line_no, record) for line_no, records in recovered.items() for record in records]
-        rows.sort(key=lambda row: row[0])  # stable: glued records keep their order
-    return ReadResult(records=[Record(pos=n, line_no=line_no, data=data)
-                               for n, (line_no, data) in enumerate(rows)],
-                      lines=read.non_blank, invalid_lines=invalid,
+    return ReadResult(records=[Record(pos=n, line_no=line.line_no, data=line.data)
+                               for n, line in enumerate(read.lines)],
+                      lines=read.non_blank, invalid_lines=read.invalid,
                       partial_tail=read.partial_tail, complete_bytes=read.complete_bytes)

@@ -35,7 +35,7 @@ from .sdk import read_session
 class ClineAdapter(SessionFileAdapter):
     name = "cline"
     label = "Cline, Roo Code or Kilo Code session"
-    parser_version = "cline_v1"
+    parser_version = "cline_v2"  # v2: streamed command output joined, sub-agent results paired
 
     def __init__(self) -> None:
         self.index = HistoryIndex()

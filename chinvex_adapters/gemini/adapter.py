@@ -34,7 +34,7 @@ MAX_WARNINGS = 10
 class GeminiAdapter(SessionFileAdapter):
     name = "gemini"
     label = "Gemini CLI session"
-    parser_version = "gemini_v1"
+    parser_version = "gemini_v2"  # v2: A2A-server chats each their own thread
 
     # -- enumeration -----------------------------------------------------------------------
     def walk_from(self, root: Path) -> Path | None:

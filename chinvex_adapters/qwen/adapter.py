@@ -35,7 +35,7 @@ MAX_LISTED = 10
 class QwenAdapter(SessionFileAdapter):
     name = "qwen"
     label = "Qwen Code chat"
-    parser_version = "qwen_v1"
+    parser_version = "qwen_v2"  # v2: records glued on one line are read
 
     # -- enumeration -----------------------------------------------------------------------
     def walk_from(self, root: Path) -> Path | None:

@@ -173,7 +173,9 @@ def glued_objects(line: bytes) -> list[dict[str, Any]]:
 
 def _recover_glued_lines(path: Path, found: JsonlRead, counts: Counter[str]) -> None:
     """Add to `found` the records of its complete lines that were invalid as one object but hold
-    several glued together (`glued_objects`), at their place in file order."""
+    several glued together with fragments between them (`glued_objects`), at their place in file
+    order, as qwen-code's own reader does. A line of whole records only is split already
+    (kit.jsonl.glued_objects)."""
     read_lines = {line.line_no for line in found.lines}
     recovered: list[Line] = []
     with path.open("rb") as handle:

@@ -26,7 +26,7 @@ import pytest
 from chinvex.models import ConversationDoc
 from chinvex.models.sources import AdapterOptions, ParseReport, SourceCandidate
 from chinvex_adapters.claude_code import ClaudeCodeAdapter
-from chinvex_adapters.claude_code.records import glued_records
+from chinvex_adapters.kit.jsonl import glued_objects as glued_records
 from helpers import FIXTURES
 
 REAL = FIXTURES / "claude-code" / ".real-variants"

@@ -32,7 +32,7 @@ def test_registration() -> None:
     app = registered_adapter("cx_appserver")
     assert isinstance(app, CodexAppServerAdapter) and isinstance(app, Adapter)
     assert (app.name, app.source_type, app.parser_version, app.include_key) == (
-        "cx_appserver", "codex_session", "cx_appserver_v2+cx_sessions_jsonl_v2", "codex_session_roots")
+        "cx_appserver", "codex_session", "cx_appserver_v2+cx_sessions_jsonl_v3", "codex_session_roots")
     assert type(registered_adapter("cx_sessions_jsonl")) is CodexRolloutAdapter  # still parses
 
 

@@ -31,7 +31,7 @@ from rollout_support import (
 def test_adapter_contract_and_registration() -> None:
     assert isinstance(ADAPTER, Adapter)
     assert (ADAPTER.name, ADAPTER.source_type, ADAPTER.parser_version) == (
-        "cx_sessions_jsonl", "codex_session", "cx_sessions_jsonl_v2")
+        "cx_sessions_jsonl", "codex_session", "cx_sessions_jsonl_v3")
     assert type(registered_adapter("cx_sessions_jsonl")) is CodexRolloutAdapter
 
 
