@@ -58,9 +58,14 @@ def data_dirs(w: Where) -> list[Path]:
 def opencode_stores(w: Where) -> list[Path]:
     """The data folder (with or without XDG_DATA_HOME), and the database `OPENCODE_DB` names
     when it lies elsewhere (a relative name is inside the data folder)."""
-    dirs = data_dirs(w)
+    return _with_named_db(w, data_dirs(w), "OPENCODE_DB")
+
+
+def _with_named_db(w: Where, dirs: list[Path], variable: str) -> list[Path]:
+    """`dirs`, and the database the environment variable `variable` names when it lies elsewhere
+    (a relative name is inside each of `dirs`; ":memory:" is no file)."""
     found = list(dirs)
-    named = w.env.get("OPENCODE_DB", "").strip()
+    named = w.env.get(variable, "").strip()
     if named and named != ":memory:":
         path = Path(named).expanduser()
         found += [path] if path.is_absolute() else [d / path for d in dirs]
@@ -73,13 +78,7 @@ def kilo_stores(w: Where) -> list[Path]:
     (`kilo-<channel>.db` for other channels, or the `opencode-<channel>.db` an older install
     left there), and the database `KILO_DB` names (a relative name is inside the data folder).
     The old Roo-shaped task folders of Kilo Code are read by the cline adapter."""
-    dirs = [base / "kilo" for base in w.xdg("XDG_DATA_HOME", ".local/share")]
-    found = list(dirs)
-    named = w.env.get("KILO_DB", "").strip()
-    if named and named != ":memory:":
-        path = Path(named).expanduser()
-        found += [path] if path.is_absolute() else [d / path for d in dirs]
-    return found
+    return _with_named_db(w, [base / "kilo" for base in w.xdg("XDG_DATA_HOME", ".local/share")], "KILO_DB")
 
 
 def agent_of(store: Path) -> str:
