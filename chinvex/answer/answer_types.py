@@ -66,6 +66,8 @@ _PERSON_NOUN = re.compile(
     re.IGNORECASE,
 )
 _NAME = re.compile(r"(?<!^)(?<![.!?:]\s)\b[A-Z][a-z]+")
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
+_LEADING_MARKS = re.compile(r"^[\W_]+")
 CODE_NAME = re.compile(r"`[^`\n]+`|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|"
                         r"(?<!\w)--[a-z][\w-]*|\b[\w-]+/[\w./-]+|\b\w+\.(?:py|toml|json|md|yaml|yml|sql|js|ts)\b")
 """A name from code: a `code span`, CONSTANT_NAME, snake_case, camelCase, a --flag, a path."""
@@ -103,5 +105,7 @@ def holds(expects: str, text: str) -> bool:
     if expects == "title":
         return bool(titles(text))
     if expects == "person":
-        return bool(_PERSON_NOUN.search(text) or _NAME.search(text.strip()))
+        # `VectorStore` names code, not a person; nor does the first word after opening quotes
+        words = _LEADING_MARKS.sub("", _CODE_SPAN.sub(" ", text))
+        return bool(_PERSON_NOUN.search(words) or _NAME.search(words))
     return True

@@ -129,3 +129,12 @@ def test_a_rate_keeps_its_unit_and_a_duration_may_be_in_seconds(notes):
     rollback = _ask(notes, "How long does a rollback take?")
     assert rollback.grounded, rollback.errors
     assert _text(rollback) == "about 90 seconds"
+
+
+def test_a_code_name_or_a_docstring_s_first_word_is_no_person():
+    # "Who wrote chinvex?" was answered at 0.93 from a docstring: '"""What one `VectorStore` wrote'
+    from chinvex.answer.answer_types import holds
+
+    assert not holds("person", '"""What one `VectorStore` wrote, kept so that the matrix is current')
+    assert holds("person", "Maya Lindqvist rotated the certificate")
+    assert holds("person", '"Hey Mel, my friend Anna came by"')
