@@ -262,6 +262,21 @@ def content_parts(content: Any) -> tuple[list[str], list[Attachment]]:
     return texts, atts
 
 
+# Codex's local compaction writes `compacted.message` as its fixed framing for the next model
+# (codex-rs core/templates/compact/summary_prefix.md), a line break, then the summary the model
+# wrote. Remote compaction writes an empty message (the summary is encrypted in the history).
+_COMPACT_SUMMARY_PREFIX = re.compile(
+    r"\A\s*Another language model started to solve this problem\b.{0,600}?"
+    r"use the information in this summary to assist with your own analysis:[ \t]*(?:\r?\n)?",
+    re.DOTALL,
+)
+
+
+def compaction_summary(message: str) -> str:
+    """The summary of a `compacted` record's message, without Codex's framing for the model."""
+    return _COMPACT_SUMMARY_PREFIX.sub("", message, count=1).strip()
+
+
 def join_texts(texts: list[str]) -> str:
     return "\n".join(t for t in texts if t.strip()).strip()
 

@@ -54,6 +54,31 @@ def phase_meta(p: dict[str, Any]) -> dict[str, Any]:
     return {"phase": phase} if phase else {}
 
 
+def task_end_error(p: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
+    """The error a `task_complete` / `turn_complete` ends with, shown like an `error` event.
+
+    Recent Codex writes a failed turn's error on its end event (`"last_agent_message": null,
+    "error": {"message", "codex_error_info"}`), sometimes with no `error` event before it.
+    """
+    error = p.get("error")
+    if isinstance(error, str):
+        message, info, details = error, None, None
+    else:
+        error = as_dict(error)
+        info = as_str(error.get("codex_error_info"))
+        details = as_str(error.get("additional_details"))
+        message = as_str(error.get("message")) or info
+    if not message or not message.strip():
+        return None
+    text = f"Error: {message.strip()}"
+    if details and details.strip() and details.strip() not in text:
+        text += "\n" + details.strip()
+    meta: dict[str, Any] = {"kind": "error", "on_task_end": True}
+    if info:
+        meta["codex_error_info"] = info[:200]
+    return "system", text, meta
+
+
 def event_notice(kind: str, p: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
     """Events the user saw in the transcript that are neither messages nor tools."""
     if kind == "error":

@@ -35,6 +35,10 @@ class GroupResolution:
         asst_ch = _message_channel(evs, "assistant", paginated)
         reas_ch = _message_channel(evs, "reasoning", paginated)
         comp_ch = _compaction_channel(evs)
+        # A local compaction's reply (the summary, written only as the compaction task's
+        # `response_item` assistant message) is kept once: as the compaction turn.
+        summaries = {e.text.strip() for e in evs if e.kind == "compaction" and e.channel == comp_ch
+                     and e.text.strip()}
 
         # Build the ordered outputs: single events, or tool slots placed at their first piece.
         outputs: list[tuple[str, Any, Ev]] = []
@@ -67,6 +71,8 @@ class GroupResolution:
             elif ev.kind == "assistant":
                 if ev.channel != asst_ch:
                     self.counts["assistant_duplicates_skipped"] += 1
+                elif ev.channel == "response" and summaries and ev.text.strip() in summaries:
+                    self.counts["compaction_replies_skipped"] += 1
                 elif ev.text.strip() or ev.attachments:
                     turn = self._simple_turn("assistant", ev, {"kind": "message"})
                 else:
@@ -88,7 +94,12 @@ class GroupResolution:
             elif ev.kind == "compaction":
                 if ev.channel == comp_ch:
                     self.counts["compactions"] += 1
-                    turn = self._simple_turn("system", ev, {"kind": "compaction"}, text="Context compacted.")
+                    if ev.text.strip():
+                        self.counts["compaction_summaries"] += 1
+                        turn = self._simple_turn("system", ev, {"kind": "compaction", "compact_summary": True},
+                                                 text="Context compacted. Summary:\n" + ev.text)
+                    else:
+                        turn = self._simple_turn("system", ev, {"kind": "compaction"}, text="Context compacted.")
                 else:
                     self.counts["compaction_markers_skipped"] += 1
             elif ev.kind == "notice":

@@ -17,6 +17,7 @@ from .content import (
     as_dict,
     as_list,
     as_str,
+    compaction_summary,
     content_parts,
     image_attachment,
     is_injected,
@@ -33,6 +34,7 @@ from .events import (
     Group,
     event_notice,
     phase_meta,
+    task_end_error,
 )
 from .records import Record
 from .session_context import add_unique, meta_summary, token_summary
@@ -98,8 +100,10 @@ class LineHandlers:
             add_unique(ctx["repo_paths"], as_str(p.get("cwd")))
 
     def _compacted(self, rec: Record, ts: datetime | None, start: int, end: int) -> None:
-        summary = as_str(rec.payload.get("message")) or ""
-        self._add(Ev("compaction", "response", ts, meta={"summary_chars": len(summary)}), start)
+        # The summary is kept (it is what the work so far was); `replacement_history` is not:
+        # it repeats earlier user messages (and the summary itself) as the model's new context.
+        summary = compaction_summary(as_str(rec.payload.get("message")) or "")
+        self._add(Ev("compaction", "response", ts, text=summary), start)
 
     def _other_known(self, rec: Record, ts: datetime | None, start: int) -> None:
         p = rec.payload
@@ -179,7 +183,13 @@ class LineHandlers:
             ctx["n_setup_lines"] += 1
             return
         if kind in TASK_END_EVENTS:
-            ctx["n_setup_lines"] += 1
+            notice = task_end_error(p)
+            if notice is not None and not self._error_shown(notice[1]):
+                self._add(Ev("notice", "event", ts, text=notice[1], role=notice[0], meta=notice[2]), start)
+            else:
+                if notice is not None:
+                    self.counts["task_errors_already_shown"] += 1
+                ctx["n_setup_lines"] += 1
             if kind == "turn_aborted":
                 self.counts["turns_aborted"] += 1
             if self.group.task_open:
@@ -243,6 +253,15 @@ class LineHandlers:
             return
         ctx["n_setup_lines"] += 1
         self.counts["events_ignored"] += 1
+
+    def _error_shown(self, text: str) -> bool:
+        """Whether the open group already shows this error (an `error` event before the end)."""
+        for e in self.group.events:
+            shown = e.text.strip()
+            if e.kind == "notice" and e.meta.get("kind") == "error" and shown and (
+                    text == shown or text.startswith(shown + "\n")):
+                return True
+        return False
 
     def _item(self, item: dict[str, Any], ts: datetime | None, start: int, turn_id: str | None) -> None:
         kind = as_str(item.get("type")) or ""

@@ -25,9 +25,14 @@ Channel choice inside a group (the de-duplication rules):
   are the model context, and what Codex shows is the items (a compaction turn's model reply
   is not shown, for instance).
 - tool calls: call, output and completion event are merged by call id (see `tools.py`).
-- compaction: one system turn per `compacted` line (its `replacement_history` is never
-  rendered); the `context_compacted` / `ContextCompaction` markers only count when a group
+- compaction: one system turn per `compacted` line, holding its summary (`message` without
+  Codex's framing for the model; meta `compact_summary`), or "Context compacted." when the
+  message is empty (remote compaction); its `replacement_history` is never rendered (it repeats
+  earlier user messages), and the compaction task's own reply, which is the summary, is not
+  shown again. The `context_compacted` / `ContextCompaction` markers only count when a group
   has no `compacted` line.
+- a `task_complete` / `turn_complete` carrying an `error` shows it the way an `error` event is,
+  unless the group already shows the same error.
 """
 
 from __future__ import annotations
