@@ -49,7 +49,7 @@ STATE_VERSION = 1
 class CodexRolloutAdapter(AdapterDefaults):
     name = "cx_sessions_jsonl"
     source_type = "codex_session"
-    parser_version = "cx_sessions_jsonl_v3"  # v2: apply_patch edits as data; v3: tool output without escapes or control bytes, guardian reviews
+    parser_version = "cx_sessions_jsonl_v3"  # v2: apply_patch edits as data; v3: tool output without escapes or control bytes, guardian reviews, compaction summaries, errors on task_complete
     include_key = "codex_session_roots"
 
     # -- enumerate ---------------------------------------------------------------------------
