@@ -55,7 +55,7 @@ class Evidence:
         return self.result.range.line_start is not None and str(self.metadata.get("kind", "")) == "code"
 
     def relative_path(self) -> str | None:
-        return self.metadata.get("path") or relative_path(str(self.metadata.get("header") or ""), self.source_uri)
+        return self.metadata.get("path") or path_in_repository(self.result)
 
     def where(self) -> str:
         """How a citation names its place: `path:12-30` for files, `“Title” turns 3-4` for a
@@ -78,6 +78,15 @@ class Evidence:
         if r.line_start is not None:
             return f"{path}:{r.line_start}-{r.line_end}"
         return str(path)
+
+
+def path_in_repository(result: SearchResult) -> str | None:
+    """A chunk's path relative to its repository: its header's, else its document's title (a
+    repository file's title is that path), when its source ends with it. A long path is cut in
+    the header ("…/tasks/17469/ui_messages.json") and then says neither where the file lies nor
+    its role: a fixture deep under tests/ was weighed as implementation."""
+    return (relative_path(str((result.metadata or {}).get("header") or ""), result.source_uri)
+            or relative_path(str(result.title or ""), result.source_uri))
 
 
 def relative_path(header: str, source_uri: str) -> str | None:

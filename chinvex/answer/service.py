@@ -17,7 +17,7 @@ from datetime import date
 
 from chinvex.answer.base import Generated, GenerationRequest, GeneratorError
 from chinvex.answer.generators import generator_name, generator_warnings, make_generator
-from chinvex.answer.evidence import Evidence, build_evidence, citation_for, evidence_pack, relative_path
+from chinvex.answer.evidence import Evidence, build_evidence, citation_for, evidence_pack, path_in_repository
 from chinvex.answer.roles import role_weight
 from chinvex.answer.grounding import REFUSAL, validate
 from chinvex.answer.question import analyse_question
@@ -196,7 +196,7 @@ def prefer_the_thing(results: list[SearchResult], about_tests: bool, how_to: boo
     search's order."""
     def key(item: tuple[int, SearchResult]) -> float:
         result = item[1]
-        path = relative_path(str((result.metadata or {}).get("header") or ""), result.source_uri) or result.source_uri
+        path = path_in_repository(result) or result.source_uri
         # The search's rank before its own role prior: the answer weighs roles its own way.
         return -result.scores.blended * result.scores.weight * role_weight(path, result.source_type, about_tests,
                                                                             how_to)
