@@ -38,7 +38,10 @@ EXPECTED = {
     "apply-patch/sessions/2026/11/28/rollout-2026-11-28T21-23-09-01a2240a-5ee5-7170-a256-a40cba21d208.jsonl": ("codex_session", {"user": 1, "assistant": 2, "tool": 1}),
     "apply-patch/sessions/2026/11/28/rollout-2026-11-28T21-23-15-01a2240a-7629-7143-95ba-74722ae2ab78.jsonl": ("codex_session", {"user": 1, "assistant": 2, "tool": 1}),
     "codex-rollout/public/agent-sessions/large.jsonl": ("codex_session", {"user": 6, "assistant": 7, "tool": 1}),
-    "codex-rollout/public/agent-sessions/small.jsonl": ("codex_session", {"user": 4, "assistant": 8, "tool": 33, "system": 16}),
+    # 17 system turns: 16 compaction and error notes, and the error its group's task_complete carries
+    "codex-rollout/public/agent-sessions/small.jsonl": ("codex_session", {"user": 4, "assistant": 8, "tool": 33, "system": 17}),
+    # a real Codex 0.108 Windows session (MIT; codex-rollout/behaviour_lab/PROVENANCE.md)
+    "behaviour_lab/sessions/2026/03/05/rollout-2026-03-05T22-50-24-019cc1e9-6537-70a3-a8cd-d2957e043dd4.jsonl": ("codex_session", {"user": 1, "assistant": 5, "tool": 11}),
     # turn-1.jsonl is a prefix of turn-2.jsonl (same thread): one document, the longer copy.
     "incremental/turn-2.jsonl": ("codex_session", {"user": 2, "assistant": 2}),
     "incremental/turn-spawn-skill.jsonl": ("codex_session", {"user": 1, "tool": 3}),

@@ -142,13 +142,13 @@ EXPECTED = [
     #        3 compacted; inter-agent agent_message; 2 entered + 2 exited review (with review
     #        text); 14 tool slots - every trimmed call id reads '[trimmed for fixture]', so a
     #        piece joins the latest slot only when that slot lacks its role (call/output/event)
-    #                                                                        -> a4 t14 s6
+    #        and the error its task_complete carries                         -> a4 t14 s7
     #  70-83 user_message; error; 3 entered review; 2 interaction events; 1 compacted
     #                                                                        -> u1 t2 s5
     #  84-95 user_message; compacted; entered + exited review; 2 mcp events  -> u1 a1 t2 s2
     #  96-117 paginated task: UserMessage, 2 AgentMessage, empty Reasoning, 8 tool slots,
     #        compacted, inter-agent message                                  -> u1 a2 t8 s2
-    (AGENT_SESSIONS / "small.jsonl", 61, {"user": 4, "assistant": 8, "tool": 33, "system": 16},
+    (AGENT_SESSIONS / "small.jsonl", 62, {"user": 4, "assistant": 8, "tool": 33, "system": 17},
      "many sessions concatenated; see the per-group count above"),
     (AGENT_SESSIONS / "large.jsonl", 14, {"user": 6, "assistant": 7, "tool": 1},
      "no tasks: 'Start' (event + response copy = 1), then Step 1..5 as response messages, each "
@@ -157,7 +157,7 @@ EXPECTED = [
      "2 tasks: user, reasoning, exec_command, answer / user+image, reasoning, answer"),
     (PAGINATED, 14, {"user": 4, "assistant": 8, "tool": 1, "system": 1},
      "5 tasks from item_completed: 4x (user, reasoning, answer) + the tool call in task 2; the "
-     "compaction task gives one 'Context compacted' turn (its response_item reply is not shown)"),
+     "compaction task gives one 'Context compacted. Summary: …' turn (its response_item reply is not shown twice)"),
     (TRUNCATED, 7, {"user": 2, "assistant": 4, "tool": 1},
      "legacy minus its partial task_complete line: same 7 turns"),
     (CRLF, 0, {}, "first 6 legacy lines: set-up and injected context only"),

@@ -91,10 +91,10 @@ def test_paginated_title_from_session_index_and_single_compaction() -> None:
     assert doc.title == "Mock research thread"  # only in CODEX_HOME/session_index.jsonl
     assert doc.metadata["history_mode"] == "paginated" and doc.metadata["format_era"] == "D"
     compactions = [t for t in doc.turns if t.meta.get("kind") == "compaction"]
-    assert len(compactions) == 1 and compactions[0].text == "Context compacted."
+    assert len(compactions) == 1 and compactions[0].text.startswith("Context compacted. Summary:\nMock answer #5")
     everything = "\n".join(t.text for t in doc.turns)
-    assert "Another language model started" not in everything  # compacted.message
-    assert "Mock answer #5" not in everything  # the compaction request's reply, never shown
+    assert "Another language model started" not in everything  # compacted.message's lead-in to the next model
+    assert everything.count("Mock answer #5") == 1  # the summary, once: the compaction request's reply is not shown
     assert everything.count("Hello mock, just answer.") == 2  # the prompt + the echo in the answer
     image_turn = next(t for t in doc.turns if t.text.startswith("What is in this image?"))
     assert image_turn.attachments[0].path == "/home/dev/run1/work/red.png"
