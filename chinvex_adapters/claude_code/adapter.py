@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -281,6 +281,8 @@ def _title_from_user_turns(turns: list[Any]) -> str | None:
     this, about one session in twelve was titled by raw tags (`<command-name>/clear</command-name>`)."""
     fallback: str | None = None
     for turn in turns:
+        if "agent_id" in turn.meta:  # a sub-agent's message read from a progress record
+            continue
         text = _strip_injected_context(turn.text) if turn.role == "user" else ""
         if not text or text.startswith(_LOCAL_OUTPUT):
             continue
@@ -329,9 +331,27 @@ def _session_metadata(records: list[Record], builder: TurnBuilder, selection: Se
                           "rescued_tool_results": selection.rescued_tool_results,
                           "rejoined_message_lines": selection.rejoined_message_lines,
                           "queued_prompts": selection.queued_prompts}
+    if selection.queued_commands:
+        metadata["branch"]["queued_commands"] = selection.queued_commands
+    if selection.subagent_progress:
+        metadata["branch"]["subagent_progress_messages"] = selection.subagent_progress
     if read.partial_tail:
         metadata["partial_last_line"] = True
     return metadata
+
+
+def _subagent_transcript_check(path: Path) -> Callable[[str], bool]:
+    """Whether a sub-agent of the transcript at `path` has its own transcript, which this adapter
+    reads as a conversation of its own: `<session>/subagents/agent-<id>.jsonl` (2.1.x), or
+    `agent-<id>.jsonl` beside the transcript (up to 2.0.x, and nested sub-agents)."""
+    stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
+    folders = [path.parent / stem / "subagents", path.parent]
+
+    def exists(agent_id: str) -> bool:
+        name = f"agent-{agent_id}.jsonl"
+        return any((folder / name).is_file() for folder in folders)
+
+    return exists
 
 
 def parse_transcript(
@@ -357,8 +377,9 @@ def parse_transcript(
         if not is_content(record):
             counts[f"records_skipped:{_skip_category(record)}"] += 1
 
-    selection = select(records)
+    selection = select(records, _subagent_transcript_check(path))
     builder = TurnBuilder(counts, include_thinking=include_thinking)
+    builder.rendered = selection.rendered
     for pos in selection.positions:
         try:
             builder.add(records[pos])

@@ -61,6 +61,14 @@ def _strip_payloads(record: dict[str, Any]) -> None:
     if isinstance(message, dict) and isinstance(message.get("content"), list):
         for block in message["content"]:
             _drop_base64(block)
+    attachment = record.get("attachment")  # a queued_command's prompt can hold pasted images
+    if isinstance(attachment, dict) and isinstance(attachment.get("prompt"), list):
+        for block in attachment["prompt"]:
+            _drop_base64(block)
+    data = record.get("data")  # a sub-agent's message inside an agent_progress record
+    if isinstance(data, dict) and isinstance(data.get("message"), dict):
+        data.pop("normalizedMessages", None)
+        _strip_payloads(data["message"])
     # toolUseResult repeats whole files, patches or images; only the shell streams are used.
     result = record.get("toolUseResult")
     if isinstance(result, dict):

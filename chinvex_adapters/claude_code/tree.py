@@ -23,11 +23,15 @@ hold several chains. The rules, all deterministic:
 - a tool result left off the branch is kept when its tool call is on the branch and has no
   result there (parallel tool results can be siblings rather than a chain);
 - a prompt the user typed while the agent was working and that reached the model mid-turn is
-  kept where it was written (see `queued_prompts`).
+  kept where it was written (see `queued_prompts`; since about 2.1.80 the `queued_command`
+  attachment, see `queued_commands`);
+- a sub-agent's messages that reach the session file only as `progress` records are kept when
+  the sub-agent's own transcript is not beside the session (see `subagent_progress`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,10 +82,17 @@ class Selection:
     rescued_tool_results: int = 0
     rejoined_message_lines: int = 0
     queued_prompts: int = 0
+    queued_commands: int = 0
+    subagent_progress: int = 0
+    # attachment and progress records to render as turns (other records of those types on the
+    # branch are bookkeeping)
+    rendered: set[int] = field(default_factory=set)
     leaf_uuids: list[str] = field(default_factory=list)
 
 
-def select(records: list[Record]) -> Selection:
+def select(records: list[Record], has_subagent_transcript: Callable[[str], bool] | None = None) -> Selection:
+    """`has_subagent_transcript(agent_id)`: whether the sub-agent's own transcript exists (then
+    its `progress` records are not needed); None: assume it does."""
     last_by_uuid: dict[str, int] = {}
     parent: dict[int, int | None] = {}
     root: dict[int, int] = {}
@@ -136,11 +147,33 @@ def select(records: list[Record]) -> Selection:
             selection.rescued_tool_results += 1
         else:
             selection.off_branch_content += 1
-    for pos in queued_prompts(records):
+    def place(pos: int) -> None:
+        """Keep an off-branch record where it was written, in the chain being written then."""
         earlier = [p for p in chosen if p < pos and not _sidechain(records[p])]
         root[pos] = root[max(earlier)] if earlier else pos
         chosen.add(pos)
+
+    for pos in queued_prompts(records):
+        place(pos)
         selection.queued_prompts += 1
+    for pos in queued_commands(records):
+        # On the branch when the model read it (the next message hangs under it); off it only
+        # as a leaf (the session stopped right after), never as the start of an abandoned branch.
+        if pos not in chosen:
+            if children.get(pos, 0):
+                continue
+            place(pos)
+        selection.rendered.add(pos)
+        selection.queued_commands += 1
+    if has_subagent_transcript is not None:
+        calls: set[str] = set()
+        for pos in chosen:
+            calls |= tool_use_ids(records[pos])
+        for pos in subagent_progress(records, calls, has_subagent_transcript):
+            if pos not in chosen:
+                place(pos)
+            selection.rendered.add(pos)
+            selection.subagent_progress += 1
     # Chains in order of their start, records within a chain in file order.
     selection.positions = sorted(chosen, key=lambda pos: (root[pos], pos))
     return selection
@@ -200,6 +233,108 @@ def _typed_texts(records: list[Record]) -> set[str]:
     return texts
 
 
+def _prompt_text(prompt: Any) -> str:
+    """The text of a `queued_command` prompt: a string, or content blocks (text blocks joined)."""
+    if isinstance(prompt, str):
+        return prompt.strip()
+    if isinstance(prompt, list):
+        return "\n\n".join(b["text"].strip() for b in prompt if isinstance(b, dict) and b.get("type") == "text"
+                           and isinstance(b.get("text"), str) and b["text"].strip())
+    return ""
+
+
+def queued_command(record: Record) -> dict[str, Any] | None:
+    """The `attachment` of a `queued_command` attachment record (2.1.80+), else None."""
+    attachment = record.data.get("attachment")
+    if record.type == "attachment" and isinstance(attachment, dict) and attachment.get("type") == "queued_command":
+        return attachment
+    return None
+
+
+def _has_image(prompt: Any) -> bool:
+    return isinstance(prompt, list) and any(isinstance(b, dict) and b.get("type") in ("image", "document")
+                                            for b in prompt)
+
+
+def queued_commands(records: list[Record]) -> list[int]:
+    """Positions of `queued_command` attachments that are the only copy of what was sent.
+
+    Since about 2.1.80 a prompt typed while the agent works and handed to the model mid-turn is
+    written as an `attachment` record (`{"type": "queued_command", "prompt": ..., "commandMode":
+    "prompt"}`, the prompt a string or content blocks), in the chain where the model read it
+    (the next assistant line hangs under it); from 2.1.129 the `queue-operation` records around
+    it no longer hold the text, so this record is the prompt's only copy. A background task's
+    completion reaches the model the same way (`commandMode: "task-notification"`), as it
+    reaches it as a user message when the agent is idle. One is not kept when it is marked
+    `isMeta` or when the same text is written again as a user message later in the file (the
+    prompt was then sent as a message of its own)."""
+    later_user: dict[str, int] = {}  # text -> last position of a user record holding it
+    for record in records:
+        if record.type == "user":
+            for text in _typed_texts([record]):
+                later_user[text] = record.pos
+    kept: list[int] = []
+    for record in records:
+        attachment = queued_command(record)
+        if attachment is None or attachment.get("isMeta") is True:
+            continue
+        text = _prompt_text(attachment.get("prompt"))
+        if not text and not _has_image(attachment.get("prompt")):
+            continue
+        if text and later_user.get(text, -1) > record.pos:
+            continue
+        kept.append(record.pos)
+    return kept
+
+
+def progress_message(record: Record) -> tuple[str, dict[str, Any]] | None:
+    """(agent id, the sub-agent's message record) of an `agent_progress` record, else None.
+
+    2.1.x (before the sub-agent transcripts of `<session>/subagents/`) wrote each message of a
+    running sub-agent into the session file as `{"type": "progress", "data": {"type":
+    "agent_progress", "agentId": ..., "prompt": ..., "message": {"type": "user"|"assistant",
+    "message": {...}, "uuid": ..., "timestamp": ...}}, "parentToolUseID": <the Task call>}`."""
+    data = record.data.get("data")
+    if record.type != "progress" or not isinstance(data, dict) or data.get("type") != "agent_progress":
+        return None
+    agent_id = data.get("agentId")
+    message = data.get("message")
+    if not isinstance(agent_id, str) or not agent_id or not isinstance(message, dict):
+        return None
+    if message.get("type") not in ("user", "assistant") or not isinstance(message.get("message"), dict):
+        return None
+    return agent_id, message
+
+
+def subagent_progress(records: list[Record], calls: set[str],
+                      has_transcript: Callable[[str], bool]) -> list[int]:
+    """Positions of `agent_progress` records to read as the sub-agent's messages: those of a
+    sub-agent whose own transcript is not there (a session file copied or archived alone), started
+    by a Task call on the branch, each message once."""
+    kept: list[int] = []
+    seen: set[tuple[str, str]] = set()
+    known: dict[str, bool] = {}
+    for record in records:
+        found = progress_message(record)
+        if found is None:
+            continue
+        agent_id, message = found
+        call = record.data.get("parentToolUseID")
+        if isinstance(call, str) and call not in calls:
+            continue
+        if agent_id not in known:
+            known[agent_id] = has_transcript(agent_id)
+        if known[agent_id]:
+            continue
+        uuid = message.get("uuid")
+        if isinstance(uuid, str):
+            if (agent_id, uuid) in seen:
+                continue
+            seen.add((agent_id, uuid))
+        kept.append(record.pos)
+    return kept
+
+
 def queued_prompts(records: list[Record]) -> list[int]:
     """Positions of `queue-operation` records holding a prompt that exists nowhere else.
 
@@ -209,7 +344,9 @@ def queued_prompts(records: list[Record]) -> list[int]:
     handed to the model in the middle of the turn (`remove`): in 2.0.76-2.1.42 that last prompt
     is written nowhere but in the `enqueue` record, although the model read and acted on it
     (190 of the 270 prompts queued in 546 real sessions). The queue is first in, first out; a
-    removed prompt is kept unless the same text was also written as a user message."""
+    removed prompt is kept unless the same text was also written as a user message, or as a
+    `queued_command` attachment (2.1.80+ writes both; the attachment is kept, see
+    `queued_commands`)."""
     typed: set[str] | None = None
     queue: list[Record] = []
     kept: list[int] = []
@@ -227,7 +364,8 @@ def queued_prompts(records: list[Record]) -> list[int]:
             if operation != "remove" or not isinstance(text, str) or not text.strip():
                 continue
             if typed is None:
-                typed = _typed_texts(records)
+                typed = _typed_texts(records) | {_prompt_text(a.get("prompt")) for r in records
+                                                 if (a := queued_command(r)) is not None}
             if text.strip() not in typed:
                 kept.append(entry.pos)
     return kept

@@ -9,8 +9,10 @@
   written down. Signatures and `redacted_thinking` never are.
 - Post-compaction summaries (`isCompactSummary`) become one system turn each distinct text.
 - Injected user records (`isMeta`: caveats, command output) and interrupt markers are skipped.
-- A prompt queued while the agent worked and read by the model mid-turn (tree.queued_prompts)
-  is a user turn marked `queued`.
+- A prompt queued while the agent worked and read by the model mid-turn (tree.queued_prompts,
+  tree.queued_commands) is a user turn marked `queued`.
+- A sub-agent's message known only from a `progress` record (tree.subagent_progress) becomes
+  the turn it would be in the sub-agent's transcript, marked `sidechain` with its `agent_id`.
 - Images and documents become `Attachment`s; their base64 never reaches a turn.
 """
 
@@ -30,6 +32,7 @@ from chinvex_adapters.kit.text import as_str, clean_text, fill_times, searchable
 from chinvex_adapters.kit.turns import dump, small_input
 
 from .records import Record
+from .tree import progress_message, queued_command
 
 TOOL_INPUT_VALUE = (1200, 300)
 TOOL_OUTPUT = (2000, 1000)
@@ -66,6 +69,8 @@ class TurnBuilder:
         self._compact_seen: set[str] = set()
         self.usage: dict[str, dict[str, Any]] = {}
         self.models: Counter[str] = Counter()
+        # attachment / progress records chosen to become turns (tree.Selection.rendered)
+        self.rendered: set[int] = set()
 
     # -- helpers -------------------------------------------------------------------------
     def _turn_id(self, record: Record, suffix: str = "") -> str:
@@ -114,6 +119,10 @@ class TurnBuilder:
             self._assistant(record)
         elif kind == "queue-operation":  # chosen by tree.queued_prompts
             self._queued(record)
+        elif kind == "attachment" and record.pos in self.rendered:  # tree.queued_commands
+            self._queued_command(record)
+        elif kind == "progress" and record.pos in self.rendered:  # tree.subagent_progress
+            self._progress(record)
         elif kind == "tool_use":  # drift: a call written as its own record
             self._call(record, {"id": record.data.get("id") or record.data.get("uuid"),
                                 "name": record.data.get("name"), "input": record.data.get("input")})
@@ -184,6 +193,46 @@ class TurnBuilder:
         self.counts["queued_prompts_kept"] += 1
         self.turns.append(Turn(turn_id=self._turn_id(record), ts=self._ts(record), role="user",
                                text=searchable(text.strip("\n")), meta={"queued": True}))
+
+    def _queued_command(self, record: Record) -> None:
+        """A `queued_command` attachment (2.1.80+): what was sent to the model mid-turn, a user
+        turn marked `queued` (and its `command_mode` when not a typed prompt)."""
+        attachment = queued_command(record)
+        if attachment is None:
+            return
+        prompt = attachment.get("prompt")
+        before = len(self.turns)
+        self._user(Record(pos=record.pos, line_no=record.line_no, data={
+            **{k: v for k, v in record.data.items() if k not in ("attachment", "type", "message")},
+            "type": "user", "message": {"role": "user", "content": prompt}}))
+        if len(self.turns) == before:
+            return
+        turn = self.turns[-1]
+        turn.meta["queued"] = True
+        mode = attachment.get("commandMode")
+        if isinstance(mode, str) and mode and mode != "prompt":
+            turn.meta["command_mode"] = mode[:60]
+        self.counts["queued_commands_kept"] += 1
+
+    def _progress(self, record: Record) -> None:
+        """A sub-agent's message from an `agent_progress` record, read as the record it would be
+        in the sub-agent's transcript (`isSidechain`); its turns carry the sub-agent's id."""
+        found = progress_message(record)
+        if found is None:
+            return
+        agent_id, message = found
+        data = {**message, "isSidechain": True, "agentId": agent_id}
+        if "cwd" not in data and isinstance(record.data.get("cwd"), str):
+            data["cwd"] = record.data["cwd"]
+        before = len(self.turns)
+        inner = Record(pos=record.pos, line_no=record.line_no, data=data)
+        if message.get("type") == "user":
+            self._user(inner)
+        else:
+            self._assistant(inner)
+        for turn in self.turns[before:]:  # text merged into an earlier turn is that agent's too
+            turn.meta["agent_id"] = agent_id[:80]
+        self.counts["subagent_progress_messages"] += 1
 
     # -- assistant -----------------------------------------------------------------------
     def _assistant(self, record: Record) -> None:
