@@ -93,25 +93,7 @@ class Selection:
 def select(records: list[Record], has_subagent_transcript: Callable[[str], bool] | None = None) -> Selection:
     """`has_subagent_transcript(agent_id)`: whether the sub-agent's own transcript exists (then
     its `progress` records are not needed); None: assume it does."""
-    last_by_uuid: dict[str, int] = {}
-    parent: dict[int, int | None] = {}
-    root: dict[int, int] = {}
-    children: dict[int, int] = {}
-    for record in records:
-        ref = record.data.get("parentUuid")
-        if not isinstance(ref, str):
-            ref = record.data.get("logicalParentUuid")
-        p = last_by_uuid.get(ref) if isinstance(ref, str) else None
-        if p is not None and _sidechain(records[p]) != _sidechain(record):
-            p = None
-        parent[record.pos] = p
-        root[record.pos] = root[p] if p is not None else record.pos
-        if p is not None:
-            children[p] = children.get(p, 0) + 1
-        uuid = record.data.get("uuid")
-        if isinstance(uuid, str):
-            last_by_uuid[uuid] = record.pos
-
+    parent, root, children = _links(records)
     tips: dict[int, int] = {}  # chain root -> last content record
     for record in records:
         if is_content(record):
@@ -177,6 +159,30 @@ def select(records: list[Record], has_subagent_transcript: Callable[[str], bool]
     # Chains in order of their start, records within a chain in file order.
     selection.positions = sorted(chosen, key=lambda pos: (root[pos], pos))
     return selection
+
+
+def _links(records: list[Record]) -> tuple[dict[int, int | None], dict[int, int], dict[int, int]]:
+    """Each record's parent (by `parentUuid`, else `logicalParentUuid`; never across the
+    main/side-chain line), the root of its chain, and how many children each record has."""
+    last_by_uuid: dict[str, int] = {}
+    parent: dict[int, int | None] = {}
+    root: dict[int, int] = {}
+    children: dict[int, int] = {}
+    for record in records:
+        ref = record.data.get("parentUuid")
+        if not isinstance(ref, str):
+            ref = record.data.get("logicalParentUuid")
+        p = last_by_uuid.get(ref) if isinstance(ref, str) else None
+        if p is not None and _sidechain(records[p]) != _sidechain(record):
+            p = None
+        parent[record.pos] = p
+        root[record.pos] = root[p] if p is not None else record.pos
+        if p is not None:
+            children[p] = children.get(p, 0) + 1
+        uuid = record.data.get("uuid")
+        if isinstance(uuid, str):
+            last_by_uuid[uuid] = record.pos
+    return parent, root, children
 
 
 def _rejoin_split_messages(records: list[Record], chosen: set[int], root: dict[int, int]) -> int:

@@ -40,26 +40,8 @@ class GroupResolution:
         summaries = {e.text.strip() for e in evs if e.kind == "compaction" and e.channel == comp_ch
                      and e.text.strip()}
 
-        # Build the ordered outputs: single events, or tool slots placed at their first piece.
-        outputs: list[tuple[str, Any, Ev]] = []
-        slots_by_key: dict[str, ToolSlot] = {}
-        keyless: list[ToolSlot] = []
-        for ev in evs:
-            if ev.kind == "tool" and ev.piece is not None:
-                slot = self._slot_for(ev.piece, slots_by_key, keyless)
-                if slot is None:
-                    slot = ToolSlot(key=ev.piece.key)
-                    if ev.piece.key is not None:
-                        slots_by_key[ev.piece.key] = slot
-                    else:
-                        keyless.append(slot)
-                    outputs.append(("slot", slot, ev))
-                slot.add(ev.piece)
-                continue
-            outputs.append(("ev", None, ev))
-
         prev_reasoning: Turn | None = None
-        for what, slot, ev in outputs:
+        for what, slot, ev in self._ordered_outputs(evs):
             turn: Turn | None = None
             if what == "slot":
                 turn = self._tool_turn(slot, ev)
@@ -92,16 +74,7 @@ class GroupResolution:
                     prev_reasoning = turn
                     continue
             elif ev.kind == "compaction":
-                if ev.channel == comp_ch:
-                    self.counts["compactions"] += 1
-                    if ev.text.strip():
-                        self.counts["compaction_summaries"] += 1
-                        turn = self._simple_turn("system", ev, {"kind": "compaction", "compact_summary": True},
-                                                 text="Context compacted. Summary:\n" + ev.text)
-                    else:
-                        turn = self._simple_turn("system", ev, {"kind": "compaction"}, text="Context compacted.")
-                else:
-                    self.counts["compaction_markers_skipped"] += 1
+                turn = self._compaction_turn(ev, comp_ch)
             elif ev.kind == "notice":
                 turn = self._simple_turn(ev.role, ev, {})
             elif ev.kind == "injected":
@@ -111,6 +84,39 @@ class GroupResolution:
             if turn is not None:
                 self._emit(turn)
                 prev_reasoning = None
+
+    def _ordered_outputs(self, evs: list[Ev]) -> list[tuple[str, Any, Ev]]:
+        """The group's outputs in order: single events, or tool slots placed at their first piece."""
+        outputs: list[tuple[str, Any, Ev]] = []
+        slots_by_key: dict[str, ToolSlot] = {}
+        keyless: list[ToolSlot] = []
+        for ev in evs:
+            if ev.kind == "tool" and ev.piece is not None:
+                slot = self._slot_for(ev.piece, slots_by_key, keyless)
+                if slot is None:
+                    slot = ToolSlot(key=ev.piece.key)
+                    if ev.piece.key is not None:
+                        slots_by_key[ev.piece.key] = slot
+                    else:
+                        keyless.append(slot)
+                    outputs.append(("slot", slot, ev))
+                slot.add(ev.piece)
+                continue
+            outputs.append(("ev", None, ev))
+        return outputs
+
+    def _compaction_turn(self, ev: Ev, comp_ch: str | None) -> Turn | None:
+        """A compaction of the group's compaction channel: its summary when Codex wrote one (a
+        local compaction), else a marker (a remote one keeps its summary encrypted)."""
+        if ev.channel != comp_ch:
+            self.counts["compaction_markers_skipped"] += 1
+            return None
+        self.counts["compactions"] += 1
+        if ev.text.strip():
+            self.counts["compaction_summaries"] += 1
+            return self._simple_turn("system", ev, {"kind": "compaction", "compact_summary": True},
+                                     text="Context compacted. Summary:\n" + ev.text)
+        return self._simple_turn("system", ev, {"kind": "compaction"}, text="Context compacted.")
 
     def _user_channel(self, evs: list[Ev], group: Group, closed_by: str) -> str | None:
         chans = {e.channel for e in evs if e.kind in ("user", "injected") and e.channel != "response"}

@@ -183,19 +183,7 @@ class LineHandlers:
             ctx["n_setup_lines"] += 1
             return
         if kind in TASK_END_EVENTS:
-            notice = task_end_error(p)
-            if notice is not None and not self._error_shown(notice[1]):
-                self._add(Ev("notice", "event", ts, text=notice[1], role=notice[0], meta=notice[2]), start)
-            else:
-                if notice is not None:
-                    self.counts["task_errors_already_shown"] += 1
-                ctx["n_setup_lines"] += 1
-            if kind == "turn_aborted":
-                self.counts["turns_aborted"] += 1
-            if self.group.task_open:
-                self.group.task_open = False
-                self._close_group("task_end")
-                self._open_group(end)
+            self._task_end(kind, p, ts, start, end)
             return
         if kind == "user_message":
             message = as_str(p.get("message")) or ""
@@ -253,6 +241,23 @@ class LineHandlers:
             return
         ctx["n_setup_lines"] += 1
         self.counts["events_ignored"] += 1
+
+    def _task_end(self, kind: str, p: dict, ts: datetime | None, start: int, end: int) -> None:
+        """A task's end: the error it carries, unless the group shows it already, and the group
+        closed."""
+        notice = task_end_error(p)
+        if notice is not None and not self._error_shown(notice[1]):
+            self._add(Ev("notice", "event", ts, text=notice[1], role=notice[0], meta=notice[2]), start)
+        else:
+            if notice is not None:
+                self.counts["task_errors_already_shown"] += 1
+            self.ctx["n_setup_lines"] += 1
+        if kind == "turn_aborted":
+            self.counts["turns_aborted"] += 1
+        if self.group.task_open:
+            self.group.task_open = False
+            self._close_group("task_end")
+            self._open_group(end)
 
     def _error_shown(self, text: str) -> bool:
         """Whether the open group already shows this error (an `error` event before the end)."""
