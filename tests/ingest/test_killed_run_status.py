@@ -21,9 +21,13 @@ def _started_ingest(root: Path, context: str, notes: int) -> subprocess.Popen:
     for i in range(notes):
         (root / f"n{i:04d}.md").write_text(f"# Note {i}\n\n" + f"Settlement ledger line {i}.\n" * 40, encoding="utf-8")
     assert run_cli("context", "create", context, "--note-root", str(root)).code == 0
+    # Started as a terminal starts it, with SIGINT at its default: a process that inherits SIGINT
+    # ignored (as a test worker's children can, after another test's server ran in that worker)
+    # keeps it ignored, Python installs no KeyboardInterrupt for it, and Ctrl-C never arrives.
     proc = subprocess.Popen([sys.executable, "-m", "chinvex", "ingest", "--context", context, "--json", "--progress"],
                             cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "CHINVEX_PROGRESS_EVERY": "0.1"})
+                            env={**os.environ, "CHINVEX_PROGRESS_EVERY": "0.1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stderr is not None
     first = proc.stderr.readline()
     assert json.loads(first)["event"] == "progress", first
