@@ -66,7 +66,9 @@ _PERSON_NOUN = re.compile(
     re.IGNORECASE,
 )
 _NAME = re.compile(r"(?<!^)(?<![.!?:]\s)\b[A-Z][a-z]+")
-_CODE_SPAN = re.compile(r"`[^`\n]+`")
+CODE_SPAN = re.compile(r"`[^`\n]*`")
+"""A `code span` of prose: a name, not a statement (statements.words_only), never cut in two
+(compose), and never a person's name (`holds`)."""
 _LEADING_MARKS = re.compile(r"^[\W_]+")
 CODE_NAME = re.compile(r"`[^`\n]+`|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|"
                         r"(?<!\w)--[a-z][\w-]*|\b[\w-]+/[\w./-]+|\b\w+\.(?:py|toml|json|md|yaml|yml|sql|js|ts)\b")
@@ -106,6 +108,6 @@ def holds(expects: str, text: str) -> bool:
         return bool(titles(text))
     if expects == "person":
         # `VectorStore` names code, not a person; nor does the first word after opening quotes
-        words = _LEADING_MARKS.sub("", _CODE_SPAN.sub(" ", text))
+        words = _LEADING_MARKS.sub("", CODE_SPAN.sub(" ", text))
         return bool(_PERSON_NOUN.search(words) or _NAME.search(words))
     return True

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 
-from chinvex.answer.answer_types import holds, titles
+from chinvex.answer.answer_types import CODE_SPAN, holds, titles
 from chinvex.answer.code_names import asked_name
 from chinvex.answer.code_units import defined_name
 from chinvex.answer.dates import day_text, resolve, written_date
@@ -25,7 +25,7 @@ from chinvex.answer.grounding import cite
 from chinvex.answer.phrases import answer_phrase
 from chinvex.answer.question import Question
 from chinvex.answer.spans import item, span, yes_or_no
-from chinvex.answer.statements import CODE_SPAN, join_literals, prose_literal
+from chinvex.answer.statements import join_literals, prose_literal
 from chinvex.answer.judgement import Candidate
 from chinvex.answer.text import Stemmer, TermWeights
 from chinvex.retrieval.lexical import index_text

@@ -20,6 +20,7 @@ import re
 from chinvex.answer.answer_types import DURATION, PLACE_WORDS
 from chinvex.answer.question import Question
 from chinvex.answer.text import Stemmer, base_word
+from chinvex.answer.units import CHECKBOX
 from chinvex.retrieval.lexical import index_text
 
 _COUNT = (r"(?:\d+(?:[.,]\d+)*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
@@ -187,14 +188,10 @@ _TRAILING_TIME = re.compile(
     r"recently|lately|together|again|too|once)\b[.!]*$", re.IGNORECASE)
 
 
-_CHECKBOX = re.compile(r"^(?:[-*+]\s+)?\[[ xX]\]\s+")
-"""A checklist item's box: the item is what follows it."""
-
-
 def item(clause_text: str) -> str:
     """One item of a list answer from the clause that names it: without who did it and when
     ("My family and I went camping at the beach last week" -> "went camping at the beach")."""
-    text = _CHECKBOX.sub("", clause_text.strip().strip("“”\"").rstrip(".!"))
+    text = CHECKBOX.sub("", clause_text.strip().strip("“”\"").rstrip(".!"))
     stripped = _SUBJECT.sub("", text, count=1)
     for _ in range(3):
         shorter = _TRAILING_TIME.sub("", stripped)

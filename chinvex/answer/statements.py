@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from chinvex.answer.answer_types import CODE_SPAN
 from chinvex.answer.code_units import DEFINED, SQL_CREATE
 from chinvex.answer.text import Stemmer
 from chinvex.answer.units import FORMS, Unit
@@ -27,8 +28,6 @@ _CODE_PROSE = re.compile(
 """What code says in words: comments, docstrings, the header of a SQL schema statement
 ("CREATE TRIGGER chunks_ad AFTER DELETE ON chunks" is declarative: it reads as what it does),
 and string literals (the last group; see prose_literal)."""
-CODE_SPAN = re.compile(r"`[^`\n]*`")
-"""A `code span` of prose: a name, not a statement (`words_only`), and never cut in two (compose)."""
 _PROSE_LITERAL = re.compile(r"^(?!.*\b(?:SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|CREATE|VALUES)\b)[^{}()=<>\[\]]*$")
 _PLACEHOLDER = re.compile(r"\{[^{}\n]*\}|%[sdr]")
 _ADJACENT_LITERALS = re.compile(r'"[ \t]*\n\s*[frbuFRBU]{0,2}"')

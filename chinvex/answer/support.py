@@ -336,7 +336,7 @@ def judge(analysis: Analysis, evidence: list[Evidence], restrict: Callable[[Cand
     everywhere = [c for c in analysis.candidates if _may_answer(analysis, c)]
     fitting = [c for c in everywhere if restrict is None or restrict(c)]
     cosines = [e.result.scores.vector for e in evidence if e.result.scores.vector is not None]
-    unrelated = min_cosine is not None and bool(cosines) and max(cosines) < min_cosine and \
+    unrelated = far_chunks(evidence, min_cosine) and \
         (analysis.sentence_cosine is None or analysis.sentence_cosine < RELATED_SENTENCE_COSINE)
     strongest = max(everywhere, key=lambda c: (c.support if c.own >= MIN_OWN else 0.0, c.score), default=None)
     have = strongest.support if strongest is not None and strongest.own >= MIN_OWN else 0.0

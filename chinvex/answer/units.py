@@ -68,7 +68,8 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in out if s and s.strip()]
 
 
-_CHECKLIST = re.compile(r"^\s*(?:[-*+]\s+)?\[[ xX]\]\s")
+CHECKBOX = re.compile(r"^\s*(?:[-*+]\s+)?\[([ xX])\]\s+")
+"""A checklist item's box, its mark captured; the item is what follows it."""
 _CHECKBOX_STATES = {
     " ": "open remaining left pending todo unchecked unfinished outstanding incomplete undone",
     "x": "done completed complete finished checked closed resolved ticked",
@@ -79,7 +80,7 @@ are still open?", "What is done?"): an unticked box states that the item is open
 
 def checkbox_words(text: str) -> str:
     """The state words a checklist item's box states ("" for text that is no checklist item)."""
-    found = re.match(r"^\s*(?:[-*+]\s+)?\[([ xX])\]\s", text)
+    found = CHECKBOX.match(text)
     return _CHECKBOX_STATES[found.group(1).lower()] if found else ""
 _PATCH = re.compile(r"^\s*(?:diff\s+--git\s|@@\s.*@@|\+\+\+\s|---\s+a/|index\s+[0-9a-f]{6,}\.\.)")
 _LISTING = re.compile(r"^\s*(?:[├└│|`]\S*[─-]*\s*\S+|[dl-][rwx-]{9}\s.*|(?:\.{0,2}/)?(?:[\w.@-]+/)+[\w.@-]*"
@@ -113,7 +114,7 @@ def form_of(line: str, fence: str = "") -> str:
     or tool-call arguments."""
     if _TOOL_ARGUMENTS.search(line):
         return "tool call"
-    if _CHECKLIST.match(line):
+    if CHECKBOX.match(line):
         return "checklist"
     if fence in ("diff", "patch") or _PATCH.match(line):
         return "patch"
