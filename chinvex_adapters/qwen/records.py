@@ -132,7 +132,7 @@ def _rewound(records: list[dict[str, Any]]) -> set[int]:
     return dropped
 
 
-def glued_objects(line: bytes) -> list[dict[str, Any]]:
+def objects_among_fragments(line: bytes) -> list[dict[str, Any]]:
     """The records of one physical line that holds several written back to back (`{...}{...}`).
 
     Qwen Code appends one record plus `\\n` per write; an append cut short (the process killed
@@ -173,7 +173,7 @@ def glued_objects(line: bytes) -> list[dict[str, Any]]:
 
 def _recover_glued_lines(path: Path, found: JsonlRead, counts: Counter[str]) -> None:
     """Add to `found` the records of its complete lines that were invalid as one object but hold
-    several glued together with fragments between them (`glued_objects`), at their place in file
+    several glued together with fragments between them (`objects_among_fragments`), at their place in file
     order, as qwen-code's own reader does. A line of whole records only is split already
     (kit.jsonl.glued_objects)."""
     read_lines = {line.line_no for line in found.lines}
@@ -182,7 +182,7 @@ def _recover_glued_lines(path: Path, found: JsonlRead, counts: Counter[str]) -> 
         for line_no, raw in enumerate(handle, start=1):
             if line_no in read_lines or not raw.endswith(b"\n") or b"}{" not in raw.replace(b" ", b""):
                 continue
-            for data in glued_objects(raw.strip()):
+            for data in objects_among_fragments(raw.strip()):
                 recovered.append(Line(line_no, data))
     if recovered:
         counts["records_recovered_from_glued_lines"] += len(recovered)
@@ -190,7 +190,7 @@ def _recover_glued_lines(path: Path, found: JsonlRead, counts: Counter[str]) -> 
 
 
 def _head_glued_objects(path: Path, max_lines: int = 8, limit: int = 4 * 1024 * 1024) -> list[dict[str, Any]]:
-    """The records of the first lines of `path` that are glued (see `glued_objects`), for
+    """The records of the first lines of `path` that are glued (see `objects_among_fragments`), for
     telling a Qwen chat whose first records were glued from other JSONL."""
     out: list[dict[str, Any]] = []
     read_bytes = 0
@@ -199,7 +199,7 @@ def _head_glued_objects(path: Path, max_lines: int = 8, limit: int = 4 * 1024 * 
             for n, raw in enumerate(handle):
                 read_bytes += len(raw)
                 if b"}{" in raw.replace(b" ", b""):
-                    out.extend(glued_objects(raw.strip()))
+                    out.extend(objects_among_fragments(raw.strip()))
                 if n + 1 >= max_lines or read_bytes >= limit:
                     break
     except OSError:
