@@ -19,7 +19,6 @@ from datetime import date
 from chinvex.answer.answer_types import CODE_SPAN, holds, titles
 from chinvex.answer.code_names import asked_name
 from chinvex.answer.code_units import defined_name
-from chinvex.answer.dates import day_text, resolve, written_date
 from chinvex.answer.dialogue_units import same_person as _same_person
 from chinvex.answer.grounding import cite
 from chinvex.answer.phrases import answer_phrase
@@ -28,6 +27,7 @@ from chinvex.answer.spans import item, span, yes_or_no
 from chinvex.answer.statements import join_literals, prose_literal
 from chinvex.answer.judgement import Candidate
 from chinvex.answer.text import Stemmer, TermWeights
+from chinvex.answer.when import SAID_BY, asks_present, time_before, when_answer
 from chinvex.retrieval.lexical import index_text
 
 MAX_CLAUSE_WORDS = 28
@@ -169,7 +169,7 @@ def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None
     unit = candidate.unit
     if candidate.kind == "code":
         return _code_sentence(candidate, text)
-    when = _when(unit.text, expects, said_on, present)
+    when = when_answer(unit.text, expects, said_on, present, candidate.preceding)
     if when is not None:
         return when
     named = (titles(text) or titles(candidate.preceding or "")) if expects == "title" else []
@@ -181,51 +181,17 @@ def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None
     return quoted
 
 
-_SAID_BY = "By "
 
 
-def _when(text: str, expects: str, said_on: date | None, present: bool = False) -> str | None:
-    """The answer to a "when" question from words said on `said_on`: the day their time
-    expression points to ("yesterday" -> "7 May 2023"), or "By <that day>" when they carry
-    none (what someone says they did, they did by the day they said it). A time of day the
-    words state is the answer when they name no day: alone for what happens at that time
-    (`present`: "When is the standup?" -> "8:00"), else on the day they were said ("When did
-    payments recover?" -> "14:49 on 14 March 2026")."""
-    if expects != "date":
-        return None
-    written = written_date(text)
-    found = resolve(text, said_on) if said_on is not None else None
-    clock = _CLOCK.search(text) if found is None and written is None else None
-    if clock is not None:
-        at = clock.group(0)
-        return at if present or said_on is None else f"{at} on {day_text(said_on)}"
-    if said_on is None:
-        return written
-    if found is None:
-        return written or f"{_SAID_BY}{day_text(said_on)}"
-    return found.meaning[0].upper() + found.meaning[1:]
-
-
-_CLOCK = re.compile(r"\b(?:(?:[01]?\d|2[0-3]):[0-5]\d(?:\s*[ap]\.?m\b\.?)?(?:\s*(?:UTC|GMT|[A-Z]{2,4}T))?"
-                    r"|(?:1[0-2]|0?[1-9])\s*[ap]\.?m\b\.?)", re.IGNORECASE)
-"""A time of day: "8:00", "14:49 UTC", "9:30 pm", "8 a.m."."""
-_PRESENT = frozenset({"is", "are", "does", "do"})
-
-
-def asks_present(question: Question | None) -> bool:
-    """Does a "when" question ask about what happens now or regularly ("When is…", "When does…")?"""
-    words = question.text.lower().split()[:2] if question is not None else []
-    return len(words) == 2 and words[1] in _PRESENT
-
-
-def quote(candidate: Candidate) -> str:
+def quote(candidate: Candidate, lead: bool = False) -> str:
     """The words a chosen candidate's answer rests on: its whole sentence (or for code, the
     definition's location and docstring are the answer itself, so nothing more), with the
-    speaker of a turn."""
+    speaker of a turn; `lead`: after the sentence before it, whose time the answer gives."""
     unit = candidate.unit
     if candidate.kind == "code":
         return ""
-    words = _FILLER.sub("", " ".join(unit.text.split())).strip() or unit.text
+    text = f"{candidate.preceding} {unit.text}" if lead and candidate.preceding else unit.text
+    words = _FILLER.sub("", " ".join(text.split())).strip() or text
     words = _cap(words, MAX_QUOTE_WORDS)
     return f"{unit.speaker}: “{words}”" if unit.kind == "dialogue" and unit.speaker else f"“{words}”"
 
@@ -333,7 +299,7 @@ def _sentences(chosen: list[Candidate], terms: frozenset[str], expects: str, ste
         seen.add(said.casefold())
         block = _introduced_block(candidate)
         lines.append(f"{said} {cite(candidate.item.chunk_id)}" + (f"\n{block}" if block else ""))
-        words = quote(candidate)
+        words = quote(candidate, expects == "date" and _leads(candidate, said_on))
         if words:
             quotes[candidate.item.chunk_id] = words
     return Composed("\n\n".join(lines), quotes)
@@ -395,7 +361,8 @@ def asked_span(chosen: list[Candidate], question: Question, terms: frozenset[str
     # several things asked: one list; one thing asked: the best span first, and a different span
     # another chosen sentence gives after it, as the sentences were before (each its own line)
     text = (", " if question.many else "\n\n").join(_cited(said, backing) for said, backing in parts)
-    return Composed(text, _quoted([c for _, backing in parts for c in backing]))
+    return Composed(text, _quoted([c for _, backing in parts for c in backing],
+                                  said_on if question.expects == "date" else None))
 
 
 def _named(chosen: list[Candidate], question: Question, terms: frozenset[str], stemmer: Stemmer,
@@ -446,14 +413,14 @@ def _spans_of(chosen: list[Candidate], question: Question, terms: frozenset[str]
         unit = candidate.unit
         speaker = unit.speaker if unit.kind == "dialogue" else None
         if question.expects == "date":
-            said = _when(unit.text, "date", said_on(candidate), asks_present(question))
+            said = when_answer(unit.text, "date", said_on(candidate), asks_present(question), candidate.preceding)
         else:
             said = span(question, unit.text, speaker, terms, stemmer, asked_about)
         if said:
             said = said[0].upper() + said[1:] if question.expects == "date" else said
             parts.setdefault(said.casefold(), (said, []))[1].append(candidate)
     # "By <day>" only says the words were said by then: a date the words state comes first
-    return sorted(parts.values(), key=lambda part: part[0].startswith(_SAID_BY))
+    return sorted(parts.values(), key=lambda part: part[0].startswith(SAID_BY))
 
 
 def _cited(said: str, candidates: list[Candidate]) -> str:
@@ -475,17 +442,25 @@ def _also(composed: Composed, chosen: list[Candidate], question: Question, terms
         if found:
             said, backing = found[0]
             lines.append(f"{label}: {_cited(said, backing)}")
-            quotes.update({k: v for k, v in _quoted(backing).items() if k not in quotes})
+            dated = said_on if expects == "date" else None
+            quotes.update({k: v for k, v in _quoted(backing, dated).items() if k not in quotes})
         else:
             lines.append(f"{label}: not stated in the retrieved sources.")
     return Composed("\n\n".join(lines), quotes)
 
 
-def _quoted(candidates: list[Candidate]) -> dict[str, str]:
-    """Chunk id -> the sentence each candidate's answer rests on."""
+def _leads(candidate: Candidate, said_on: Callable[[Candidate], date | None]) -> bool:
+    """Does a date answer from `candidate` come from the sentence before it (`when.time_before`)?"""
+    return time_before(candidate.unit.text, candidate.preceding, said_on(candidate)) is not None
+
+
+def _quoted(candidates: list[Candidate], said_on: Callable[[Candidate], date | None] | None = None,
+            ) -> dict[str, str]:
+    """Chunk id -> the sentence each candidate's answer rests on (`said_on` given for a date
+    answer: with the sentence before it when that says the time)."""
     quotes: dict[str, str] = {}
     for candidate in candidates:
-        words = quote(candidate)
+        words = quote(candidate, said_on is not None and _leads(candidate, said_on))
         if words:
             quotes.setdefault(candidate.item.chunk_id, words)
     return quotes

@@ -98,6 +98,9 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b", re.I), "today"),
     (re.compile(r"\btomorrow\b", re.I), "tomorrow"),
     (re.compile(rf"\b{_COUNT}\s+(?P<unit>day|week|weekend|month|year)s?\s+ago\b", re.I), "ago"),
+    (re.compile(rf"\b{_COUNT}\s+(?P<unit>day|week|weekend|month|year)s?\s+(?:later|from\s+now)\b", re.I), "later"),
+    (re.compile(rf"\bin\s+{_COUNT}\s+(?P<unit>day|week|weekend|month|year)s?\b(?!\s+(?:ago|later|from|before|after))",
+                re.I), "later"),
     (re.compile(rf"\b(?:last|this\s+past|past)\s+{_WEEKDAY}", re.I), "last_weekday"),
     (re.compile(r"\b(?:on\s+)?(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I), "bare_weekday"),
     (re.compile(r"\b(?:last|this\s+past|past)\s+(?P<unit>week|weekend|month|year|summer|winter|spring|fall|autumn)\b", re.I), "last"),
@@ -145,6 +148,18 @@ def _meaning(kind: str, match: re.Match[str], ref: date) -> tuple[str, bool, dat
             return month_text(year, month), True, date(year, month, 1)
         words = {1: "one", 2: "two", 3: "three", 4: "four"}.get(n, str(n))
         return f"{words} {unit}{'s' if n != 1 else ''} before {said}", False, ref - timedelta(weeks=n)
+    if kind == "later":
+        n, unit = _count(match.group("n")), match.group("unit").lower()
+        if unit == "day":
+            day = ref + timedelta(days=n)
+            return day_text(day), True, day
+        if unit == "month":
+            year, month = _shift_months(ref, n)
+            return month_text(year, month), True, date(year, month, 1)
+        if unit == "year":
+            return str(ref.year + n), True, ref.replace(year=ref.year + n, day=1)
+        words = {1: "one", 2: "two", 3: "three", 4: "four"}.get(n, str(n))
+        return f"{words} {unit}{'s' if n != 1 else ''} after {said}", False, ref + timedelta(weeks=n)
     if kind in ("last_weekday", "bare_weekday"):
         target = _WEEKDAYS.index(_weekday(match.group("wd")))
         back = (ref.weekday() - target) % 7 or 7

@@ -74,6 +74,11 @@ def test_relative_dates_resolve_against_the_day_they_were_said():
     assert resolve("my school event last week", said).meaning == "the week before 8 May 2023"
     assert resolve("I quit three days ago", said).meaning == "5 May 2023"
     assert resolve("nothing happened", said) is None
+    # what is to come, counted from the day of saying
+    assert resolve("I'm organizing a party two weekends later", said).meaning == "two weekends after 8 May 2023"
+    assert resolve("We move in three days", said).meaning == "11 May 2023"
+    assert resolve("a month from now", said).meaning == "June 2023"
+    assert resolve("the talk is in 10 minutes", said) is None
 
 
 def test_a_transcript_header_gives_the_day_and_garbage_gives_none():
@@ -104,6 +109,32 @@ def test_a_when_answer_without_a_time_expression_is_bounded_by_the_day_it_was_sa
                        said_on=lambda c: date(2023, 5, 8))
     assert composed.text == "By 8 May 2023 [chunk:c00000000000]"
     assert composed.quotes["c00000000000"] == "Melanie: “I ran a charity race for mental health.”"
+
+
+def test_a_when_answer_takes_the_time_of_the_sentence_before_in_the_same_turn():
+    """"Something exciting happened last Friday. I went to a game convention…": the convention
+    was last Friday, and the quote shows the words that say so. A plan said before ("Next week I
+    start a class.") is not when what follows was done: that stays bounded by the day of saying."""
+    said = date(2022, 10, 9)
+    turn = ("**[D1:1] Joanna:** Any news?\n\n"
+            "**[D1:2] Nate:** Something exciting happened last Friday. I went to a game convention and met "
+            "new people.\n\n**[D1:3] Joanna:** Cool!")
+    analysis, weights, verdict, stemmer = verdict_for("When did Nate go to a game convention?", [result(turn)],
+                                                      said_on=said)
+    assert verdict.ok, verdict.reason
+    composed = compose([verdict.best], terms=analysis.terms, expects="date", stemmer=stemmer, weights=weights,
+                       said_on=lambda c: said, question=analysis.question)
+    assert composed.text == "The Friday before 9 October 2022 [chunk:c00000000000]"
+    assert composed.quotes["c00000000000"] == (
+        "Nate: “Something exciting happened last Friday. I went to a game convention and met new people.”")
+
+    planned = turn.replace("Something exciting happened last Friday.", "Next week I start a class.")
+    analysis, weights, verdict, stemmer = verdict_for("When did Nate go to a game convention?", [result(planned)],
+                                                      said_on=said)
+    composed = compose([verdict.best], terms=analysis.terms, expects="date", stemmer=stemmer, weights=weights,
+                       said_on=lambda c: said, question=analysis.question)
+    assert composed.text == "By 9 October 2022 [chunk:c00000000000]"
+    assert composed.quotes["c00000000000"] == "Nate: “I went to a game convention and met new people.”"
 
 
 def test_a_turn_names_its_speaker_unless_the_question_asks_about_them():
