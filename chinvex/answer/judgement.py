@@ -65,6 +65,11 @@ class Analysis:
     """The best cosine between the question and a sentence that may answer, read (service) only
     when every chunk retrieved is far from the question: a note of several topics embeds far
     from a question one of its sentences answers."""
+    common: frozenset[str] = frozenset()
+    """Terms in so many of the context's chunks that saying them tells no passage from another
+    (`support._everywhere`): "chinvex" in "How do I install chinvex?" asked of chinvex's own
+    repository, whose README's Install section need not repeat it. A prose or code sentence need
+    not say them to say enough of the question (`MIN_SAID_TERMS`)."""
     forms: frozenset[str] = frozenset()
     """The forms of text that is not a statement the question asks about (statements.forms_asked):
     a tool call, a patch or a checklist answers only such a question, whichever generator cites it."""

@@ -95,7 +95,8 @@ def answer_and_verdict(config: ContextConfig, query: str, *, k: int = 8, grounde
         retrieval.mode = found.stats.mode
         retrieval.warnings = list(found.stats.warnings) + generator_warnings(generator, config, model)
         asked = analyse_question(query)
-        results = prefer_the_thing(found.results, asked.about_tests, asked.how_to)[:k]
+        results = with_best_lexical(prefer_the_thing(found.results, asked.about_tests, asked.how_to), k,
+                                    asked.about_tests, asked.how_to)
         evidence = build_evidence(results, _created_at(searcher, config, results))
         pack = evidence_pack(evidence)
 
@@ -202,6 +203,29 @@ def prefer_the_thing(results: list[SearchResult], about_tests: bool, how_to: boo
                                                                             how_to)
 
     return [r for _, r in sorted(enumerate(results), key=lambda item: (key(item), item[0]))]
+
+
+def with_best_lexical(ordered: list[SearchResult], k: int, about_tests: bool, how_to: bool = False,
+                      ) -> list[SearchResult]:
+    """The first `k` of `ordered`, with the pool's best lexical match among them (in place of the
+    k-th when it is not). The blend leans on the embedder, which ranks passages that merely
+    mention a project's name above the one saying the question's rarer words ("How do I install
+    chinvex?": README's Install section is the best BM25 match and 19th by the blend); the gate
+    asks for those words said, so the passage saying them best must be read. Its BM25 is weighed
+    by its source and role as the blend is."""
+    chosen = ordered[:k]
+    if k < 2 or len(ordered) <= k:
+        return chosen
+
+    def lexical(result: SearchResult) -> float:
+        path = path_in_repository(result) or result.source_uri
+        return (result.scores.fts or 0.0) * result.scores.weight * role_weight(path, result.source_type,
+                                                                               about_tests, how_to)
+
+    best = max(ordered, key=lexical)
+    if lexical(best) <= 0 or best in chosen:
+        return chosen
+    return [*chosen[:k - 1], best]
 
 
 def _weights_used(config: ContextConfig, types: list[str] | None) -> dict[str, float]:

@@ -140,6 +140,7 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         return analysis, TermWeights.uniform()
     reading = _read_evidence(analysis, evidence, kinds, units, stemmer, weights_for)
     distinctive = [forms for forms in name_stems if not _everywhere(forms[0], reading.weights)]
+    analysis.common = frozenset(t for t in analysis.terms if _everywhere(frozenset({t}), reading.weights))
     for i in range(len(units)):
         names = name_stems if reading.kinds[units[i].chunk] == "dialogue" else distinctive
         candidate = _candidate(analysis, reading, i, names, code_terms, said_on)
@@ -383,7 +384,8 @@ def sentences_to_embed(analysis: Analysis) -> list[str]:
 def _may_answer(analysis: Analysis, c: Candidate) -> bool:
     """A sentence about the right person, with every name, on the subject, holding the kind of
     answer where it must; a prose or code one also stating enough of the question in words."""
-    need_said = min(MIN_SAID_TERMS, len(analysis.terms - analysis.optional))
+    need_said = min(MIN_SAID_TERMS, len(analysis.terms - analysis.optional),
+                    max(1, len(analysis.terms - analysis.optional - analysis.common)))
     return (c.about and c.names and c.on_subject and (c.typed or analysis.question.expects not in STRICT_TYPES)
             and (not c.unit.form or c.unit.form in analysis.forms)
             and (c.kind == "dialogue" or (c.said >= need_said and _passes_floor(c))))
