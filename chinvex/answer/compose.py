@@ -175,6 +175,8 @@ def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None
     named = (titles(text) or titles(candidate.preceding or "")) if expects == "title" else []
     if named:  # "What book is Jon reading?" is answered by the book; the citation quotes the rest
         return ", ".join(f"“{t}”" for t in named)
+    if unit.fenced and "`" not in text:  # a command or a config line is shown as code
+        return f"`{text.strip()}`"
     quoted = f"“{text}”"
     if unit.kind == "dialogue" and unit.speaker and not any(_same_person(unit.speaker.lower(), p) for p in asked_about):
         return f"{unit.speaker}: {quoted}"

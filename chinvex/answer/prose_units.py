@@ -87,7 +87,7 @@ def prose_units(text: str, chunk: int) -> list[Unit]:
             if stripped:
                 units.append(Unit(chunk=chunk, order=len(units), text=stripped, analysed=index_text(stripped),
                                   kind="prose", question=asks(stripped), line_start=number,
-                                  line_end=number, block=block, form=form_of(stripped, language)))
+                                  line_end=number, block=block, form=form_of(stripped, language), fenced=True))
             continue
         if not stripped or set(stripped) <= set("-=*_|: "):
             flush()

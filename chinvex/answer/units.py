@@ -34,6 +34,9 @@ class Unit:
     extent: str = ""
     """A code definition's whole text, body included (`text` is its signature and docstring); for
     a sentence ending in ":", the fenced block it introduces."""
+    fenced: bool = False
+    """A line of a fenced code block in prose (a command, a config line): an answer shows it as
+    code, not as quoted words."""
     form: str = ""
     """What a piece of text that is not a statement is ("tool call", "patch", "listing", "usage",
     "checklist", "fragment"; "" for a statement): it answers only questions about it

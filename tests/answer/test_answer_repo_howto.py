@@ -70,7 +70,8 @@ def test_how_to_install_is_answered_from_the_readme_install_section(repository):
 
     response = answer(repository, "How do I install acme?", generator="extractive")
     assert response.grounded, response.errors
-    assert "pip install -e ." in response.answer
+    # the command, shown as code
+    assert response.answer.startswith("`python3 -m venv .venv && .venv/bin/pip install -e .` [chunk:"), response.answer
     assert response.citations[0].source_uri.endswith("README.md")
 
 
