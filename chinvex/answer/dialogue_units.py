@@ -67,16 +67,18 @@ class Turn:
 def dialogue_turns(text: str, speakers: frozenset[str] = frozenset()) -> list[Turn] | None:
     """The chunk's turns if it reads as a dialogue: at least three labelled lines, at least two
     speakers, one of them speaking more than once (a docstring's `Args:`/`Returns:` is not); or
-    any labelled line of a speaker known from elsewhere in the evidence."""
+    any labelled line of a speaker known from elsewhere in the evidence. In chinvex's own
+    conversation chunks only its turn markers start a turn: "Result: Hello" or "Output: …" inside
+    a tool's output is a line of that output, not a speaker."""
     turns: list[Turn] = []
-    markers = 0
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    markers = sum(1 for line in lines if _TURN_MARKER.match(line))
+    for number, line in enumerate(lines, start=1):
         marker = _TURN_MARKER.match(line)
         if marker:
-            markers += 1
             turns.append(Turn(f"Turn {marker.group('n')}", marker.group("name").strip(), [], number))
             continue
-        label = _SPEAKER_LINE.match(line)
+        label = None if markers else _SPEAKER_LINE.match(line)
         if label and not line.lstrip().startswith("#") and label.group("name").lower() not in _FIELD_NAMES:
             tag = (label.group("tag") or "").strip().strip("[]")
             turns.append(Turn(tag, label.group("name").strip(), [line[label.end():]], number))
@@ -124,6 +126,7 @@ def dialogue_units(turns: list[Turn], chunk: int, speakers: frozenset[str] = fro
         body = " ".join(part.strip() for part in turn.body if part.strip())
         # a tool turn ("assistant (Edit):" then "input: {...}") holds a call's arguments, not words said
         tool = bool(_TOOL_LABEL.search(turn.name)) and bool(form_of(body[:200]))
+        output = bool(_TOOL_RESULT.match(turn.name))
         for sentence in sentences(body):
             analysed, called = _vocatives(sentence, names)
             if addressee is None and called:
@@ -155,13 +158,20 @@ def dialogue_units(turns: list[Turn], chunk: int, speakers: frozenset[str] = fro
                 chunk=chunk, order=len(units), text=sentence, analysed=analysed, kind="dialogue",
                 label=label, speaker=turn.name, about=frozen, question=asks(sentence),
                 line_start=turn.line, line_end=turn.line + max(0, len(turn.body) - 1), block=i,
-                form="tool call" if tool else form_of(sentence),
+                form="tool call" if tool else form_of(sentence) or ("tool output" if output else ""),
             ))
     return units
 
 
 _TOOL_LABEL = re.compile(r"\(\s*[\w.:-]+\s*\)\s*$")
 """A chat role with a tool's name: `assistant (Edit)`, `tool (exec_command)`."""
+
+_TOOL_RESULT = re.compile(r"^\s*tool\b", re.IGNORECASE)
+"""The role of what a tool returned (`tool (exec_command)`, `tool (Read)`): a command's output or a
+file's text, which the agent read, not words anyone said. It answers questions about output only
+(units.FORMS "tool output"): in real agent sessions most turns are tool results, and a log line or
+a file printed by `sed` otherwise answered "What are the action items?" over the assistant's own
+summary."""
 
 _OPENING = re.compile(r"^\W*(?:hey|hi|hello|yo|dear|good\s+(?:morning|afternoon|evening)|morning|evening)\b",
                       re.IGNORECASE)

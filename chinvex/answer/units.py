@@ -38,8 +38,8 @@ class Unit:
     """A line of a fenced code block in prose (a command, a config line): an answer shows it as
     code, not as quoted words."""
     form: str = ""
-    """What a piece of text that is not a statement is ("tool call", "patch", "listing", "usage",
-    "checklist", "fragment"; "" for a statement): it answers only questions about it
+    """What a piece of text that is not a statement is ("tool call", "tool output", "patch", "listing",
+    "usage", "checklist", "fragment"; "" for a statement): it answers only questions about it
     (`asks_about_form`); a fragment (a sentence cut by its chunk's edge) answers none."""
 
 
@@ -101,6 +101,9 @@ FORMS = {
     "listing": "file files folder folders directory directories listing list tree contain contains path paths",
     "usage": "usage flag flags option options argument arguments syntax command commands invoke run",
     "checklist": "checklist todo task tasks step steps item items remaining left open done pending check",
+    "tool output": "output outputs print printed prints error errors fail fails failed failing failure log logs "
+                   "result results return returns returned show showed shows report reports reported warning "
+                   "warnings traceback exception stdout stderr exit status install installed version",
     "fragment": "",
 }
 """Words of a question asking about each form of text that is not a statement."""
