@@ -262,7 +262,8 @@ def _loco_figures(per_rows: dict[str, list[dict]]) -> list[Figure]:
     loo = held_out({conv: [{**r, "conv": conv} for r in rows] for conv, rows in per_rows.items()})
     for held, (point, f) in loo.items():
         ok = f["refused"] >= 0.90 and f["grounded"] >= 0.80
-        figures.append(Figure(f"leave-one-out, {held} held out: refused", f["refused"], "share", ">= 0.90", ok,
+        figures.append(Figure(f"leave-one-out, {held} held out: refused", f["refused"], "share",
+                              ">= 0.90 with grounded >= 0.80", ok,
                               f"point {point:.3f} chosen on the other five; grounded {f['grounded']:.3f}, "
                               f"gold cited {f['gold_cited']:.3f}, F1 {f['f1']:.3f}"))
     per = {conv: f for conv, (_, f) in loo.items()}
