@@ -44,8 +44,10 @@ _EDGE = frozenset("""i i'm i've i'd i'll me my mine myself we we're we've we'd w
     together again every each all not don't doesn't didn't haven't hasn't can't won't isn't wasn't""".split())
 """Words that are never the first or last word of an answer phrase."""
 _PRE_SKIP = frozenset("""new old cool great awesome amazing nice good big little small huge first last own
-    other another different various many several few favorite favourite special whole""".split()) | _EDGE
-"""Words in front of the asked noun that describe rather than name the kind ("a new yoga pose")."""
+    other another different various many several few favorite favourite special whole one easy hard fun
+    important true longer""".split()) | _EDGE
+"""Words that describe rather than name: in front of the asked noun ("a new yoga pose"), and never a
+phrase on their own ("amazing", "one" are not what a "what" question asks for)."""
 _KIND_WORDS = frozenset("kind kinds type types sort sorts form forms".split())
 _STOP_AT = re.compile(r"\s*(?:[;!?()\[\]]|,(?!\d)|:(?=\s|$)|\.(?!\d)|\s[-–—]\s?|[-–—]\s|\b(?:and\s+(?:it|i|we|she|he|they|that)|"
                       r"but|because|cause|so\s+(?:that|i|we)|which|who|while|when|where|though|although|"
@@ -229,6 +231,8 @@ def _trimmed(phrase: str) -> str:
         return ""
     if len(words) == 1 and _PAST_TENSE.match(_bare(words[0])):
         return ""  # "…and they loved it" -> "loved": what was done, not the thing asked for
+    if all(_bare(w) in _PRE_SKIP for w in words):
+        return ""  # "amazing", "big one": a description, not the thing asked for
     return " ".join(words).strip(" \"“”'‘’-–—")
 
 

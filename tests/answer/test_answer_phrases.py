@@ -108,3 +108,13 @@ def test_a_lone_past_tense_verb_is_not_the_thing_asked_for():
                    "I made my friend some ice cream and they loved it!") != "loved"
     assert _phrase("What genre is Joanna's first screenplay?",
                    "I finally finished my first full screenplay and printed it last Friday.") != "printed"
+
+
+def test_a_description_alone_is_not_the_thing_asked_for():
+    # "amazing", "one", "easy" describe; the clause stays the answer
+    assert _phrase("What does James think about The Witcher 3?", "The Witcher 3 is amazing.") is None
+    assert _phrase("What game did Nate try last week?", "I tried one last week.") is None
+    assert _phrase("What flowers does Audrey take care of?", "They are easy to take care of.") is None
+    # a description with the thing named is still a phrase
+    assert _phrase("What did Gina bake for the party?", "I baked some amazing pastries for the party.") \
+        == "amazing pastries"
