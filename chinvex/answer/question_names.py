@@ -33,6 +33,11 @@ _MONTHS = frozenset(
 )
 
 
+_SENTENCE_END = re.compile(r"(?:[?!]|(?<=[a-z]{3})\.)[\"'”’)]*\s+")
+"""Where a question's next sentence starts ("…for Nate? Answer yes or no."): its first word is
+capitalised as every sentence's is, not as a name. Not after "Dr." or an initial."""
+
+
 def speakers_of(units: Iterable[Unit]) -> set[str]:
     """The people who speak in the evidence's dialogues (chat roles such as "user" are not)."""
     names = {u.speaker.lower() for u in units if u.speaker} - USER_ROLES - REPLY_ROLES - {"system"}
@@ -40,12 +45,14 @@ def speakers_of(units: Iterable[Unit]) -> set[str]:
 
 
 def question_names(text: str) -> list[str]:
-    """Names the question uses: capitalised words past its first word, and code identifiers.
+    """Names the question uses: capitalised words past the first word of each of its sentences,
+    and code identifiers.
     These must appear in what answers it ("What is the capital of Australia?" needs Australia)."""
     found: list[str] = []
     stripped = text.strip()
+    starts = {0} | {m.end() for m in _SENTENCE_END.finditer(stripped)}
     for match in _NAME.finditer(stripped):
-        if match.start() == 0:
+        if match.start() in starts:
             words = match.group(0).split()
             rest = " ".join(words[1:])
             if not rest:

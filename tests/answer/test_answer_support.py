@@ -58,6 +58,9 @@ def test_names_a_question_uses_must_be_found():
     assert question_names("walk from current_node to the root") == ["current_node"]
     assert question_names("how do I configure Codex's config.toml") == ["Codex", "config.toml"]
     assert question_names("How does hybrid retrieval combine scores?") == []
+    # each sentence's first word is capitalised as a sentence's, not as a name; "Dr." ends none
+    assert question_names("Was September good for Nate and Joanna? Answer yes or no.") == ["Nate", "Joanna"]
+    assert question_names("What Dr. Seuss book does Melanie like?") == ["Dr", "Seuss", "Melanie"]
 
 
 # -- dates ------------------------------------------------------------------------------------
