@@ -127,6 +127,7 @@ def dialogue_units(turns: list[Turn], chunk: int, speakers: frozenset[str] = fro
         # a tool turn ("assistant (Edit):" then "input: {...}") holds a call's arguments, not words said
         tool = bool(_TOOL_LABEL.search(turn.name)) and bool(form_of(body[:200]))
         output = bool(_TOOL_RESULT.match(turn.name))
+        asking = speaker in _USER_ROLES
         for sentence in sentences(body):
             analysed, called = _vocatives(sentence, names)
             if addressee is None and called:
@@ -158,7 +159,8 @@ def dialogue_units(turns: list[Turn], chunk: int, speakers: frozenset[str] = fro
                 chunk=chunk, order=len(units), text=sentence, analysed=analysed, kind="dialogue",
                 label=label, speaker=turn.name, about=frozen, question=asks(sentence),
                 line_start=turn.line, line_end=turn.line + max(0, len(turn.body) - 1), block=i,
-                form="tool call" if tool else form_of(sentence) or ("tool output" if output else ""),
+                form="tool call" if tool else form_of(sentence) or ("tool output" if output else "")
+                or ("request" if asking and _requests(sentence) else ""),
             ))
     return units
 
@@ -172,6 +174,26 @@ file's text, which the agent read, not words anyone said. It answers questions a
 (units.FORMS "tool output"): in real agent sessions most turns are tool results, and a log line or
 a file printed by `sed` otherwise answered "What are the action items?" over the assistant's own
 summary."""
+
+_USER_ROLES = frozenset({"user", "human", "you", "me", "prompt"})
+_REQUEST = re.compile(
+    r"^\W*(?:(?:please|so|now|ok(?:ay)?|also|then|and)[,\s]+)*(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|"
+    r"let'?s\s+|let\s+us\s+|i\s+(?:want|need|would\s+like)\s+you\s+to\s+)?"
+    r"(?:add|fix|make|create|write|build|implement|run|search|find|change|update|remove|delete|refactor|rename|"
+    r"move|use|explain|summari[sz]e|analy[sz]e|review|delegate|check|test|show|list|tell|help|generate|convert|"
+    r"port|set\s+up|install|deploy|clean|improve|optimi[sz]e|debug|investigate|look|read|open|edit|replace|split|"
+    r"merge|commit|push|start|stop|try|do|draft|plan|document|describe)\b",
+    re.IGNORECASE)
+"""A user's sentence that asks the agent to do something ("Add jitter to the backoff", "Can you fix
+the login bug?"): a request, which says what was wanted, not how it was done nor why (units.FORMS
+"request", units.EXPLAINED). In real agent sessions the request echoes the words of a later
+"How did we add jitter…?" better than the assistant's account of the change does."""
+
+def _requests(sentence: str) -> bool:
+    """Does the sentence, or one of its clauses after a semicolon or colon, ask for something to be
+    done ("Retries from many clients line up; add jitter to the backoff")?"""
+    return any(_REQUEST.match(clause) for clause in re.split(r"[;:]\s+", sentence))
+
 
 _OPENING = re.compile(r"^\W*(?:hey|hi|hello|yo|dear|good\s+(?:morning|afternoon|evening)|morning|evening)\b",
                       re.IGNORECASE)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from chinvex.answer.answer_types import CODE_SPAN
 from chinvex.answer.code_units import DEFINED, SQL_CREATE
 from chinvex.answer.text import Stemmer
-from chinvex.answer.units import FORMS, Unit
+from chinvex.answer.units import EXPLAINED, FORMS, Unit
 from chinvex.retrieval.lexical import index_text
 
 AUTHORED_ROLES = frozenset({"code", "docs", "config"})
@@ -34,7 +34,8 @@ _ADJACENT_LITERALS = re.compile(r'"[ \t]*\n\s*[frbuFRBU]{0,2}"')
 
 
 def statements(units: list[Unit], roles: list[str], terms: frozenset[str], stemmer: Stemmer,
-                names_said: bool = False) -> tuple[list[frozenset[str]], list[frozenset[str]], list[bool]]:
+                names_said: bool = False, expects: str = "",
+                ) -> tuple[list[frozenset[str]], list[frozenset[str]], list[bool]]:
     """Per unit: the stems it states in words, the stems of the names its definitions give, and
     whether one of those names is what the question asks about.
 
@@ -51,7 +52,7 @@ def statements(units: list[Unit], roles: list[str], terms: frozenset[str], stemm
     naming = _names_of(terms, stemmer)
     keep = (lambda name: True) if names_said else naming
     authored = [u.kind == "code" and role in AUTHORED_ROLES for u, role in zip(units, roles)]
-    asked_forms = forms_asked(terms, stemmer)
+    asked_forms = forms_asked(terms, stemmer, expects)
     said = stemmer.stem_sets([
         "" if u.form and u.form not in asked_forms else
         words_only(code_prose(u.extent or u.text, literals=role in AUTHORED_ROLES)
@@ -63,11 +64,15 @@ def statements(units: list[Unit], roles: list[str], terms: frozenset[str], stemm
     return said, defined, [any(naming(name) for name in found) for found in names]
 
 
-def forms_asked(terms: frozenset[str], stemmer: Stemmer) -> frozenset[str]:
+def forms_asked(terms: frozenset[str], stemmer: Stemmer, expects: str = "") -> frozenset[str]:
     """The forms of text that is not a statement (units.FORMS) a question asks about: "What did
     the last edit change?" asks about tool calls and patches; "Who is the CEO?" about none, so a
-    tool call's `old_string` holding "CEO" states nothing."""
-    return frozenset(form for form, words in FORMS.items() if stemmer.stems(words) & terms)
+    tool call's `old_string` holding "CEO" states nothing. A user's request is asked about by
+    every question but one asking how or why (`EXPLAINED`)."""
+    asked = {form for form, words in FORMS.items() if stemmer.stems(words) & terms}
+    if expects not in EXPLAINED:
+        asked.add("request")
+    return frozenset(asked)
 
 
 def words_only(text: str, keep: Callable[[str], bool] = lambda name: False) -> str:

@@ -189,7 +189,7 @@ def _read_question(question: Question, units: list[Unit], stemmer: Stemmer,
                     if (stems := stemmer.stems(index_text(phrase)) & terms))
     term_words = {stem: word for word in topic for stem in sorted(stemmer.stems(index_text(word)) & terms)}
     optional = stemmer.stems(index_text(" ".join(question.asked_by))) & terms if question.asked_by else frozenset()
-    return (Analysis(question, terms, participants, other_names, [], subject, forms=forms_asked(terms, stemmer),
+    return (Analysis(question, terms, participants, other_names, [], subject, forms=forms_asked(terms, stemmer, question.expects),
                      term_words=term_words, optional=optional), name_stems, code_terms)
 
 
@@ -232,7 +232,8 @@ def _read_evidence(analysis: Analysis, evidence: list[Evidence], kinds: list[str
     chunk_weight = [role_weight(path, item.source_type, tests, question.how_to) for item, path in zip(evidence, paths)]
     chunk_grounds = [grounds(path, item.source_type, tests) for item, path in zip(evidence, paths)]
     roles = [chunk_roles[u.chunk] for u in units]
-    said_stems, defined, names_asked = statements(units, roles, terms, stemmer, names_said=question.expects == "name")
+    said_stems, defined, names_asked = statements(units, roles, terms, stemmer, names_said=question.expects == "name",
+                                                  expects=question.expects)
     if analysis.forms & {"checklist"}:
         # a checklist item's box says whether it is open or done, as its words would
         boxes = [stemmer.stems(index_text(checkbox_words(u.text))) & terms if u.form == "checklist" else frozenset()

@@ -39,7 +39,7 @@ class Unit:
     code, not as quoted words."""
     form: str = ""
     """What a piece of text that is not a statement is ("tool call", "tool output", "patch", "listing",
-    "usage", "checklist", "fragment"; "" for a statement): it answers only questions about it
+    "usage", "checklist", "request", "fragment"; "" for a statement): it answers only questions about it
     (`asks_about_form`); a fragment (a sentence cut by its chunk's edge) answers none."""
 
 
@@ -104,9 +104,14 @@ FORMS = {
     "tool output": "output outputs print printed prints error errors fail fails failed failing failure log logs "
                    "result results return returns returned show showed shows report reports reported warning "
                    "warnings traceback exception stdout stderr exit status install installed version",
+    "request": "ask asked asking request requested requests want wanted prompt prompted instruct instructed "
+               "told tell task tasks constraint constraints requirement requirements",
     "fragment": "",
 }
 """Words of a question asking about each form of text that is not a statement."""
+EXPLAINED = frozenset({"manner", "reason"})
+"""Kinds of answer a request cannot give: "Add jitter to the backoff" says what was wanted, not how
+it was done nor why (`forms_asked`: a request answers every other question)."""
 
 
 def sentence_form(sentence: str) -> str:

@@ -170,7 +170,9 @@ def test_a_checklist_line_does_not_answer_a_question_about_what_happened():
     composed = composed_answer("How long did the payments outage last?", [result(OUTAGE)])
     assert "postmortem" not in composed.text
     analysis, _, verdict, stemmer = verdict_for("What is left on the payments outage checklist?", [result(OUTAGE)])
-    assert forms_asked(analysis.terms, stemmer) == {"checklist"}
+    # a user's request is asked about by every question but how and why
+    assert forms_asked(analysis.terms, stemmer) == {"checklist", "request"}
+    assert forms_asked(analysis.terms, stemmer, "reason") == {"checklist"}
     assert any("postmortem" in c.unit.text for c in statements_only(verdict.ranked, {"checklist"}))
     assert not any("postmortem" in c.unit.text for c in statements_only(verdict.ranked, frozenset()))
 
@@ -218,8 +220,9 @@ def test_the_gate_itself_refuses_a_tool_call_as_the_answer_whatever_the_generato
     """An LLM that quotes the Edit's `new_string` gets no further than the extractive generator:
     the gate (support.judge) does not let a tool call answer a question that is not about one."""
     analysis, _, verdict, _ = verdict_for("Who is the CEO of Acme?", [result(SESSION)])
-    assert analysis.forms == frozenset()
-    assert not verdict.ok or all(not c.unit.form for c in verdict.ranked), [c.unit.text for c in verdict.ranked]
+    assert analysis.forms == {"request"}  # of the forms, only a user's request answers "who"
+    assert not verdict.ok or all(c.unit.form in ("", "request") for c in verdict.ranked), \
+        [c.unit.text for c in verdict.ranked]
     assert not (verdict.best is not None and verdict.ok and verdict.best.unit.form == "tool call")
 
 

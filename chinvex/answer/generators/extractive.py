@@ -18,7 +18,6 @@ from chinvex.answer.base import GenerationRequest, Generated
 from chinvex.answer.compose import compose
 from chinvex.answer.grounding import REFUSAL
 from chinvex.answer.question import analyse_question
-from chinvex.answer.statements import forms_asked
 from chinvex.answer.judgement import Candidate
 from chinvex.answer.support import analyse, judge
 from chinvex.answer.text import Stemmer, TermWeights
@@ -49,7 +48,7 @@ class ExtractiveGenerator:
             notes = _notes(analysis, verdict.best)
             if not verdict.ok or verdict.best is None:
                 return Generated(text=REFUSAL, reason=verdict.reason, notes=notes)
-            stated = statements_only(verdict.ranked, forms_asked(analysis.terms, stemmer))
+            stated = statements_only(verdict.ranked, analysis.forms)
             if not stated:
                 forms = sorted({c.unit.form for c in verdict.ranked})
                 return Generated(text=REFUSAL, notes=notes,
