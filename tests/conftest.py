@@ -4,6 +4,7 @@ nothing touches the user's real data. What tests share besides fixtures is in he
 from __future__ import annotations
 
 import os
+import signal
 import threading
 from pathlib import Path
 
@@ -21,6 +22,16 @@ from shared_indexes import Build, PublishedBuild, claim, xdist_worker
 settings.register_profile("repeatable", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
+
+
+def pytest_configure(config) -> None:
+    """Tests run with SIGINT as a terminal gives it, whatever started the run. A shell without job
+    control starts a background command (`scripts/test.sh … &`) with SIGINT ignored; Python then
+    installs no KeyboardInterrupt, the xdist workers inherit the ignoring, and so does every
+    program a test starts: a `chinvex ingest` sent Ctrl-C by a test ran on to the end."""
+    if (signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            and threading.current_thread() is threading.main_thread()):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
