@@ -7,6 +7,7 @@ checklist."""
 from __future__ import annotations
 
 import pytest
+from indexed import ingested
 
 INCIDENT = """# Payments outage postmortem
 
@@ -39,20 +40,10 @@ Attendees: Priya, Tom, Aiko
 
 @pytest.fixture(scope="module")
 def notes(tmp_path_factory):
-    from chinvex.context.registry import Registry
-    from chinvex.ingest.pipeline import IngestOptions, run_ingest
-
-    home = tmp_path_factory.mktemp("notes_home")
     folder = tmp_path_factory.mktemp("notes")
     (folder / "incident.md").write_text(INCIDENT, "utf-8")
     (folder / "sync.md").write_text(SYNC, "utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CHINVEX_HOME", str(home))
-        Registry().create("work", includes={"note_roots": [str(folder)]})
-        config = Registry().resolve("work")
-        summary = run_ingest(config, IngestOptions())
-        assert summary.ok, summary.errors
-        yield config
+    return ingested(tmp_path_factory.mktemp("notes_home"), "work", {"note_roots": [str(folder)]})
 
 
 def _ask(config, question: str):

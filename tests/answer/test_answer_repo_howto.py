@@ -14,6 +14,7 @@ Two things stood in the way, each pinned here:
 from __future__ import annotations
 
 import pytest
+from indexed import ingested
 
 README = """# acme
 
@@ -47,22 +48,12 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def repository(tmp_path_factory):
-    from chinvex.context.registry import Registry
-    from chinvex.ingest.pipeline import IngestOptions, run_ingest
-
-    home = tmp_path_factory.mktemp("repo_home")
     folder = tmp_path_factory.mktemp("acme")
     (folder / "README.md").write_text(README, "utf-8")
     for path, text in DOCS.items():
         (folder / path).parent.mkdir(parents=True, exist_ok=True)
         (folder / path).write_text(text, "utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CHINVEX_HOME", str(home))
-        Registry().create("acme", includes={"repos": [str(folder)]})
-        config = Registry().resolve("acme")
-        summary = run_ingest(config, IngestOptions())
-        assert summary.ok, summary.errors
-        yield config
+    return ingested(tmp_path_factory.mktemp("repo_home"), "acme", {"repos": [str(folder)]})
 
 
 def test_how_to_install_is_answered_from_the_readme_install_section(repository):
