@@ -96,6 +96,10 @@ IDENTIFIER_SHARE = 0.4
 COMMON_NAME_SHARE = 0.2
 """A name in more than this share of a context's chunks need not appear with the sentence that
 answers (`_everywhere`): one chunk in five saying it is no sign of which one answers."""
+COMMON_TERM_CHUNKS = 5
+"""...and a term of the question (not a name) is that common only in this many chunks at least: in a
+notes folder of three chunks, "meaning" in two of them still tells them apart, and "What is the
+meaning of life?" must not be answered by a sentence saying "life" alone (`Analysis.common`)."""
 MIN_OWN = 0.2
 """Least share of the question's terms the chosen sentence must say itself (not its context)."""
 MIN_SAID_TERMS = 2
@@ -140,7 +144,8 @@ def analyse(question: Question, evidence: list[Evidence], stemmer: Stemmer,
         return analysis, TermWeights.uniform()
     reading = _read_evidence(analysis, evidence, kinds, units, stemmer, weights_for)
     distinctive = [forms for forms in name_stems if not _everywhere(forms[0], reading.weights)]
-    analysis.common = frozenset(t for t in analysis.terms if _everywhere(frozenset({t}), reading.weights))
+    analysis.common = frozenset(t for t in analysis.terms if _everywhere(frozenset({t}), reading.weights)
+                                and reading.weights.df.get(t, 0) >= COMMON_TERM_CHUNKS)
     for i in range(len(units)):
         names = name_stems if reading.kinds[units[i].chunk] == "dialogue" else distinctive
         candidate = _candidate(analysis, reading, i, names, code_terms, said_on)

@@ -98,3 +98,29 @@ def test_the_best_lexical_match_of_the_pool_takes_the_last_place_of_the_evidence
     # no lexical match at all (a vector-only pool): the blend's order
     vectors = [_result(i, fts=None, blended=1 - i / 100) for i in range(6)]
     assert with_best_lexical(vectors, 4, about_tests=False) == vectors[:4]
+
+
+
+def test_a_term_is_common_only_in_a_fifth_of_the_chunks_and_in_five_of_them_at_least():
+    """"meaning" in two chunks of three still tells them apart: a sentence saying only "life" must
+    not answer "What is the meaning of life?" in a small notes folder. In 10 chunks of 20 it does
+    not."""
+    from support_cases import result
+
+    from chinvex.answer.evidence import build_evidence
+    from chinvex.answer.question import analyse_question
+    from chinvex.answer.support import analyse
+    from chinvex.answer.text import Stemmer, TermWeights
+
+    stemmer = Stemmer()
+    meaning, life = sorted(stemmer.stems("meaning")), sorted(stemmer.stems("life"))
+    evidence = build_evidence([result("The tomatoes have a short life after picking.", path="notes/garden.md")])
+
+    def common(df: int, total: int) -> frozenset[str]:
+        counts = {**{s: df for s in meaning}, **{s: 1 for s in life}}
+        analysis, _ = analyse(analyse_question("What is the meaning of life?"), evidence, stemmer,
+                              lambda stems: TermWeights(counts, total))
+        return analysis.common
+
+    assert common(2, 3) == frozenset()
+    assert common(10, 20) == frozenset(meaning)
