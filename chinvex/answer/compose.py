@@ -183,8 +183,6 @@ def sentence(candidate: Candidate, text: str, expects: str, said_on: date | None
     return quoted
 
 
-
-
 def quote(candidate: Candidate, lead: bool = False) -> str:
     """The words a chosen candidate's answer rests on: its whole sentence (or for code, the
     definition's location and docstring are the answer itself, so nothing more), with the

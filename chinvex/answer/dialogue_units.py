@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from chinvex.answer.attribution import same_person
+from chinvex.answer.question_names import USER_ROLES
 from chinvex.answer.text import content_words
 from chinvex.answer.units import Unit, asks, form_of, sentences
 
@@ -127,7 +128,7 @@ def dialogue_units(turns: list[Turn], chunk: int, speakers: frozenset[str] = fro
         # a tool turn ("assistant (Edit):" then "input: {...}") holds a call's arguments, not words said
         tool = bool(_TOOL_LABEL.search(turn.name)) and bool(form_of(body[:200]))
         output = bool(_TOOL_RESULT.match(turn.name))
-        asking = speaker in _USER_ROLES
+        asking = speaker in USER_ROLES
         for sentence in sentences(body):
             analysed, called = _vocatives(sentence, names)
             if addressee is None and called:
@@ -175,7 +176,6 @@ file's text, which the agent read, not words anyone said. It answers questions a
 a file printed by `sed` otherwise answered "What are the action items?" over the assistant's own
 summary."""
 
-_USER_ROLES = frozenset({"user", "human", "you", "me", "prompt"})
 _REQUEST = re.compile(
     r"^\W*(?:(?:please|so|now|ok(?:ay)?|also|then|and)[,\s]+)*(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|"
     r"let'?s\s+|let\s+us\s+|i\s+(?:want|need|would\s+like)\s+you\s+to\s+)?"

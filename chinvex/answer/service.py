@@ -196,13 +196,16 @@ def prefer_the_thing(results: list[SearchResult], about_tests: bool, how_to: boo
     that talk about it (unless the question is about tests). Stable: equal products keep the
     search's order."""
     def key(item: tuple[int, SearchResult]) -> float:
-        result = item[1]
-        path = path_in_repository(result) or result.source_uri
         # The search's rank before its own role prior: the answer weighs roles its own way.
-        return -result.scores.blended * result.scores.weight * role_weight(path, result.source_type, about_tests,
-                                                                            how_to)
+        return -item[1].scores.blended * _prior(item[1], about_tests, how_to)
 
     return [r for _, r in sorted(enumerate(results), key=lambda item: (key(item), item[0]))]
+
+
+def _prior(result: SearchResult, about_tests: bool, how_to: bool) -> float:
+    """A result's source weight times the answer's weight of its file's role."""
+    path = path_in_repository(result) or result.source_uri
+    return result.scores.weight * role_weight(path, result.source_type, about_tests, how_to)
 
 
 def with_best_lexical(ordered: list[SearchResult], k: int, about_tests: bool, how_to: bool = False,
@@ -218,9 +221,7 @@ def with_best_lexical(ordered: list[SearchResult], k: int, about_tests: bool, ho
         return chosen
 
     def lexical(result: SearchResult) -> float:
-        path = path_in_repository(result) or result.source_uri
-        return (result.scores.fts or 0.0) * result.scores.weight * role_weight(path, result.source_type,
-                                                                               about_tests, how_to)
+        return (result.scores.fts or 0.0) * _prior(result, about_tests, how_to)
 
     best = max(ordered, key=lexical)
     if lexical(best) <= 0 or best in chosen:

@@ -34,7 +34,7 @@ _ADJACENT_LITERALS = re.compile(r'"[ \t]*\n\s*[frbuFRBU]{0,2}"')
 
 
 def statements(units: list[Unit], roles: list[str], terms: frozenset[str], stemmer: Stemmer,
-                names_said: bool = False, expects: str = "",
+                names_said: bool = False, asked_forms: frozenset[str] = frozenset(),
                 ) -> tuple[list[frozenset[str]], list[frozenset[str]], list[bool]]:
     """Per unit: the stems it states in words, the stems of the names its definitions give, and
     whether one of those names is what the question asks about.
@@ -48,11 +48,11 @@ def statements(units: list[Unit], roles: list[str], terms: frozenset[str], stemm
     name (`names_said`: "which environment variables…"), the names a sentence gives are what it
     says: "`CHINVEX_CONTEXTS_ROOT` moves the contexts root" names the variable asked for. Text
     that is not a statement (a tool call's arguments, a patch, a listing, a usage line, a
-    checklist: `Unit.form`) states nothing unless the question asks about that form."""
+    checklist: `Unit.form`) states nothing unless the question asks about that form
+    (`asked_forms`: `forms_asked`, which the analysis has read once)."""
     naming = _names_of(terms, stemmer)
     keep = (lambda name: True) if names_said else naming
     authored = [u.kind == "code" and role in AUTHORED_ROLES for u, role in zip(units, roles)]
-    asked_forms = forms_asked(terms, stemmer, expects)
     said = stemmer.stem_sets([
         "" if u.form and u.form not in asked_forms else
         words_only(code_prose(u.extent or u.text, literals=role in AUTHORED_ROLES)

@@ -238,7 +238,7 @@ def _read_evidence(analysis: Analysis, evidence: list[Evidence], kinds: list[str
     chunk_grounds = [grounds(path, item.source_type, tests) for item, path in zip(evidence, paths)]
     roles = [chunk_roles[u.chunk] for u in units]
     said_stems, defined, names_asked = statements(units, roles, terms, stemmer, names_said=question.expects == "name",
-                                                  expects=question.expects)
+                                                  asked_forms=analysis.forms)
     if analysis.forms & {"checklist"}:
         # a checklist item's box says whether it is open or done, as its words would
         boxes = [stemmer.stems(index_text(checkbox_words(u.text))) & terms if u.form == "checklist" else frozenset()

@@ -14,7 +14,7 @@ SAID_BY = "By "
 
 
 def when_answer(text: str, expects: str, said_on: date | None, present: bool = False,
-          before: str | None = None) -> str | None:
+                before: str | None = None) -> str | None:
     """The answer to a "when" question from words said on `said_on`: the day their time
     expression points to ("yesterday" -> "7 May 2023"), or "By <that day>" when they carry
     none (what someone says they did, they did by the day they said it). A time of day the
@@ -30,12 +30,13 @@ def when_answer(text: str, expects: str, said_on: date | None, present: bool = F
         return None
     written = written_date(text)
     found = resolve(text, said_on) if said_on is not None else None
-    borrowed = time_before(text, before, said_on) if found is None and written is None else None
-    if isinstance(borrowed, Resolved):
-        found = borrowed
-    elif borrowed:
-        written = borrowed
     clock = CLOCK.search(text) if found is None and written is None else None
+    if found is None and written is None and clock is None:
+        borrowed = _earlier_time(before, said_on)
+        if isinstance(borrowed, Resolved):
+            found = borrowed
+        else:
+            written = borrowed
     if clock is not None:
         at = clock.group(0)
         return at if present or said_on is None else f"{at} on {day_text(said_on)}"
@@ -49,7 +50,14 @@ def when_answer(text: str, expects: str, said_on: date | None, present: bool = F
 def time_before(text: str, before: str | None, said_on: date | None) -> Resolved | str | None:
     """The time `before` (the sentence before `text` in its turn) says, when `text` says none
     of its own and that time is not a plan (see `when_answer`); else None."""
-    if not before or written_date(text) or CLOCK.search(text) or (said_on and resolve(text, said_on)):
+    if written_date(text) or CLOCK.search(text) or (said_on and resolve(text, said_on)):
+        return None
+    return _earlier_time(before, said_on)
+
+
+def _earlier_time(before: str | None, said_on: date | None) -> Resolved | str | None:
+    """The time the sentence `before` says, unless it is a plan (after `said_on`)."""
+    if not before:
         return None
     earlier = resolve(before, said_on) if said_on is not None else None
     if earlier is not None:

@@ -37,12 +37,11 @@ def composed_answer(question: str, results: list[SearchResult], said_on: date | 
     """The answer the extractive generator composes from `results`, as asked (spans, names,
     phrases): the statements among the ranked sentences, the best and those nearly as good."""
     from chinvex.answer.generators.extractive import pick, statements_only
-    from chinvex.answer.statements import forms_asked
 
     analysis, weights, verdict, stemmer = verdict_for(question, results, said_on=said_on)
     try:
         assert verdict.ok, verdict.reason
-        stated = statements_only(verdict.ranked, forms_asked(analysis.terms, stemmer))
+        stated = statements_only(verdict.ranked, analysis.forms)
         chosen = pick(verdict.best if verdict.best in stated else stated[0], stated,
                       several=analysis.question.many)
         return compose(chosen, terms=analysis.terms, expects=analysis.question.expects, stemmer=stemmer,
